@@ -1,0 +1,1 @@
+"""MRC host agent: sans-IO protocol core (MRC and baseline), socket adapter, scapy layer."""
