@@ -1,0 +1,122 @@
+"""One lab session: controller process + fabric, torn down whatever happens.
+
+    with lab_session(spec) as session:
+        ...  # session.fabric, session.controller
+
+On entry, leftovers of an earlier run (even one killed with SIGKILL) are
+removed first. On exit, normal or not (exception, Ctrl-C, SIGTERM), the
+fabric and the controller are stopped and `lab.cleanup.clean()` removes
+anything that is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab import cleanup
+from topologies.builder import BuildError, Fabric, build_fabric
+from topologies.fabric import FabricSpec
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CONTROLLER_PORT = 16653
+
+
+class ControllerProcess:
+    """The os-ken controller, as its own process on 127.0.0.1."""
+
+    def __init__(self, spec: FabricSpec, port: int, workdir: Path):
+        self.port = port
+        self.fabric_file = workdir / "fabric.json"
+        self.fabric_file.write_text(json.dumps(spec.to_dict()))
+        self.log_path = workdir / "controller.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 20.0) -> None:
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lab.controller", "--fabric", str(self.fabric_file),
+             "--port", str(self.port)],
+            cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise BuildError(f"controller exited at start; see {self.log_path}:\n{self.log_tail()}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
+                return
+            time.sleep(0.1)
+        raise BuildError(f"controller did not listen on 127.0.0.1:{self.port} within {timeout:.0f} s")
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text().splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@dataclass
+class Session:
+    spec: FabricSpec
+    workdir: Path
+    controller: ControllerProcess
+    fabric: Fabric | None = None
+    timings: dict = field(default_factory=dict)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = True):
+    cleanup.clean()  # a previous run may have been killed with SIGKILL
+    old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    made_workdir = workdir is None
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="mrclab-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    session = Session(spec, workdir, ControllerProcess(spec, CONTROLLER_PORT, workdir))
+    try:
+        session.controller.start()
+        session.fabric = build_fabric(spec, CONTROLLER_PORT, shaping=shaping)
+        session.timings["build_s"] = session.fabric.build_s
+        yield session
+    finally:
+        # Teardown must not be cut short by a second Ctrl-C.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        started = time.monotonic()
+        try:
+            if session.fabric is not None:
+                session.fabric.stop()
+            session.controller.stop()
+        finally:
+            cleanup.clean()
+            session.timings["teardown_s"] = time.monotonic() - started
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, old_term)
+            if made_workdir:
+                for f in workdir.iterdir():
+                    f.unlink()
+                workdir.rmdir()

@@ -1,0 +1,243 @@
+"""Make a FabricSpec real: Mininet hosts, Open vSwitch switches, shaped links.
+
+`build_fabric(spec, controller_port)` returns a running `Fabric`; its
+`stop()` tears it down. The switches connect to the lab's controller on
+127.0.0.1 in secure fail mode (never standalone: the fabric has loops, and
+a learning switch floods it into a broadcast storm).
+
+Facts of this machine kind that shape the code (../shared/DESIGN.md, 3):
+- no OVS kernel module on some machines: prefer the kernel datapath, fall
+  back to the userspace one (`datapath=user`);
+- with the userspace datapath, TCP/UDP need checksum offload off on hosts;
+- a shaping qdisc on an OVS-userspace port loses packets silently when the
+  AF_PACKET send buffer of OVS fills; a large `net.core.wmem_default` while
+  the ports are created avoids it (restored right after).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from topologies.fabric import FabricSpec
+from topologies.tables import all_tables
+
+OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
+# Socket send buffer OVS's port sockets get while the fabric is built.
+OVS_PORT_WMEM = "8388608"
+
+
+class BuildError(RuntimeError):
+    """The fabric could not be built; the message names what to fix."""
+
+
+def sh(cmd: list[str], timeout: float = 60, input: str | None = None) -> str:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
+    if out.returncode != 0:
+        raise BuildError(f"{' '.join(cmd[:4])}... failed: {out.stderr.strip() or out.stdout.strip()}")
+    return out.stdout
+
+
+# ---- prerequisites ------------------------------------------------------------
+def require_root() -> None:
+    import os
+
+    if os.geteuid() != 0:
+        raise BuildError("the lab needs root: run it with sudo")
+
+
+def ensure_ovs_running() -> None:
+    if subprocess.run(["which", "ovs-vsctl"], capture_output=True).returncode != 0:
+        raise BuildError("Open vSwitch is not installed: run sudo ./setup.sh (apt package openvswitch-switch)")
+    if subprocess.run(["ovs-vsctl", "--timeout=3", "show"], capture_output=True).returncode == 0:
+        return
+    out = subprocess.run([OVS_CTL, "start", "--system-id=random"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise BuildError(f"could not start Open vSwitch ({OVS_CTL} start): {out.stderr.strip()}")
+
+
+def kernel_datapath_available() -> bool:
+    """True if the openvswitch kernel module is loaded or loadable."""
+    if Path("/sys/module/openvswitch").exists():
+        return True
+    return subprocess.run(["modprobe", "-q", "openvswitch"], capture_output=True).returncode == 0
+
+
+# ---- the Mininet topology -------------------------------------------------------
+def mininet_topo(spec: FabricSpec):
+    from mininet.topo import Topo
+
+    topo = Topo()
+    for h in range(spec.hosts):
+        topo.addHost(spec.host_name(h), ip=None)
+    for name in spec.switch_names:
+        topo.addSwitch(name, dpid=spec.dpid(name))
+    for link in spec.links:
+        if link.kind == "host-t0":
+            h = int(link.a[1:])
+            topo.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port,
+                         addr1=spec.host_mac(h, link.plane))
+        else:
+            topo.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
+    return topo
+
+
+@dataclass
+class Fabric:
+    """A running fabric. hosts: name -> Mininet host."""
+
+    spec: FabricSpec
+    net: object
+    datapath: str
+    build_s: float = 0.0
+    hosts: dict = field(default_factory=dict)
+
+    def host(self, h: int):
+        return self.hosts[self.spec.host_name(h)]
+
+    def switch_ports(self) -> list[str]:
+        return [intf.name for sw in self.net.switches for intf in sw.intfList() if intf.name != "lo"]
+
+    def stop(self) -> None:
+        """Stop Mininet's nodes; the lab's cleanup removes whatever remains."""
+        from mininet.node import OVSSwitch
+
+        net = self.net
+        for host in net.hosts:
+            host.terminate()
+        OVSSwitch.batchShutdown(net.switches)
+        for link in net.links:
+            link.stop()
+
+
+def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True) -> Fabric:
+    """Build and start the fabric; returns once every switch holds its full
+    table (verified by reading the tables back)."""
+    from mininet.link import Link
+    from mininet.log import setLogLevel
+    from mininet.net import Mininet
+    from mininet.node import OVSSwitch, RemoteController
+
+    from lab.cleanup import restore_sysctls, set_sysctl
+
+    require_root()
+    ensure_ovs_running()
+    setLogLevel("error")
+    datapath = "kernel" if kernel_datapath_available() else "user"
+    started = time.monotonic()
+
+    class LabSwitch(OVSSwitch):
+        def __init__(self, name, **params):
+            super().__init__(name, failMode="secure", datapath=datapath,
+                             protocols="OpenFlow13", **params)
+
+    net = Mininet(topo=mininet_topo(spec), switch=LabSwitch, controller=None, link=Link,
+                  autoSetMacs=False, autoStaticArp=False, waitConnected=False, build=False)
+    net.addController(RemoteController("c0", ip="127.0.0.1", port=controller_port))
+    fabric = Fabric(spec=spec, net=net, datapath=datapath)
+    try:
+        net.build()
+        fabric.hosts = {h.name: h for h in net.hosts}
+        _configure_switch_ports(fabric, shaping)
+        for h in range(spec.hosts):
+            _configure_host(fabric, h, shaping)
+        set_sysctl("net.core.wmem_default", OVS_PORT_WMEM)
+        try:
+            net.start()
+            for sw in net.switches:
+                sw.cmd(f"ovs-vsctl br-set-external-id {sw.name} mrclab 1")
+        finally:
+            restore_sysctls()
+        wait_for_tables(spec)
+    except BaseException:
+        fabric.stop()
+        raise
+    fabric.build_s = time.monotonic() - started
+    return fabric
+
+
+def _tbf(dev: str, spec: FabricSpec) -> str:
+    # burst holds two jumbo frames; the limit is large so the qdisc never drops
+    # (the sender's socket blocks instead, as a NIC back-pressures).
+    burst = 2 * (spec.mtu + 14)
+    return f"qdisc replace dev {dev} root tbf rate {spec.link_mbps}mbit burst {burst} limit 4000000"
+
+
+def _configure_switch_ports(fabric: Fabric, shaping: bool) -> None:
+    spec = fabric.spec
+    ports = fabric.switch_ports()
+    sh(["ip", "-batch", "-"], input="".join(f"link set dev {p} mtu {spec.mtu}\n" for p in ports))
+    if shaping:
+        sh(["tc", "-batch", "-"], input="".join(_tbf(p, spec) + "\n" for p in ports))
+
+
+def _configure_host(fabric: Fabric, h: int, shaping: bool) -> None:
+    """Addresses, MTU, offloads, static ARP, no IPv6 chatter, shaping."""
+    spec = fabric.spec
+    host = fabric.host(h)
+    lines = [
+        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+        # the agents' EV sockets bind to fixed source ports; keep them out of
+        # the ephemeral range of this namespace
+        "sysctl -qw net.ipv4.ip_local_port_range='32768 49151'",
+    ]
+    neigh = []
+    for p in range(spec.planes):
+        dev = spec.host_intf(h, p)
+        lines += [
+            f"ip addr flush dev {dev}",
+            f"ip addr add {spec.host_ip(h, p)}/{spec.plane_prefix_len()} dev {dev}",
+            f"ip link set dev {dev} mtu {spec.mtu} up",
+            f"ethtool -K {dev} tx off rx off >/dev/null 2>&1",
+        ]
+        if shaping:
+            lines.append("tc " + _tbf(dev, spec))
+        for peer in range(spec.hosts):
+            if peer != h:
+                neigh.append(f"neigh replace {spec.host_ip(peer, p)} lladdr {spec.host_mac(peer, p)} "
+                             f"dev {dev} nud permanent")
+    lines.append("ip -batch - <<'EOF'\n" + "\n".join(neigh) + "\nEOF")
+    lines.append("echo mrclab-configured")
+    # Mininet's cmd() takes one line: run the script from a file instead.
+    with tempfile.NamedTemporaryFile("w", prefix="mrclab-host-", suffix=".sh") as script:
+        script.write("set -e\n" + "\n".join(lines) + "\n")
+        script.flush()
+        out = host.cmd(f"bash {script.name} 2>&1")
+    if "mrclab-configured" not in out:
+        raise BuildError(f"configuring {host.name} failed: {out.strip()[-300:]}")
+
+
+def expected_counts(spec: FabricSpec) -> dict[str, tuple[int, int]]:
+    return {name: (len(t.flows), len(t.groups)) for name, t in all_tables(spec).items()}
+
+
+def installed_counts(switch: str) -> tuple[int, int]:
+    flows = sh(["ovs-ofctl", "-O", "OpenFlow13", "dump-aggregate", switch])
+    flow_count = int(flows.split("flow_count=")[1].split()[0])
+    groups = sh(["ovs-ofctl", "-O", "OpenFlow13", "dump-groups", switch])
+    group_count = sum(1 for line in groups.splitlines() if "group_id=" in line)
+    return flow_count, group_count
+
+
+def wait_for_tables(spec: FabricSpec, timeout: float = 30.0) -> None:
+    """Block until every switch holds exactly its static table."""
+    pending = expected_counts(spec)
+    deadline = time.monotonic() + timeout
+    while pending:
+        for name in list(pending):
+            try:
+                if installed_counts(name) == pending[name]:
+                    del pending[name]
+            except BuildError:
+                pass  # switch not ready yet
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise BuildError(
+                f"{len(pending)} switches lack their tables after {timeout:.0f} s "
+                f"(e.g. {sorted(pending)[:3]}); is the controller running? see its log"
+            )
+        time.sleep(0.2)

@@ -1,0 +1,277 @@
+"""The multi-plane two-tier fabric as a pure description (no root, no Mininet).
+
+A fabric has `planes` independent planes. Each plane is a two-tier Clos:
+`racks` T0 (leaf) switches and `spines` T1 switches, every T0 linked to every
+T1 of its plane. Host h sits in rack h // hosts_per_rack and has one NIC port
+per plane; NIC port p connects to T0 (p, rack(h)).
+
+Everything the builder, the controller and the agents need is derived here:
+names, port numbers, addresses, MACs, datapath ids and the EV -> path map.
+
+Port numbering (fixed, so static tables can name ports):
+  T0 (p, r): ports 1..hosts_per_rack go down to the rack's hosts in order,
+             ports hosts_per_rack+1 .. hosts_per_rack+spines go up to T1 0..
+  T1 (p, s): port r+1 goes down to T0 (p, r).
+  host h:    interface h<h>-eth<p> is its NIC port on plane p.
+
+Addresses: host h, plane p -> 10.<p>.<rack>.<index in rack + 1>/16, so a T1
+routes a whole rack with one /24 and each plane is its own /16 subnet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+# Ethernet src MAC a T1 writes on every packet it forwards: lets `check`
+# prove which T1 a packet crossed without reading any counter.
+T1_MAC_PREFIX = "02:f1"
+
+
+class FabricError(ValueError):
+    """A fabric description that cannot be built."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """One cable: (node, port) <-> (node, port); for hosts the port is the plane."""
+
+    a: str
+    a_port: int
+    b: str
+    b_port: int
+    kind: str  # "host-t0" or "t0-t1"
+    plane: int
+
+
+@dataclass(frozen=True)
+class Path:
+    """One (plane, T1) path between two hosts in different racks."""
+
+    plane: int
+    t1: int
+
+
+@dataclass(frozen=True)
+class FabricSpec:
+    """Size and speed of the fabric.
+
+    planes: independent planes, one NIC port per host in each (8)
+    racks: T0 switches per plane (2)
+    spines: T1 switches per plane (2)
+    hosts_per_rack: hosts under each T0 (2)
+    link_mbps: rate of every link, Mb/s (10)
+    ev_space: entropy values the agents use, split equally across planes (64)
+    mtu: IP MTU of every link, bytes (9000: jumbo frames, as AI fabrics use)
+    """
+
+    planes: int = 8
+    racks: int = 2
+    spines: int = 2
+    hosts_per_rack: int = 2
+    link_mbps: float = 10.0
+    ev_space: int = 64
+    mtu: int = 9000
+
+    def __post_init__(self) -> None:
+        limits = {
+            "planes": (1, 64),
+            "racks": (1, 200),
+            "spines": (1, 64),
+            "hosts_per_rack": (1, 200),
+            "ev_space": (1, 16384),
+            "mtu": (1280, 9000),
+        }
+        for name, (low, high) in limits.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise FabricError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        if not isinstance(self.link_mbps, (int, float)) or not 0.1 <= self.link_mbps <= 10_000:
+            raise FabricError(f"link_mbps must be a number in [0.1, 10000], got {self.link_mbps!r}")
+        if self.ev_space % self.planes:
+            raise FabricError(f"ev_space ({self.ev_space}) must be a multiple of planes ({self.planes})")
+        if self.ev_space < self.planes * self.spines:
+            raise FabricError(
+                f"ev_space ({self.ev_space}) must cover every path: at least planes x spines = "
+                f"{self.planes * self.spines}"
+            )
+
+    # ---- sizes ---------------------------------------------------------
+    @property
+    def hosts(self) -> int:
+        return self.racks * self.hosts_per_rack
+
+    @property
+    def switch_count(self) -> int:
+        return self.planes * (self.racks + self.spines)
+
+    @property
+    def link_bps(self) -> float:
+        return self.link_mbps * 1e6
+
+    @property
+    def host_capacity_bps(self) -> float:
+        """What one NIC can send: one link per plane."""
+        return self.planes * self.link_bps
+
+    # ---- names -----------------------------------------------------------
+    @staticmethod
+    def host_name(h: int) -> str:
+        return f"h{h}"
+
+    @staticmethod
+    def t0_name(plane: int, rack: int) -> str:
+        return f"t0p{plane}r{rack}"
+
+    @staticmethod
+    def t1_name(plane: int, spine: int) -> str:
+        return f"t1p{plane}s{spine}"
+
+    @staticmethod
+    def host_intf(h: int, plane: int) -> str:
+        return f"h{h}-eth{plane}"
+
+    @staticmethod
+    def switch_intf(switch: str, port: int) -> str:
+        return f"{switch}-eth{port}"
+
+    def rack_of(self, h: int) -> int:
+        return h // self.hosts_per_rack
+
+    def index_in_rack(self, h: int) -> int:
+        return h % self.hosts_per_rack
+
+    @cached_property
+    def host_names(self) -> list[str]:
+        return [self.host_name(h) for h in range(self.hosts)]
+
+    @cached_property
+    def t0_names(self) -> list[str]:
+        return [self.t0_name(p, r) for p in range(self.planes) for r in range(self.racks)]
+
+    @cached_property
+    def t1_names(self) -> list[str]:
+        return [self.t1_name(p, s) for p in range(self.planes) for s in range(self.spines)]
+
+    @cached_property
+    def switch_names(self) -> list[str]:
+        return self.t0_names + self.t1_names
+
+    def parse_switch(self, name: str) -> tuple[str, int, int]:
+        """'t0p3r1' -> ('t0', 3, 1); 't1p0s2' -> ('t1', 0, 2)."""
+        try:
+            tier, rest = name[:2], name[2:]
+            plane_text, index_text = rest[1:].split("r" if tier == "t0" else "s")
+            plane, index = int(plane_text), int(index_text)
+        except ValueError:
+            raise FabricError(f"not a switch of this fabric: {name!r}") from None
+        bound = self.racks if tier == "t0" else self.spines
+        if tier not in ("t0", "t1") or not rest.startswith("p") or not (
+            0 <= plane < self.planes and 0 <= index < bound
+        ):
+            raise FabricError(f"not a switch of this fabric: {name!r}")
+        return tier, plane, index
+
+    # ---- ports -------------------------------------------------------------
+    def t0_host_port(self, h: int) -> int:
+        return self.index_in_rack(h) + 1
+
+    def t0_uplink_port(self, spine: int) -> int:
+        return self.hosts_per_rack + spine + 1
+
+    def t1_downlink_port(self, rack: int) -> int:
+        return rack + 1
+
+    # ---- addresses ---------------------------------------------------------
+    def host_ip(self, h: int, plane: int) -> str:
+        return f"10.{plane}.{self.rack_of(h)}.{self.index_in_rack(h) + 1}"
+
+    def host_mac(self, h: int, plane: int) -> str:
+        r, i = self.rack_of(h), self.index_in_rack(h)
+        return f"02:00:{plane:02x}:{r:02x}:{i + 1:02x}:00"
+
+    def rack_prefix(self, plane: int, rack: int) -> str:
+        return f"10.{plane}.{rack}.0/24"
+
+    @staticmethod
+    def plane_prefix_len() -> int:
+        return 16
+
+    def t1_mac(self, plane: int, spine: int) -> str:
+        return f"{T1_MAC_PREFIX}:{plane:02x}:{spine >> 8:02x}:{spine & 0xFF:02x}:00"
+
+    def dpid(self, name: str) -> str:
+        """16 hex digits: tier, plane, index — unique and readable in ovs-ofctl."""
+        tier, plane, index = self.parse_switch(name)
+        return f"{int(tier[1]) + 1:04x}{plane:04x}{index:08x}"
+
+    def switch_of_dpid(self, dpid: int) -> str:
+        tier = (dpid >> 48) - 1
+        plane = (dpid >> 32) & 0xFFFF
+        index = dpid & 0xFFFFFFFF
+        return self.t0_name(plane, index) if tier == 0 else self.t1_name(plane, index)
+
+    # ---- entropy values -> paths -------------------------------------------
+    def ev_path(self, ev: int) -> Path:
+        """The (plane, T1) an EV selects: EVs are split equally across planes."""
+        if not 0 <= ev < self.ev_space:
+            raise FabricError(f"EV {ev} outside 0..{self.ev_space - 1}")
+        return Path(plane=ev % self.planes, t1=(ev // self.planes) % self.spines)
+
+    def evs_of_plane(self, plane: int) -> list[int]:
+        return list(range(plane, self.ev_space, self.planes))
+
+    def evs_for_path(self, plane: int, t1: int) -> list[int]:
+        return [ev for ev in self.evs_of_plane(plane) if self.ev_path(ev).t1 == t1]
+
+    def paths(self) -> list[Path]:
+        return [Path(p, s) for p in range(self.planes) for s in range(self.spines)]
+
+    # ---- links ---------------------------------------------------------------
+    @cached_property
+    def links(self) -> list[Link]:
+        links = []
+        for p in range(self.planes):
+            for h in range(self.hosts):
+                t0 = self.t0_name(p, self.rack_of(h))
+                links.append(Link(self.host_name(h), p, t0, self.t0_host_port(h), "host-t0", p))
+            for r in range(self.racks):
+                for s in range(self.spines):
+                    links.append(
+                        Link(
+                            self.t0_name(p, r),
+                            self.t0_uplink_port(s),
+                            self.t1_name(p, s),
+                            self.t1_downlink_port(r),
+                            "t0-t1",
+                            p,
+                        )
+                    )
+        return links
+
+    def to_dict(self) -> dict:
+        return {
+            "planes": self.planes,
+            "racks": self.racks,
+            "spines": self.spines,
+            "hosts_per_rack": self.hosts_per_rack,
+            "link_mbps": self.link_mbps,
+            "ev_space": self.ev_space,
+            "mtu": self.mtu,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FabricSpec":
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise FabricError(f"unknown fabric key(s): {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+DEFAULT_FABRIC = FabricSpec()
+
+
+def host_addresses(spec: FabricSpec) -> dict[int, list[str]]:
+    """host id -> its IP on each plane (what an agent needs to reach a peer)."""
+    return {h: [spec.host_ip(h, p) for p in range(spec.planes)] for h in range(spec.hosts)}
+
