@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MRC lab switch port program: tc egress (clsact, direct-action) on every
+ * switch-side port of the fabric.
+ *
+ * Per packet, in this order:
+ *   1. fault hooks: black-hole (drop all), random drop with probability p;
+ *   2. virtual queue: bytes backlog drained at the port's shaped rate;
+ *      a lab DATA packet that would push it past the trim threshold is
+ *      trimmed to its MRC header (or dropped in tail-drop mode); any
+ *      packet that would push it past the hard queue limit is dropped.
+ *      The real qdisc therefore never holds more than queue_limit bytes,
+ *      so it never has to drop: every loss has a counter here;
+ *   3. ECN: CE on ECT packets of the data class above the ECN threshold;
+ *   4. priority: skb->priority selects the htb class (headers / control
+ *      high, data low); htb classifies on skb->priority before filters.
+ *
+ * One program and one set of maps serve every port (keyed by ifindex), so
+ * user space reads the whole fabric's counters from one map.
+ * Layouts are mirrored in topologies/port_program.py: keep them in sync.
+ */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <linux/in.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#define MRC_PORT        4793
+#define BASELINE_PORT   4794
+#define MRC_VERSION     1
+#define T_DATA          1
+#define T_PROBE_REPLY   5
+#define FL_TRIMMED      0x02
+#define MRC_COMMON_LEN  12
+
+/* port_cfg.flags */
+#define CFG_TRIM        0x1  /* trim on congestion; clear = tail drop */
+#define CFG_ECN         0x2  /* mark CE above ecn_thresh */
+#define CFG_BLACKHOLE   0x4  /* gray failure: drop everything, link stays up */
+
+/* lab_globals.flags */
+#define G_FORCE_TAILDROP 0x1 /* lab-wide "no trimming" switch */
+
+struct port_cfg {
+	__u64 rate_bps;     /* virtual queue drain rate; 0 = no virtual queue */
+	__u32 trim_thresh;  /* bytes */
+	__u32 ecn_thresh;   /* bytes */
+	__u32 queue_limit;  /* bytes, hard cap for every packet */
+	__u32 drop_prob;    /* P(drop) scaled to 2^32 */
+	__u32 flags;        /* CFG_* */
+	__u32 prio_hi;      /* skb->priority (tc classid) of headers/control; 0 = keep */
+	__u32 prio_lo;      /* skb->priority of data */
+	__u32 reserved;
+};
+
+struct port_state {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 backlog;      /* virtual queue bytes */
+	__u64 last_ns;
+	__u64 max_backlog;  /* high-water mark since attach/reset */
+};
+
+struct port_stats {
+	__u64 passed;           /* forwarded unmodified (except ECN) */
+	__u64 passed_bytes;
+	__u64 trimmed;          /* forwarded as header only */
+	__u64 trimmed_bytes;    /* bytes as they arrived, before trimming */
+	__u64 ecn_marked;
+	__u64 dropped_fault;    /* black-hole + random drop */
+	__u64 dropped_fault_bytes;
+	__u64 dropped_queue;    /* virtual queue full (tail drop / hard limit) */
+	__u64 dropped_queue_bytes;
+	__u64 other;            /* non-lab packets among passed/dropped (ARP, LLDP...) */
+	__u64 errors;           /* trim failed in the kernel helper (also in dropped_queue) */
+};
+
+struct lab_globals {
+	__u32 flags;
+	__u32 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct port_state);
+} port_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct port_stats);
+} port_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lab_globals);
+} lab_globals SEC(".maps");
+
+enum kind { K_OTHER, K_OTHER_IP, K_CTRL, K_DATA };
+
+struct pkt {
+	__u32 ip_off;
+	__u32 l4_off;
+	__u32 hdr_len;   /* MRC header length */
+	__u8 tos;
+};
+
+#define ADD(f, v) __sync_fetch_and_add(&(f), (v))
+
+static __always_inline int classify(struct __sk_buff *skb, struct pkt *p)
+{
+	struct ethhdr eth;
+	struct iphdr ip;
+	struct udphdr udp;
+	__u8 mrc[4];
+
+	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
+		return K_OTHER;
+	if (eth.h_proto != bpf_htons(ETH_P_IP))
+		return K_OTHER;
+	p->ip_off = sizeof(eth);
+	if (bpf_skb_load_bytes(skb, p->ip_off, &ip, sizeof(ip)))
+		return K_OTHER;
+	if (ip.version != 4 || ip.ihl < 5)
+		return K_OTHER;
+	p->tos = ip.tos;
+	/* fragments are never lab packets: lab datagrams fit one MTU */
+	if (ip.protocol != IPPROTO_UDP || (ip.frag_off & bpf_htons(0x3fff)))
+		return K_OTHER_IP;
+	p->l4_off = p->ip_off + ip.ihl * 4;
+	if (bpf_skb_load_bytes(skb, p->l4_off, &udp, sizeof(udp)))
+		return K_OTHER_IP;
+	if (udp.dest != bpf_htons(MRC_PORT) && udp.dest != bpf_htons(BASELINE_PORT))
+		return K_OTHER_IP;
+	if (bpf_skb_load_bytes(skb, p->l4_off + sizeof(udp), mrc, sizeof(mrc)))
+		return K_OTHER_IP;
+	if (mrc[0] != MRC_VERSION || mrc[1] < T_DATA || mrc[1] > T_PROBE_REPLY ||
+	    mrc[3] < MRC_COMMON_LEN)
+		return K_OTHER_IP;
+	p->hdr_len = mrc[3];
+	/* a DATA packet with payload can be trimmed; everything else of the
+	 * lab (trimmed headers, ACK, NACK, PROBE, PROBE_REPLY) is control */
+	if (mrc[1] == T_DATA && !(mrc[2] & FL_TRIMMED) &&
+	    skb->len > p->l4_off + sizeof(udp) + p->hdr_len)
+		return K_DATA;
+	return K_CTRL;
+}
+
+/* Cut the packet to Ethernet + IP + UDP + MRC header, set TRIMMED and fix
+ * IP total length + header checksum, UDP length; UDP checksum := 0 (legal
+ * in IPv4; the payload it covered is gone). */
+static __always_inline int trim(struct __sk_buff *skb, struct pkt *p, __u32 new_len)
+{
+	__u16 old_tot, new_tot, udp_len, zero = 0;
+	__u8 flags;
+
+	if (bpf_skb_load_bytes(skb, p->ip_off + 2, &old_tot, 2))
+		return -1;
+	if (bpf_skb_change_tail(skb, new_len, 0))
+		return -1;
+	new_tot = bpf_htons(new_len - p->ip_off);
+	if (bpf_skb_store_bytes(skb, p->ip_off + 2, &new_tot, 2, 0))
+		return -1;
+	if (bpf_l3_csum_replace(skb, p->ip_off + 10, old_tot, new_tot, 2))
+		return -1;
+	udp_len = bpf_htons(sizeof(struct udphdr) + p->hdr_len);
+	if (bpf_skb_store_bytes(skb, p->l4_off + 4, &udp_len, 2, 0))
+		return -1;
+	if (bpf_skb_store_bytes(skb, p->l4_off + 6, &zero, 2, 0))
+		return -1;
+	if (bpf_skb_load_bytes(skb, p->l4_off + sizeof(struct udphdr) + 2, &flags, 1))
+		return -1;
+	flags |= FL_TRIMMED;
+	if (bpf_skb_store_bytes(skb, p->l4_off + sizeof(struct udphdr) + 2, &flags, 1, 0))
+		return -1;
+	return 0;
+}
+
+static __always_inline int set_ce(struct __sk_buff *skb, struct pkt *p)
+{
+	__u16 old_w, new_w;
+
+	/* tos is the second byte of the first 16-bit word of the IP header */
+	if (bpf_skb_load_bytes(skb, p->ip_off, &old_w, 2))
+		return -1;
+	new_w = old_w | bpf_htons(0x0003);
+	if (bpf_skb_store_bytes(skb, p->ip_off, &new_w, 2, 0))
+		return -1;
+	return bpf_l3_csum_replace(skb, p->ip_off + 10, old_w, new_w, 2);
+}
+
+enum verdict { V_PASS, V_TRIM, V_DROP };
+
+SEC("tc")
+int port_egress(struct __sk_buff *skb)
+{
+	__u32 ifindex = skb->ifindex, zero = 0;
+	struct port_cfg *cfg;
+	struct port_stats *st;
+	struct port_state *qs;
+	struct lab_globals *g;
+	struct pkt p = {};
+	__u32 len = skb->len, out_len, cfg_flags;
+	__u64 now, backlog, elapsed, drained, rate;
+	int kind, verdict = V_PASS, mark = 0;
+
+	cfg = bpf_map_lookup_elem(&port_cfg, &ifindex);
+	st = bpf_map_lookup_elem(&port_stats, &ifindex);
+	qs = bpf_map_lookup_elem(&port_state, &ifindex);
+	if (!cfg || !st || !qs)
+		return TC_ACT_OK;   /* not a lab port (or being detached) */
+	cfg_flags = cfg->flags;
+	g = bpf_map_lookup_elem(&lab_globals, &zero);
+	if (g && (g->flags & G_FORCE_TAILDROP))
+		cfg_flags &= ~CFG_TRIM;
+
+	kind = classify(skb, &p);
+	if (kind <= K_OTHER_IP)
+		ADD(st->other, 1);
+
+	if (cfg_flags & CFG_BLACKHOLE)
+		goto fault;
+	if (cfg->drop_prob && bpf_get_prandom_u32() < cfg->drop_prob)
+		goto fault;
+
+	out_len = len;
+	rate = cfg->rate_bps;
+	if (rate) {
+		__u32 hdr_out = p.l4_off + sizeof(struct udphdr) + p.hdr_len;
+
+		now = bpf_ktime_get_ns();
+		bpf_spin_lock(&qs->lock);
+		elapsed = now - qs->last_ns;
+		qs->last_ns = now;
+		backlog = qs->backlog;
+		/* drained = elapsed * rate / 8e9, guarding the multiplication */
+		if (elapsed >= (~0ULL) / rate)
+			backlog = 0;
+		else {
+			drained = elapsed * rate / 8000000000ULL;
+			backlog = drained >= backlog ? 0 : backlog - drained;
+		}
+		if (kind == K_DATA && backlog + len > cfg->trim_thresh) {
+			if (cfg_flags & CFG_TRIM) {
+				verdict = V_TRIM;
+				out_len = hdr_out;
+			} else {
+				verdict = V_DROP;
+			}
+		}
+		if (verdict != V_DROP && backlog + out_len > cfg->queue_limit)
+			verdict = V_DROP;
+		if (verdict != V_DROP) {
+			if (verdict == V_PASS && kind != K_CTRL &&
+			    (cfg_flags & CFG_ECN) && backlog + out_len > cfg->ecn_thresh &&
+			    (p.tos & 3) && (p.tos & 3) != 3)
+				mark = 1;
+			backlog += out_len;
+		}
+		qs->backlog = backlog;
+		if (backlog > qs->max_backlog)
+			qs->max_backlog = backlog;
+		bpf_spin_unlock(&qs->lock);
+	}
+
+	if (verdict == V_DROP) {
+		ADD(st->dropped_queue, 1);
+		ADD(st->dropped_queue_bytes, len);
+		return TC_ACT_SHOT;
+	}
+	if (verdict == V_TRIM) {
+		if (trim(skb, &p, out_len)) {
+			/* the virtual queue already holds out_len for it: the
+			 * error is rare and counted, the backlog error tiny */
+			ADD(st->errors, 1);
+			ADD(st->dropped_queue, 1);
+			ADD(st->dropped_queue_bytes, len);
+			return TC_ACT_SHOT;
+		}
+		ADD(st->trimmed, 1);
+		ADD(st->trimmed_bytes, len);
+		if (cfg->prio_hi)
+			skb->priority = cfg->prio_hi;
+		return TC_ACT_OK;
+	}
+	if (mark && set_ce(skb, &p) == 0)
+		ADD(st->ecn_marked, 1);
+	ADD(st->passed, 1);
+	ADD(st->passed_bytes, len);
+	/* control and ARP first; data and other traffic queue behind */
+	if (kind == K_CTRL || (kind == K_OTHER && skb->protocol == bpf_htons(ETH_P_ARP))) {
+		if (cfg->prio_hi)
+			skb->priority = cfg->prio_hi;
+	} else if (cfg->prio_lo) {
+		skb->priority = cfg->prio_lo;
+	}
+	return TC_ACT_OK;
+
+fault:
+	ADD(st->dropped_fault, 1);
+	ADD(st->dropped_fault_bytes, len);
+	return TC_ACT_SHOT;
+}
+
+char _license[] SEC("license") = "GPL";
