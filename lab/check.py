@@ -1,0 +1,125 @@
+"""`check`: prove that every path of a running fabric works as the tables say.
+
+1. Path verification: one real packet per (source, destination, plane, T1)
+   path; each must arrive on the destination's NIC port of that plane
+   carrying the Ethernet source mark of the T1 it was meant to cross
+   (within a rack: the sender's own MAC, no T1 on the way).
+2. Conservation pass: every host streams to a host in the next rack,
+   sprayed over every plane and T1, at 0.9 of its link rate; packets sent
+   must equal packets received (the emulator itself must lose nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from lab.pathprobe import expected_paths
+from lab.session import PROJECT_ROOT, Session
+
+
+@dataclass
+class CheckResult:
+    paths_total: int = 0
+    paths_ok: int = 0
+    per_plane: dict = field(default_factory=dict)  # plane -> [ok, total]
+    failures: list = field(default_factory=list)
+    conservation_sent: int = 0
+    conservation_received: int = 0
+    conservation_blocked: int = 0
+    verify_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.paths_total > 0
+            and self.paths_ok == self.paths_total
+            and self.conservation_sent > 0
+            and self.conservation_sent == self.conservation_received
+        )
+
+
+def run_workers(session: Session, mode: str, extra: list[str], timeout: float) -> list[dict]:
+    """Start the worker in every host, release them together, collect results."""
+    spec, fabric = session.spec, session.fabric
+    go = session.workdir / f"go-{mode}"
+    go.unlink(missing_ok=True)
+    procs = []
+    try:
+        for h in range(spec.hosts):
+            cmd = [sys.executable, "-m", "lab.pathprobe", mode, "--fabric",
+                   str(session.controller.fabric_file), "--host", str(h), "--go", str(go), *extra]
+            procs.append(fabric.host(h).popen(cmd, cwd=str(PROJECT_ROOT), stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE, text=True))
+        for proc in procs:
+            line = proc.stdout.readline()
+            if line.strip() != "READY":
+                raise RuntimeError(f"{mode} worker failed to start: {line}{proc.stderr.read()[-500:]}")
+        go.touch()
+        results = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=timeout)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{mode} worker failed: {err.strip()[-500:]}")
+            results.append(json.loads(out.strip().splitlines()[-1]))
+        return results
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def verify_paths(session: Session, result: CheckResult) -> None:
+    spec = session.spec
+    results = run_workers(session, "paths", ["--timeout", "10"], timeout=60)
+    arrived = {}
+    for r in results:
+        for rec in r["received"]:
+            arrived[(rec["src"], rec["dst"], rec["plane"], rec["t1"])] = rec
+    for src in range(spec.hosts):
+        for dst in range(spec.hosts):
+            if src == dst:
+                continue
+            for plane, t1, ev in expected_paths(spec, src, dst):
+                result.paths_total += 1
+                counts = result.per_plane.setdefault(plane, [0, 0])
+                counts[1] += 1
+                rec = arrived.get((src, dst, plane, t1))
+                want_mark = spec.t1_mac(plane, t1) if t1 is not None else spec.host_mac(src, plane)
+                problem = None
+                if rec is None:
+                    problem = "no packet arrived"
+                elif rec["arrived_plane"] != plane:
+                    problem = f"arrived on plane {rec['arrived_plane']}"
+                elif rec["eth_src"] != want_mark:
+                    problem = f"crossed {rec['eth_src']}, expected mark {want_mark}"
+                if problem:
+                    result.failures.append(
+                        f"h{src}->h{dst} plane {plane} T1 {t1} (EV {ev}): {problem}"
+                    )
+                else:
+                    result.paths_ok += 1
+                    counts[0] += 1
+
+
+def conservation_pass(session: Session, result: CheckResult, seconds: float, payload: int) -> None:
+    results = run_workers(
+        session, "stream", ["--seconds", str(seconds), "--payload", str(payload), "--load", "0.9"],
+        timeout=seconds + 30,
+    )
+    result.conservation_sent = sum(r["sent"] for r in results)
+    result.conservation_received = sum(r["received"] for r in results)
+    result.conservation_blocked = sum(r["blocked"] for r in results)
+
+
+def run_check(session: Session, seconds: float = 3.0, payload: int = 4096) -> CheckResult:
+    started = time.monotonic()
+    result = CheckResult()
+    verify_paths(session, result)
+    conservation_pass(session, result, seconds, payload)
+    result.verify_s = time.monotonic() - started
+    return result

@@ -1,0 +1,174 @@
+"""Subcommands of `lab/run.py` (typer). Every subcommand takes --json PATH."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    invoke_without_command=True,
+    help="The MRC lab: MRC vs a single-path baseline on an emulated eight-plane fabric.",
+)
+console = Console()
+
+JsonOption = typer.Option(None, "--json", help="Write this command's figures to PATH as JSON.")
+
+
+def write_json(path: Optional[Path], data: dict) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def fabric_options(planes: int, racks: int, spines: int, hosts_per_rack: int, link_mbps: float) -> FabricSpec:
+    try:
+        return FabricSpec(planes=planes, racks=racks, spines=spines, hosts_per_rack=hosts_per_rack,
+                          link_mbps=link_mbps)
+    except FabricError as exc:
+        fail(str(exc))
+
+
+@app.callback()
+def default(ctx: typer.Context) -> None:
+    """Without a command: run the default experiment."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(run)
+
+
+@app.command()
+def run(json_path: Optional[Path] = JsonOption) -> None:
+    """Run an experiment (MRC vs baseline on one fault timeline)."""
+    fail("the experiment runner is not built yet (issue 5: all-reduce jobs); "
+         "`check` verifies the fabric meanwhile", code=3)
+
+
+@app.command()
+def check(
+    planes: int = typer.Option(DEFAULT_FABRIC.planes, help="Planes (NIC ports per host)."),
+    racks: int = typer.Option(DEFAULT_FABRIC.racks, help="T0 switches per plane."),
+    spines: int = typer.Option(DEFAULT_FABRIC.spines, help="T1 switches per plane."),
+    hosts_per_rack: int = typer.Option(DEFAULT_FABRIC.hosts_per_rack, help="Hosts under each T0."),
+    link_mbps: float = typer.Option(DEFAULT_FABRIC.link_mbps, help="Rate of every link, Mb/s."),
+    seconds: float = typer.Option(3.0, help="Length of the conservation pass, s."),
+    json_path: Optional[Path] = JsonOption,
+) -> None:
+    """Build the fabric, verify every path and packet conservation, tear down."""
+    from lab.check import run_check
+    from lab.session import lab_session
+    from topologies.builder import BuildError
+
+    spec = fabric_options(planes, racks, spines, hosts_per_rack, link_mbps)
+    console.print(f"building {spec.planes}-plane fabric: {spec.switch_count} switches, {spec.hosts} hosts, "
+                  f"{spec.link_mbps:g} Mb/s links")
+    try:
+        with lab_session(spec) as session:
+            console.print(f"built in {session.fabric.build_s:.1f} s ({session.fabric.datapath} datapath); "
+                          "verifying paths...")
+            result = run_check(session, seconds=seconds)
+        timings = session.timings
+    except BuildError as exc:
+        fail(str(exc))
+    table = Table(title="paths per plane")
+    table.add_column("plane", justify="right")
+    table.add_column("verified", justify="right")
+    for plane, (ok, total) in sorted(result.per_plane.items()):
+        table.add_row(str(plane), f"[{'green' if ok == total else 'red'}]{ok}/{total}[/]")
+    console.print(table)
+    for failure in result.failures[:20]:
+        console.print(f"  [red]FAIL[/] {failure}", highlight=False)
+    lost = result.conservation_sent - result.conservation_received
+    console.print(f"conservation: sent {result.conservation_sent}, received {result.conservation_received}, "
+                  f"unexplained loss {lost}", highlight=False)
+    console.print(f"build {timings['build_s']:.1f} s, verify {result.verify_s:.1f} s, "
+                  f"teardown {timings['teardown_s']:.1f} s", highlight=False)
+    console.print(f"paths verified: {result.paths_ok}/{result.paths_total}", highlight=False)
+    write_json(json_path, {
+        "paths_total": result.paths_total,
+        "paths_ok": result.paths_ok,
+        "planes": spec.planes,
+        "switches": spec.switch_count,
+        "hosts": spec.hosts,
+        "build_s": round(timings["build_s"], 3),
+        "verify_s": round(result.verify_s, 3),
+        "teardown_s": round(timings["teardown_s"], 3),
+        "conservation_sent": result.conservation_sent,
+        "conservation_received": result.conservation_received,
+        "failures": result.failures,
+    })
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
+def clean(json_path: Optional[Path] = JsonOption) -> None:
+    """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
+    from lab import cleanup
+
+    if __import__("os").geteuid() != 0:
+        fail("clean needs root: run it with sudo")
+    removed = cleanup.clean()
+    left = cleanup.leftovers()
+    console.print("removed: " + ", ".join(f"{n} {what}" for what, n in removed.items()), highlight=False)
+    remaining = {k: v for k, v in left.items() if v}
+    if remaining:
+        console.print(f"[red]still present:[/] {remaining}", highlight=False)
+    write_json(json_path, {"removed": removed, "remaining": remaining})
+    raise typer.Exit(1 if remaining else 0)
+
+
+@app.command("fabric-size")
+def fabric_size_cmd(
+    radix: int = typer.Option(512, help="Switch ports at the per-plane speed (51.2T = 512 x 100G)."),
+    planes: int = typer.Option(8, help="Planes: ports a NIC is split into."),
+    json_path: Optional[Path] = JsonOption,
+) -> None:
+    """How many NICs a switch radix reaches: multi-plane 2-tier vs single-plane."""
+    from topologies.sizing import SizingError, fabric_size
+
+    try:
+        size = fabric_size(radix, planes)
+    except SizingError as exc:
+        fail(str(exc))
+    table = Table(title=f"radix {radix}, {planes} planes")
+    table.add_column("fabric")
+    table.add_column("switch radix", justify="right")
+    table.add_column("tiers", justify="right")
+    table.add_column("NICs", justify="right")
+    table.add_column("switches", justify="right")
+    table.add_row(f"{planes}-plane", str(radix), "2", f"{size.nics:,}", f"{size.switches:,}")
+    table.add_row("single plane, same NICs", str(size.single_plane_radix), str(size.single_plane_tiers),
+                  f"{size.nics:,}", f"{size.single_plane_switches:,}")
+    table.add_row("single plane, 2 tiers max", str(size.single_plane_radix), "2",
+                  f"{size.single_plane_nics_2_tiers:,}", "")
+    table.add_row("single plane, 3 tiers max", str(size.single_plane_radix), "3",
+                  f"{size.single_plane_nics_3_tiers:,}", "")
+    console.print(table)
+    console.print(f"per plane: {size.t0_per_plane} T0 + {size.t1_per_plane} T1; "
+                  f"{size.switches_per_nic:.3f} switches per NIC", highlight=False)
+    write_json(json_path, size.to_dict())
+
+
+def main() -> int:
+    try:
+        app()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
