@@ -1,0 +1,293 @@
+"""Baseline transport: one path per connection, go-back-N, RTO with backoff (RoCE-like).
+
+Same sans-IO API as MrcConnection, so the agent and the tests drive either.
+What it lacks is the point of the comparison: no spraying (one (ev, plane)
+chosen by a hash of the flow, as ECMP does), no SACK, no path health, no
+probes. Packets go to BASELINE_PORT; the fabric, not the host, must route
+around a failure. While its path is dead it keeps timing out with
+exponential backoff (up to rto_max) and completes once the path is back.
+
+Receiver: accepts only the next expected PSN, places it, acks cumulatively
+(coalesced like MRC); anything later is discarded and answered with one NACK
+(reason OTHER, psn = expected) per gap, as RoCE's sequence-error NAK. A
+trimmed header of the expected PSN is NACKed with reason TRIMMED.
+Sender: on NACK(psn) or RTO, go back to that PSN (RTO: the oldest unacked)
+and resend everything from there.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+from typing import Hashable, Optional, Sequence
+
+from . import wire
+from .counters import Counters
+from .events import Event, MessageComplete, ProtocolError, WriteComplete
+from .params import TransportParams
+
+_pack_data = wire.DATA.pack
+_pack_ack = wire.ACK.pack
+_pack_nack = wire.NACK.pack
+_V = wire.VERSION
+
+
+def ecmp_path(flow_key, paths: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The one (ev, plane) of a flow: a stable hash of its key, as an ECMP hash."""
+    return paths[zlib.crc32(repr(flow_key).encode()) % len(paths)]
+
+
+class _Msg:
+    __slots__ = ("msg_id", "data", "remote_offset", "length", "unacked")
+
+    def __init__(self, msg_id, data, remote_offset):
+        self.msg_id, self.data, self.remote_offset = msg_id, data, remote_offset
+        self.length = len(data)
+        self.unacked = 0
+
+
+class BaselineConnection:
+    """Single-path go-back-N transport with one peer.
+
+    conn_id, params, peer, recv_buffer, recv_buffer_size: as MrcConnection
+    paths: candidate (ev, plane) pairs; one is picked by ``ecmp_path(flow_key)``
+    flow_key: what the hash is over (default: conn_id)
+    """
+
+    def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
+                 params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
+                 recv_buffer=None, recv_buffer_size: int = 1 << 20, flow_key=None, **_ignored):
+        self.conn_id = conn_id
+        self.params = params
+        self.peer = peer
+        self.path = ecmp_path(conn_id if flow_key is None else flow_key, list(paths))
+        self.paths = [self.path]
+        self.counters = Counters()
+        self._events: deque[Event] = deque()
+        self._out: list = []
+        # sender
+        self.queue: deque = deque()           # (msg, next_off) not yet segmented
+        self.segs: dict[int, tuple] = {}      # psn -> (msg, off, length, last), unacked
+        self.snd_una = 0
+        self.snd_nxt = 0                      # next PSN to transmit (may be < snd_max after go-back)
+        self.snd_max = 0                      # next PSN never assigned
+        self.window = params.cwnd_init
+        self.rto = params.rto_initial
+        self.backoff = 1
+        self.srtt: float | None = None
+        self.rttvar = 0.0
+        self.last_progress = 0.0
+        self.sent_at: dict[int, float] = {}   # psn -> first send time (RTT samples)
+        self.next_msg_id = 1
+        # receiver
+        self.buf = memoryview(bytearray(recv_buffer_size) if recv_buffer is None else recv_buffer).cast("B")
+        self.rcv_conn: int | None = None
+        self.expected = 0
+        self.nak_for = -1
+        self.msgs: dict[int, list] = {}
+        self.pending = 0
+        self.last = (0, 0, 0)
+
+    # --- user API ----------------------------------------------------------------------
+    def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
+        if len(data) == 0:
+            raise ValueError("empty message")
+        if msg_id is None:
+            msg_id = self.next_msg_id
+            self.next_msg_id = (self.next_msg_id + 1) & 0xFFFFFFFF or 1
+        self.queue.append([_Msg(msg_id, memoryview(data).cast("B"), remote_offset), 0])
+        return msg_id
+
+    def set_recv_buffer(self, buffer) -> None:
+        self.buf = memoryview(buffer).cast("B")
+
+    @property
+    def recv_buffer(self) -> memoryview:
+        return self.buf
+
+    def next_event(self) -> Event | None:
+        return self._events.popleft() if self._events else None
+
+    @property
+    def idle(self) -> bool:
+        return not self.queue and not self.segs
+
+    # --- receive --------------------------------------------------------------------------
+    def receive(self, datagram, now: float, ecn_ce: bool = False, plane: int | None = None) -> None:
+        try:
+            h = wire.parse(datagram)
+        except wire.WireError as e:
+            self.counters.dropped += 1
+            self._events.append(ProtocolError(str(e), self.peer))
+            return
+        if isinstance(h, wire.DataHeader):
+            self._on_data(datagram, h)
+        elif isinstance(h, wire.AckHeader) and h.conn == self.conn_id:
+            self._on_ack(h.cum_psn, h.acked_psn, now)
+        elif isinstance(h, wire.NackHeader) and h.conn == self.conn_id:
+            self.counters.nacks_received += 1
+            self._go_back(h.psn)
+        elif isinstance(h, wire.ProbeHeader) and not h.reply:
+            self.counters.probes_answered += 1
+            self._out.append((wire.encode_probe(True, 0, h.ev, h.plane, h.conn, h.seq,
+                                                h.timestamp_ns), h.ev, h.plane))
+        else:
+            self.counters.dropped += 1
+
+    def _on_data(self, datagram, h: wire.DataHeader) -> None:
+        c = self.counters
+        if self.rcv_conn is None:
+            self.rcv_conn = h.conn
+        elif h.conn != self.rcv_conn:
+            c.dropped += 1
+            return
+        ev, plane, psn = h.ev, h.plane, h.psn
+        if h.flags & wire.F_TRIMMED:
+            c.trims_seen += 1
+            if psn == self.expected:
+                self._nack(ev, plane, wire.NACK_TRIMMED)
+            return
+        if psn != self.expected:
+            if ((psn - self.expected) & 0xFFFFFFFF) < 0x80000000:   # ahead: a gap
+                c.dropped += 1
+                if self.nak_for != self.expected:
+                    self._nack(ev, plane, wire.NACK_OTHER)
+            else:
+                c.duplicates += 1
+                self._ack(ev, plane, psn)
+            return
+        end = h.offset + h.length
+        if end > len(self.buf):
+            c.dropped += 1
+            return
+        self.buf[h.offset:end] = datagram[wire.DATA_HDR_LEN:]
+        self.expected = (psn + 1) & 0xFFFFFFFF
+        c.data_received += 1
+        c.data_bytes_received += h.length
+        m = self.msgs.get(h.msg_id)
+        if m is None:
+            m = self.msgs[h.msg_id] = [0, h.msg_len, h.offset]
+        m[0] += h.length
+        m[2] = min(m[2], h.offset)
+        if m[0] >= m[1]:
+            del self.msgs[h.msg_id]
+            c.messages_received += 1
+            self._events.append(MessageComplete(h.conn, h.msg_id, m[2], m[1], self.peer))
+        self.pending += 1
+        if h.flags & wire.F_LAST or self.pending >= self.params.ack_every:
+            self._ack(ev, plane, psn)
+        else:
+            self.last = (ev, plane, psn)
+
+    def _ack(self, ev, plane, psn) -> None:
+        self.pending = 0
+        self.counters.acks_sent += 1
+        self._out.append((_pack_ack(_V, wire.T_ACK, 0, wire.ACK_HDR_LEN, ev, plane,
+                                    self.rcv_conn or 0, self.expected, 0, psn), ev, plane))
+
+    def _nack(self, ev, plane, reason) -> None:
+        self.nak_for = self.expected
+        self.counters.nacks_sent += 1
+        self._out.append((_pack_nack(_V, wire.T_NACK, 0, wire.NACK_HDR_LEN, ev, plane,
+                                     self.rcv_conn or 0, self.expected, reason), ev, plane))
+
+    # --- sender ------------------------------------------------------------------------------
+    def _on_ack(self, cum: int, acked_psn: int, now: float) -> None:
+        c = self.counters
+        c.acks_received += 1
+        if ((cum - self.snd_una) & 0xFFFFFFFF) > ((self.snd_max - self.snd_una) & 0xFFFFFFFF):
+            c.dropped += 1
+            return
+        t = self.sent_at.get(acked_psn)
+        if t is not None:
+            self._rtt_sample(now - t)
+        while self.snd_una != cum:
+            msg, _off, _len, _last = self.segs.pop(self.snd_una)
+            self.sent_at.pop(self.snd_una, None)
+            msg.unacked -= 1
+            if msg.unacked == 0 and _last:
+                c.messages_sent += 1
+                self._events.append(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
+            self.snd_una = (self.snd_una + 1) & 0xFFFFFFFF
+            self.last_progress = now
+            self.backoff = 1
+        if ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF) > 0x80000000:
+            self.snd_nxt = self.snd_una
+
+    def _rtt_sample(self, rtt: float) -> None:
+        if self.srtt is None:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
+            self.srtt = 0.875 * self.srtt + 0.125 * rtt
+        p = self.params
+        self.rto = min(p.rto_max, max(p.rto_min, self.srtt + 4 * self.rttvar))
+
+    def _go_back(self, psn: int) -> None:
+        if psn in self.segs and ((self.snd_nxt - psn) & 0xFFFFFFFF) < 0x80000000:
+            self.snd_nxt = psn
+            # retransmitted PSNs give no RTT samples (Karn)
+            for p in list(self.sent_at):
+                if ((p - psn) & 0xFFFFFFFF) < 0x80000000:
+                    del self.sent_at[p]
+
+    def _current_rto(self) -> float:
+        return min(self.rto * self.backoff, self.params.rto_max)
+
+    def timer(self, now: float) -> None:
+        if self.segs and now >= self.last_progress + self._current_rto():
+            self.counters.timeouts += 1
+            self._go_back(self.snd_una)
+            self.last_progress = now
+            if self.rto * self.backoff < self.params.rto_max:
+                self.backoff *= 2
+
+    def next_deadline(self) -> float | None:
+        return self.last_progress + self._current_rto() if self.segs else None
+
+    def datagrams_to_send(self, now: float) -> list:
+        if self.pending:
+            ev, plane, psn = self.last
+            self._ack(ev, plane, psn)
+        out, self._out = self._out, []
+        ev, plane = self.path
+        c = self.counters
+        if not self.segs:
+            self.last_progress = now
+        while ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF) < self.window:
+            psn = self.snd_nxt
+            seg = self.segs.get(psn)
+            flags = wire.F_RETX
+            if seg is None:
+                if not self.queue:
+                    break
+                entry = self.queue[0]
+                msg, off = entry
+                length = min(self.params.payload_size, msg.length - off)
+                entry[1] = off + length
+                last = entry[1] == msg.length
+                if last:
+                    self.queue.popleft()
+                seg = self.segs[psn] = (msg, off, length, last)
+                msg.unacked += 1
+                self.sent_at[psn] = now
+                self.snd_max = (psn + 1) & 0xFFFFFFFF
+                flags = 0
+            else:
+                c.retransmits += 1
+            msg, off, length, last = seg
+            if last:
+                flags |= wire.F_LAST
+            out.append((_pack_data(_V, wire.T_DATA, flags, wire.DATA_HDR_LEN, ev, plane,
+                                   self.conn_id, msg.msg_id, psn, msg.remote_offset + off,
+                                   msg.length, length) + msg.data[off:off + length], ev, plane))
+            c.data_sent += 1
+            c.data_bytes_sent += length
+            self.snd_nxt = (psn + 1) & 0xFFFFFFFF
+        return out
+
+    def stats(self) -> dict:
+        d = self.counters.as_dict()
+        d.update(path=list(self.path), rto=self._current_rto(), srtt=self.srtt,
+                 inflight=(self.snd_nxt - self.snd_una) & 0xFFFFFFFF)
+        return d

@@ -1,0 +1,93 @@
+"""Window congestion control policies (packets), pluggable as in aioquic.
+
+Subclass CongestionControl, register in CONTROLLERS. The sender keeps
+``inflight < cc.cwnd`` and reports acks, ECN echoes, trims and timeouts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class CongestionControl(ABC):
+    """A congestion window in packets.
+
+    cwnd_init, cwnd_min, cwnd_max: window bounds (packets)
+    """
+
+    def __init__(self, cwnd_init: int, cwnd_min: int, cwnd_max: int):
+        self.cwnd = float(cwnd_init)
+        self.cwnd_min = cwnd_min
+        self.cwnd_max = cwnd_max
+
+    @abstractmethod
+    def on_ack(self, acked: int, now: float) -> None:
+        """``acked`` packets newly acknowledged."""
+
+    @abstractmethod
+    def on_ecn(self, now: float, srtt: float) -> None:
+        """An ACK echoed ECN CE."""
+
+    @abstractmethod
+    def on_trim(self, now: float, srtt: float) -> None:
+        """A trimmed packet was NACKed (congestion loss, path fine)."""
+
+    @abstractmethod
+    def on_timeout(self, now: float) -> None:
+        """A packet was lost without a trim (RTO or SACK gap)."""
+
+
+class Aimd(CongestionControl):
+    """Additive increase (1 packet per window of acks), multiplicative decrease.
+
+    ECN echo and trims cut by ``ecn_beta`` / ``trim_beta``, at most once per
+    smoothed RTT, so one burst of marks is one congestion signal. Loss without
+    trim is treated as path failure (handled by path health), not congestion,
+    so it only cuts by ``loss_beta``.
+    """
+
+    def __init__(self, cwnd_init, cwnd_min, cwnd_max, ecn_beta=0.8, trim_beta=0.7, loss_beta=0.9):
+        super().__init__(cwnd_init, cwnd_min, cwnd_max)
+        self.ecn_beta, self.trim_beta, self.loss_beta = ecn_beta, trim_beta, loss_beta
+        self._last_cut = -1.0
+
+    def on_ack(self, acked, now):
+        cwnd = self.cwnd + acked / self.cwnd
+        self.cwnd = cwnd if cwnd < self.cwnd_max else float(self.cwnd_max)
+
+    def _cut(self, beta, now, srtt):
+        if now - self._last_cut < srtt:
+            return
+        self._last_cut = now
+        self.cwnd = max(float(self.cwnd_min), self.cwnd * beta)
+
+    def on_ecn(self, now, srtt):
+        self._cut(self.ecn_beta, now, srtt)
+
+    def on_trim(self, now, srtt):
+        self._cut(self.trim_beta, now, srtt)
+
+    def on_timeout(self, now):
+        self.cwnd = max(float(self.cwnd_min), self.cwnd * self.loss_beta)
+
+
+class FixedWindow(CongestionControl):
+    """No congestion control: the window stays at cwnd_init."""
+
+    def on_ack(self, acked, now):
+        pass
+
+    def on_ecn(self, now, srtt):
+        pass
+
+    def on_trim(self, now, srtt):
+        pass
+
+    def on_timeout(self, now):
+        pass
+
+
+CONTROLLERS: dict[str, type[CongestionControl]] = {
+    "aimd": Aimd,
+    "fixed": FixedWindow,
+}

@@ -1,0 +1,179 @@
+"""An MRC connection with one peer: a Sender, a Receiver, policies, events.
+
+Sans-IO, aioquic-style: no sockets, no clocks. The adapter calls
+
+    conn.receive(datagram, now, ecn_ce=..., plane=...)   for each datagram from the peer
+    conn.timer(now)                                       when now >= conn.next_deadline()
+    conn.datagrams_to_send(now) -> [(bytes, ev, plane)]   and sends each on (plane, ev)
+    conn.next_event()                                     until None
+
+The same object is both ends: it sends our messages to the peer (and
+takes the peer's ACK/NACK/PROBE_REPLY for them) and receives the peer's
+messages (answering with ACK/NACK/PROBE_REPLY).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Hashable, Optional, Sequence
+
+from . import wire
+from .congestion import CONTROLLERS
+from .counters import Counters
+from .events import Event, ProtocolError
+from .params import TransportParams
+from .path_health import PathHealth
+from .path_select import POLICIES
+from .receiver import Receiver
+from .sender import Sender
+
+_unpack_data = wire.DATA.unpack_from
+_T_DATA, _HL, _F_TRIMMED = wire.T_DATA, wire.DATA_HDR_LEN, wire.F_TRIMMED
+
+
+def make_paths(planes: Sequence[int], evs: Sequence[int]) -> list[tuple[int, int]]:
+    """Every (ev, plane) pair: the EV set of a connection, split equally over planes."""
+    return [(ev, plane) for plane in planes for ev in evs]
+
+
+class MrcConnection:
+    """MRC transport with one peer.
+
+    conn_id: our connection id (the peer echoes it in ACKs)
+    paths: list of (ev, plane) we may send on
+    params: TransportParams (defaults documented there)
+    peer: label put into events (e.g. the peer's host id)
+    recv_buffer: writable buffer the peer's messages land in (default: a
+        bytearray of ``recv_buffer_size`` bytes)
+    policy: path selection policy name (POLICIES) or class ("round_robin")
+    cc: congestion control name (CONTROLLERS) or class ("aimd")
+    """
+
+    def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
+                 params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
+                 recv_buffer=None, recv_buffer_size: int = 1 << 20,
+                 policy="round_robin", cc="aimd"):
+        if not paths:
+            raise ValueError("a connection needs at least one path")
+        self.conn_id = conn_id
+        self.paths = list(paths)
+        self.params = params
+        self.peer = peer
+        self.counters = Counters()
+        self._events: deque[Event] = deque()
+        emit = self._events.append
+        self.health = PathHealth(self.paths, skip_time=params.skip_time,
+                                 probe_interval=params.probe_interval,
+                                 probe_successes=params.probe_successes,
+                                 min_usable=params.min_usable_paths, emit=emit, peer=peer)
+        policy_cls = POLICIES[policy] if isinstance(policy, str) else policy
+        cc_cls = CONTROLLERS[cc] if isinstance(cc, str) else cc
+        self.selector = policy_cls(self.paths, self.health)
+        self.cc = cc_cls(params.cwnd_init, params.cwnd_min, params.cwnd_max)
+        self.sender = Sender(conn_id, self.paths, params, self.health, self.selector, self.cc,
+                             self.counters, emit, peer)
+        if recv_buffer is None:
+            recv_buffer = bytearray(recv_buffer_size)
+        self.receiver = Receiver(recv_buffer, ack_every=params.ack_every,
+                                 max_window=params.max_window, counters=self.counters,
+                                 emit=emit, peer=peer)
+        self._out: list = []     # control datagrams produced while receiving
+
+    # --- user API ------------------------------------------------------------------------------
+    def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
+        """Queue ``data`` to be placed at ``remote_offset`` of the peer's buffer; returns msg_id."""
+        return self.sender.write(data, remote_offset, msg_id)
+
+    def set_recv_buffer(self, buffer) -> None:
+        self.receiver.set_buffer(buffer)
+
+    @property
+    def recv_buffer(self) -> memoryview:
+        return self.receiver.buf
+
+    def next_event(self) -> Event | None:
+        return self._events.popleft() if self._events else None
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued or unacknowledged on the sending side."""
+        return self.sender.idle
+
+    # --- I/O-facing API ---------------------------------------------------------------------------
+    def receive(self, datagram, now: float, ecn_ce: bool = False, plane: int | None = None) -> None:
+        """Handle one datagram from the peer. Malformed ones are counted and dropped."""
+        # fast path for the common case: a DATA packet
+        if len(datagram) >= _HL and datagram[1] == _T_DATA:
+            try:
+                (ver, _t, flags, hl, ev, pl, conn, msg_id, psn, offset, msg_len,
+                 length) = _unpack_data(datagram)
+            except Exception:
+                self._bad("undecodable")
+                return
+            n = len(datagram) - _HL
+            if (ver != wire.VERSION or hl != _HL or length == 0 or length > msg_len
+                    or (n != 0 if flags & _F_TRIMMED else n != length) or ev >= wire.EV_LIMIT):
+                self._bad("malformed DATA")
+                return
+            self.receiver.on_data(datagram, flags, ev, pl, conn, msg_id, psn, offset, msg_len,
+                                  length, ecn_ce, self._out)
+            return
+        try:
+            h = wire.parse(datagram)
+        except wire.WireError as e:
+            self._bad(str(e))
+            return
+        if isinstance(h, wire.AckHeader):
+            if h.conn != self.conn_id:
+                self.counters.dropped += 1
+                return
+            self.sender.on_ack(h.flags, h.ev, h.plane, h.cum_psn, h.sack, h.acked_psn, now)
+        elif isinstance(h, wire.NackHeader):
+            if h.conn != self.conn_id:
+                self.counters.dropped += 1
+                return
+            self.sender.on_nack(h.psn, h.reason, now)
+        elif isinstance(h, wire.ProbeHeader):
+            if h.reply:
+                if h.conn == self.conn_id:
+                    self.sender.on_probe_reply(h.ev, h.plane, h.seq, now)
+                else:
+                    self.counters.dropped += 1
+            else:
+                self.receiver.on_probe(h.ev, h.plane, h.conn, h.seq, h.timestamp_ns, self._out)
+        else:  # DataHeader reaching here was shorter than 36 bytes: parse raised already
+            self._bad("unexpected header")
+
+    def _bad(self, reason: str) -> None:
+        self.counters.dropped += 1
+        self._events.append(ProtocolError(reason, self.peer))
+
+    def timer(self, now: float) -> None:
+        """Handle expired timers (RTO, probe schedule, SKIP expiry)."""
+        self.sender.timer(now)
+
+    def next_deadline(self) -> float | None:
+        """When ``timer`` should next be called, or None."""
+        return self.sender.next_deadline()
+
+    def datagrams_to_send(self, now: float) -> list:
+        """(datagram, ev, plane) triples to send now: control first, then data."""
+        out = self._out
+        self.receiver.flush(out)
+        self._out = []
+        self.sender.fill(now, out)
+        return out
+
+    # --- introspection -----------------------------------------------------------------------------
+    def stats(self) -> dict:
+        s = self.sender
+        d = self.counters.as_dict()
+        d.update(cwnd=round(self.cc.cwnd, 1), srtt=s.srtt, rto=s.current_rto(),
+                 inflight=s.inflight, **self.health.counters())
+        d["per_path"] = [
+            {"ev": ev, "plane": pl, "state": self.health.state_name(pid),
+             "sent": s.pkts_sent[pid], "acked": s.pkts_acked[pid],
+             "losses": self.health.losses[pid], "trims": self.health.trims[pid],
+             "ecn": self.health.ecn[pid]}
+            for pid, (ev, pl) in enumerate(self.paths)]
+        return d

@@ -1,0 +1,51 @@
+"""Tunable parameters of the protocol core, with their defaults (seconds, packets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class TransportParams:
+    """Parameters shared by the MRC and baseline cores.
+
+    payload_size: DATA payload bytes per packet (1024)
+    cwnd_init / cwnd_min / cwnd_max: congestion window, packets (64 / 4 / 1024)
+    rto_initial: RTO before the first RTT sample (0.05)
+    rto_min / rto_max: clamps of the RFC 6298 RTO (0.01 / 1.0); the lab runs
+        Python agents on shared cores, so rto_min is far above the fabric RTT
+    reorder_allowance: a packet is lost if one sent this many transmissions
+        later was acked and it was not (16)
+    ack_every: receiver acks at least every N in-order packets (4); it acks at
+        once on a hole, CE, trim, duplicate or LAST packet, and at the end of
+        each receive batch (every ``datagrams_to_send`` call)
+    skip_time: an EV whose packet came back with ECN echo is skipped for this long (0.005)
+    probe_interval: probe period of each ASSUMED_BAD EV (0.02)
+    probe_successes: consecutive probe replies that bring an EV back to GOOD (3)
+    min_usable_paths: floor of usable (GOOD or SKIP) EVs per connection: a
+        loss that would retire an EV below the floor is logged, not acted on (1)
+    max_window: receiver tracks PSNs at most this far above cum_psn (65536)
+    """
+
+    payload_size: int = 1024
+    cwnd_init: int = 64
+    cwnd_min: int = 4
+    cwnd_max: int = 1024
+    rto_initial: float = 0.05
+    rto_min: float = 0.01
+    rto_max: float = 1.0
+    reorder_allowance: int = 16
+    ack_every: int = 4
+    skip_time: float = 0.005
+    probe_interval: float = 0.02
+    probe_successes: int = 3
+    min_usable_paths: int = 1
+    max_window: int = 65536
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TransportParams":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown transport parameters: {sorted(unknown)}")
+        return cls(**d)

@@ -1,0 +1,103 @@
+"""Path-selection policies: which (ev, plane) the next DATA packet goes on.
+
+A policy is a small class (as aioquic's congestion controllers are): subclass
+PathSelector, implement ``select``, register it in POLICIES. The core calls
+``select(avoid)`` once per packet, so policies must be cheap.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+from .path_health import GOOD, SKIP, PathHealth
+
+
+class PathSelector(ABC):
+    """Chooses a path id for each DATA packet among the usable paths.
+
+    paths: list of (ev, plane), index = pid
+    health: the connection's PathHealth (its ``state`` list is read directly)
+    """
+
+    def __init__(self, paths: Sequence[tuple[int, int]], health: PathHealth):
+        self.paths = list(paths)
+        self.health = health
+
+    @abstractmethod
+    def select(self, avoid: int = -1) -> int | None:
+        """A pid for the next packet, not ``avoid`` unless it is the only usable path.
+
+        Prefers GOOD paths, falls back to SKIP ones, never returns an
+        ASSUMED_BAD path; None if no path is usable.
+        """
+
+
+class RoundRobin(PathSelector):
+    """Cycles through the paths interleaved by plane (default policy).
+
+    The cycle is plane 0 ev a, plane 1 ev a, ..., plane 0 ev b, ..., so
+    consecutive packets go to different planes, and each plane's EVs are
+    used in turn. Non-GOOD paths are skipped in place, which keeps
+    consecutive packets on different planes while any two planes are usable.
+    """
+
+    def __init__(self, paths, health):
+        super().__init__(paths, health)
+        by_plane: dict[int, list[int]] = {}
+        for pid, (_ev, plane) in enumerate(self.paths):
+            by_plane.setdefault(plane, []).append(pid)
+        columns = [by_plane[p] for p in sorted(by_plane)]
+        self.order = [col[i] for i in range(max(map(len, columns), default=0))
+                      for col in columns if i < len(col)]
+        self.pos = 0
+
+    def select(self, avoid: int = -1) -> int | None:
+        order, state = self.order, self.health.state
+        n = len(order)
+        pos = self.pos
+        for _ in range(n):
+            pid = order[pos]
+            pos += 1
+            if pos == n:
+                pos = 0
+            if state[pid] == GOOD and pid != avoid:
+                self.pos = pos
+                return pid
+        return self._fallback(avoid)
+
+    def _fallback(self, avoid: int) -> int | None:
+        state = self.health.state
+        for want in (SKIP, GOOD):
+            for i in range(len(self.order)):
+                pid = self.order[(self.pos + i) % len(self.order)]
+                if state[pid] == want and pid != avoid:
+                    self.pos = (self.pos + i + 1) % len(self.order)
+                    return pid
+        if avoid >= 0 and state[avoid] in (GOOD, SKIP):
+            return avoid      # the only usable path: better than stalling
+        return None
+
+
+class RandomSpray(PathSelector):
+    """Uniformly random GOOD path (an exercise baseline for RoundRobin)."""
+
+    def __init__(self, paths, health, seed: int | None = None):
+        super().__init__(paths, health)
+        self.rng = random.Random(seed)
+
+    def select(self, avoid: int = -1) -> int | None:
+        state = self.health.state
+        good = [p for p, s in enumerate(state) if s == GOOD and p != avoid]
+        if not good:
+            good = [p for p, s in enumerate(state) if s == SKIP and p != avoid]
+        if not good:
+            return avoid if avoid >= 0 and state[avoid] in (GOOD, SKIP) else None
+        return self.rng.choice(good)
+
+
+POLICIES: dict[str, type[PathSelector]] = {
+    "round_robin": RoundRobin,
+    "random": RandomSpray,
+}

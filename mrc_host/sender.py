@@ -1,0 +1,344 @@
+"""Sending half of an MRC connection (sans-IO): spraying, SACK, retransmission.
+
+Packets carry a per-connection PSN; a retransmission keeps its PSN (flag
+RETX) so the receiver's cumulative ack and SACK bitmap fill the hole.
+
+Loss detection, two ways, both "loss without trim" for path health:
+- SACK gap: every transmission gets a sequence number ``txseq``; when a
+  transmission ``reorder_allowance`` later than an unacked one is acked, the
+  unacked one is lost (RACK-like, in transmission order so retransmissions
+  are judged against packets sent after them).
+- RTO: the oldest unacked transmission is older than RTO (RFC 6298 SRTT /
+  RTTVAR, clamped, doubled on each timeout, reset by the next RTT sample;
+  Karn: no samples from retransmitted packets).
+A trim NACK is congestion: the packet is resent at once, the path stays.
+A retransmission never goes on the path it was lost on (unless it is the
+only usable path left).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+from . import wire
+from .congestion import CongestionControl
+from .counters import Counters
+from .events import WriteComplete
+from .params import TransportParams
+from .path_health import PathHealth
+from .path_select import PathSelector
+
+_pack_data = wire.DATA.pack
+_pack_probe = wire.PROBE.pack
+_V, _T_DATA, _HL = wire.VERSION, wire.T_DATA, wire.DATA_HDR_LEN
+_F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
+
+
+class _Message:
+    __slots__ = ("msg_id", "data", "remote_offset", "length", "next_off", "unacked")
+
+    def __init__(self, msg_id, data, remote_offset):
+        self.msg_id = msg_id
+        self.data = data
+        self.remote_offset = remote_offset
+        self.length = len(data)
+        self.next_off = 0          # next byte not yet segmented
+        self.unacked = 0           # packets sent and not yet acked
+
+
+class _Packet:
+    __slots__ = ("psn", "msg", "off", "length", "last", "pid", "sent", "txseq", "retx",
+                 "lost", "acked", "lost_pid")
+
+    def __init__(self, psn, msg, off, length, last):
+        self.psn = psn
+        self.msg = msg
+        self.off = off
+        self.length = length
+        self.last = last
+        self.pid = -1
+        self.sent = 0.0
+        self.txseq = -1
+        self.retx = 0
+        self.lost = False
+        self.acked = False
+        self.lost_pid = -1   # path of the transmission that was lost
+
+
+class Sender:
+    """Sends messages to one peer over many paths.
+
+    conn_id: connection id carried in every packet
+    paths: list of (ev, plane), index = pid
+    params: TransportParams
+    health, selector, cc: the connection's policies
+    counters: Counters to update
+    emit: callback for WriteComplete events
+    """
+
+    def __init__(self, conn_id: int, paths, params: TransportParams, health: PathHealth,
+                 selector: PathSelector, cc: CongestionControl, counters: Counters,
+                 emit: Callable, peer=None):
+        self.conn_id = conn_id
+        self.paths = list(paths)
+        self.path_index = {p: i for i, p in enumerate(self.paths)}
+        self.params = params
+        self.health = health
+        self.selector = selector
+        self.cc = cc
+        self.c = counters
+        self.emit = emit
+        self.peer = peer
+        self.payload_size = params.payload_size
+        self.queue: deque[_Message] = deque()     # messages with bytes not yet segmented
+        self.unacked: dict[int, _Packet] = {}      # psn -> packet, sent and not acked
+        self.sendq: deque = deque()                # (txseq, packet) in transmission order
+        self.retxq: deque[_Packet] = deque()       # packets declared lost, to resend
+        self.inflight = 0                          # transmissions neither acked nor lost
+        self.snd_nxt = 0                           # next PSN to assign
+        self.snd_una = 0                           # lowest PSN not cumulatively acked
+        self.txseq = 0
+        self.max_acked_txseq = -1
+        self.next_msg_id = 1
+        self.srtt: float | None = None
+        self.rttvar = 0.0
+        self.rto = params.rto_initial
+        self.backoff = 1
+        self.pkts_sent = [0] * len(self.paths)     # per path
+        self.pkts_acked = [0] * len(self.paths)
+
+    # --- API ---------------------------------------------------------------------------------
+    def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
+        if len(data) == 0:
+            raise ValueError("empty message")
+        if msg_id is None:
+            msg_id = self.next_msg_id
+            self.next_msg_id = (self.next_msg_id + 1) & 0xFFFFFFFF or 1
+        self.queue.append(_Message(msg_id, memoryview(data).cast("B"), remote_offset))
+        return msg_id
+
+    @property
+    def idle(self) -> bool:
+        return not self.queue and not self.unacked
+
+    # --- sending ----------------------------------------------------------------------------
+    def fill(self, now: float, out: list) -> None:
+        """Append (datagram, ev, plane) for probes, retransmissions and new data."""
+        health = self.health
+        if health.usable != len(self.paths):
+            for pid, seq in health.probes_due(now):
+                ev, plane = self.paths[pid]
+                out.append((_pack_probe(_V, wire.T_PROBE, 0, wire.PROBE_HDR_LEN, ev, plane,
+                                        self.conn_id, seq, int(now * 1e9) & 0xFFFFFFFFFFFFFFFF),
+                            ev, plane))
+                self.c.probes_sent += 1
+        health.expire(now)
+        cwnd = self.cc.cwnd
+        select = self.selector.select
+        retxq = self.retxq
+        while retxq and self.inflight < cwnd:
+            pkt = retxq[0]
+            if pkt.acked:          # acked after being declared lost
+                retxq.popleft()
+                continue
+            pid = select(pkt.lost_pid)
+            if pid is None:
+                return
+            retxq.popleft()
+            pkt.lost = False
+            pkt.retx += 1
+            self.c.retransmits += 1
+            self._transmit(pkt, pid, now, _F_RETX, out)
+        queue = self.queue
+        psize = self.payload_size
+        while queue and self.inflight < cwnd:
+            pid = select()
+            if pid is None:
+                return
+            msg = queue[0]
+            off = msg.next_off
+            length = msg.length - off
+            if length > psize:
+                length = psize
+            msg.next_off = off + length
+            last = msg.next_off == msg.length
+            if last:
+                queue.popleft()
+            psn = self.snd_nxt
+            self.snd_nxt = (psn + 1) & 0xFFFFFFFF
+            pkt = _Packet(psn, msg, off, length, last)
+            msg.unacked += 1
+            self.unacked[psn] = pkt
+            self._transmit(pkt, pid, now, 0, out)
+
+    def _transmit(self, pkt: _Packet, pid: int, now: float, flags: int, out: list) -> None:
+        ev, plane = self.paths[pid]
+        msg = pkt.msg
+        if pkt.last:
+            flags |= _F_LAST
+        off = pkt.off
+        out.append((_pack_data(_V, _T_DATA, flags, _HL, ev, plane, self.conn_id, msg.msg_id,
+                               pkt.psn, msg.remote_offset + off, msg.length, pkt.length)
+                    + msg.data[off:off + pkt.length], ev, plane))
+        pkt.pid = pid
+        pkt.sent = now
+        txseq = self.txseq
+        pkt.txseq = txseq
+        self.txseq = txseq + 1
+        self.sendq.append((txseq, pkt))
+        self.inflight += 1
+        self.pkts_sent[pid] += 1
+        c = self.c
+        c.data_sent += 1
+        c.data_bytes_sent += pkt.length
+
+    # --- acks ----------------------------------------------------------------------------------
+    def on_ack(self, flags: int, ev: int, plane: int, cum: int, sack: int, acked_psn: int,
+               now: float) -> None:
+        c = self.c
+        c.acks_received += 1
+        if ((cum - self.snd_una) & 0xFFFFFFFF) > ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF):
+            c.dropped += 1      # acks something never sent (stale or bogus)
+            return
+        unacked = self.unacked
+        pkt = unacked.get(acked_psn)
+        if pkt is not None and pkt.retx == 0 and not pkt.lost:
+            self._rtt_sample(now - pkt.sent)
+        newly = 0
+        acked = self._acked
+        if cum != self.snd_una:
+            psn = self.snd_una
+            while psn != cum:
+                pkt = unacked.pop(psn, None)
+                if pkt is not None:
+                    acked(pkt)
+                    newly += 1
+                psn = (psn + 1) & 0xFFFFFFFF
+            self.snd_una = cum
+        if sack:
+            base = cum + 1
+            while sack:
+                low = sack & -sack
+                sack ^= low
+                pkt = unacked.pop((base + low.bit_length() - 1) & 0xFFFFFFFF, None)
+                if pkt is not None:
+                    acked(pkt)
+                    newly += 1
+        pkt = unacked.pop(acked_psn, None)
+        if pkt is not None:
+            acked(pkt)
+            newly += 1
+        if newly:
+            self.cc.on_ack(newly, now)
+        if flags & wire.F_ECN_ECHO:
+            c.ecn_echoes += 1
+            pid = self.path_index.get((ev, plane))
+            if pid is not None:
+                self.health.on_ecn_echo(pid, now)
+            self.cc.on_ecn(now, self.srtt or self.rto)
+        self._detect_sack_losses(now)
+
+    def _acked(self, pkt: _Packet) -> None:
+        pkt.acked = True
+        if pkt.lost:
+            self.c.spurious_losses += 1
+        else:
+            self.inflight -= 1
+        if pkt.txseq > self.max_acked_txseq:
+            self.max_acked_txseq = pkt.txseq
+        self.pkts_acked[pkt.pid] += 1
+        msg = pkt.msg
+        msg.unacked -= 1
+        if msg.unacked == 0 and msg.next_off == msg.length:
+            self.c.messages_sent += 1
+            self.emit(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
+
+    def _rtt_sample(self, rtt: float) -> None:
+        if self.srtt is None:
+            self.srtt = rtt
+            self.rttvar = rtt / 2
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
+            self.srtt = 0.875 * self.srtt + 0.125 * rtt
+        rto = self.srtt + max(4 * self.rttvar, 0.0005)
+        p = self.params
+        self.rto = p.rto_min if rto < p.rto_min else (p.rto_max if rto > p.rto_max else rto)
+        self.backoff = 1
+
+    def _detect_sack_losses(self, now: float) -> None:
+        limit = self.max_acked_txseq - self.params.reorder_allowance
+        sendq = self.sendq
+        while sendq and sendq[0][0] < limit:
+            txseq, pkt = sendq.popleft()
+            if pkt.acked or pkt.lost or pkt.txseq != txseq:
+                continue
+            self.c.sack_losses += 1
+            self._lost(pkt, now, "sack_gap")
+
+    def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
+        pkt.lost = True
+        pkt.lost_pid = pkt.pid
+        self.inflight -= 1
+        if reason == "trim":
+            self.retxq.appendleft(pkt)
+            self.health.on_trim(pkt.pid, now)
+            self.cc.on_trim(now, self.srtt or self.rto)
+        else:
+            self.retxq.append(pkt)
+            self.health.on_loss(pkt.pid, now, reason)
+            self.cc.on_timeout(now)
+
+    def on_nack(self, psn: int, reason: int, now: float) -> None:
+        self.c.nacks_received += 1
+        pkt = self.unacked.get(psn)
+        if pkt is None or pkt.lost:
+            return
+        # NACK OTHER (receiver could not take it) is not a path failure either
+        self._lost(pkt, now, "trim")
+
+    def on_probe_reply(self, ev: int, plane: int, seq: int, now: float) -> None:
+        self.c.probe_replies_received += 1
+        pid = self.path_index.get((ev, plane))
+        if pid is not None:
+            self.health.on_probe_reply(pid, seq, now)
+
+    # --- timers ----------------------------------------------------------------------------------
+    def _oldest(self):
+        sendq = self.sendq
+        while sendq:
+            txseq, pkt = sendq[0]
+            if pkt.acked or pkt.lost or pkt.txseq != txseq:
+                sendq.popleft()
+                continue
+            return pkt
+        return None
+
+    def current_rto(self) -> float:
+        """RTO with the exponential backoff of consecutive timeouts, capped at rto_max."""
+        r = self.rto * self.backoff
+        return r if r < self.params.rto_max else self.params.rto_max
+
+    def timer(self, now: float) -> None:
+        timed_out = False
+        rto = self.current_rto()
+        while True:
+            pkt = self._oldest()
+            if pkt is None or now < pkt.sent + rto:
+                break
+            self.sendq.popleft()
+            self.c.timeouts += 1
+            timed_out = True
+            self._lost(pkt, now, "rto")
+        if timed_out and self.rto * self.backoff < self.params.rto_max:
+            self.backoff *= 2
+        self.health.expire(now)
+
+    def next_deadline(self) -> float | None:
+        pkt = self._oldest()
+        t = self.health.next_deadline()
+        if pkt is not None:
+            d = pkt.sent + self.current_rto()
+            if t is None or d < t:
+                t = d
+        return t

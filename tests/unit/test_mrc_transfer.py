@@ -1,0 +1,190 @@
+"""MRC core end to end through the in-memory network (simulated clock)."""
+
+import random
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from mrc_host import wire
+from mrc_host.connection import MrcConnection, make_paths
+from mrc_host.events import MessageComplete, PathStateChanged, WriteComplete
+from mrc_host.params import TransportParams
+from mrc_host.testing import Impairments, SimNetwork
+
+PLANES, EVS = 4, 4
+PATHS = make_paths(range(PLANES), range(EVS))
+
+
+def pair(imp=None, seed=0, params=TransportParams(), **kw):
+    net = SimNetwork(seed=seed, impairments=imp or Impairments())
+    a = net.add("a", MrcConnection(11, PATHS, params, peer="b", **kw))
+    b = net.add("b", MrcConnection(22, PATHS, params, peer="a", **kw))
+    net.link("a", "b")
+    return net, a, b
+
+
+def payload(n, seed):
+    return random.Random(seed).randbytes(n)
+
+
+def all_written(net, name, count):
+    return lambda: len(net.events(name, WriteComplete)) >= count
+
+
+impairments = st.builds(
+    Impairments,
+    loss=st.sampled_from([0, 0.01, 0.1, 0.3]),
+    dup=st.sampled_from([0, 0.1]),
+    trim=st.sampled_from([0, 0.05, 0.3]),
+    ecn=st.sampled_from([0, 0.1]),
+    reorder=st.sampled_from([0, 0.2, 0.8]),
+    dead_paths=st.sets(st.sampled_from(PATHS), max_size=len(PATHS) - 1),
+    dead_planes=st.sets(st.integers(0, PLANES - 1), max_size=PLANES - 1),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(imp=impairments, sizes=st.lists(st.integers(1, 20000), min_size=1, max_size=4),
+       seed=st.integers(0, 2**16))
+def test_every_message_arrives_byte_exact_while_a_path_lives(imp, sizes, seed):
+    alive = [p for p in PATHS if p not in imp.dead_paths and p[1] not in imp.dead_planes]
+    if not alive:
+        imp.dead_paths.discard(PATHS[seed % len(PATHS)])
+        imp.dead_planes.discard(PATHS[seed % len(PATHS)][1])
+    net, a, b = pair(imp, seed, TransportParams(payload_size=512))
+    msgs, off = [], 0
+    for i, n in enumerate(sizes):
+        data = payload(n, seed + i)
+        a.conn.write(data, off)
+        b.conn.write(data[::-1], off)          # both directions at once
+        msgs.append((off, data))
+        off += n
+    done = lambda: all(len(net.events(x, WriteComplete)) == len(sizes) for x in "ab")
+    assert net.run_until(done, timeout=30.0), (a.conn.stats(), net.now)
+    for name, ep, flip in (("b", b, False), ("a", a, True)):
+        got = {(e.offset, e.length) for e in net.events(name, MessageComplete)}
+        assert got == {(o, len(d)) for o, d in msgs}
+        for o, d in msgs:
+            assert bytes(ep.conn.recv_buffer[o:o + len(d)]) == (d[::-1] if flip else d)
+
+
+def test_black_holed_ev_is_retired_within_a_few_packets_and_gets_no_new_data():
+    dead = (2, 1)
+    net, a, b = pair(Impairments(dead_paths={dead}))
+    a.conn.write(payload(300_000, 1), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    changes = [e for e in net.events("a", PathStateChanged) if (e.ev, e.plane) == dead]
+    assert changes and changes[0].new == "ASSUMED_BAD"
+    t_bad = changes[0].time
+    sent_on_dead = [r for r in net.data_sent("a") if (r.ev, r.plane) == dead]
+    # at most its share of the first window was in flight before it was caught, within ~2 RTTs
+    before = [r for r in sent_on_dead if r.time <= t_bad]
+    assert len(before) <= TransportParams().cwnd_init // len(PATHS) + 1
+    assert t_bad - before[0].time <= 4 * net.imp.delay + 1e-9
+    assert not [r for r in sent_on_dead if r.time > t_bad]
+    assert a.conn.health.state_name(PATHS.index(dead)) == "ASSUMED_BAD"
+    # every other path carried data, and spraying kept consecutive packets on different planes
+    planes = [r.plane for r in net.data_sent("a")]
+    assert all(p != q for p, q in zip(planes, planes[1:]))
+
+
+def test_probes_bring_a_repaired_ev_back():
+    dead = (1, 3)
+    p = TransportParams(probe_interval=0.01, probe_successes=3)
+    net, a, b = pair(Impairments(dead_paths={dead}), params=p)
+    a.conn.write(payload(50_000, 2), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    pid = PATHS.index(dead)
+    assert a.conn.health.state_name(pid) == "ASSUMED_BAD"
+    net.run_for(0.1)                                     # still dead: stays retired
+    assert a.conn.health.state_name(pid) == "ASSUMED_BAD"
+    probes = [r for r in net.log if isinstance(r.header, wire.ProbeHeader)
+              and not r.header.reply and (r.ev, r.plane) == dead]
+    assert len(probes) >= 5
+    net.imp.dead_paths.clear()
+    t_repair = net.now
+    net.run_for(0.1)
+    back = [e for e in net.events("a", PathStateChanged) if (e.ev, e.plane) == dead and e.new == "GOOD"]
+    assert back and back[0].reason == "probes_ok"
+    assert back[0].time - t_repair <= p.probe_interval + 0.001
+    a.conn.write(payload(50_000, 3), 0)
+    assert net.run_until(all_written(net, "a", 2), timeout=5)
+    assert [r for r in net.data_sent("a") if (r.ev, r.plane) == dead and r.time > back[0].time]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), loss=st.sampled_from([0.05, 0.2]), trim=st.sampled_from([0, 0.2]))
+def test_a_retransmission_never_reuses_the_ev_it_was_lost_on(seed, loss, trim):
+    net, a, b = pair(Impairments(loss=loss, trim=trim, dead_paths={(0, 0), (3, 2)}), seed)
+    a.conn.write(payload(60_000, seed), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=10)
+    last_lost_on = {}
+    checked = 0
+    for r in net.data_sent("a"):
+        psn = r.header.psn
+        if psn in last_lost_on:
+            assert (r.ev, r.plane) != last_lost_on.pop(psn)
+            checked += 1
+        if r.fate != "delivered":
+            last_lost_on[psn] = (r.ev, r.plane)
+    assert checked > 0
+
+
+def test_trim_is_congestion_not_failure():
+    net, a, b = pair(Impairments(trim=0.2), seed=5)
+    a.conn.write(payload(100_000, 5), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    c = a.conn.counters
+    assert c.nacks_received > 0 and b.conn.counters.trims_seen == c.nacks_received
+    assert c.timeouts == 0 and c.sack_losses == 0
+    assert not [e for e in net.events("a", PathStateChanged) if e.new == "ASSUMED_BAD"]
+
+
+def test_ecn_echo_skips_the_ev_then_it_returns():
+    p = TransportParams(skip_time=0.002)
+    net, a, b = pair(Impairments(ecn=0.05), seed=3, params=p)
+    a.conn.write(payload(100_000, 3), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    skips = [e for e in net.events("a", PathStateChanged) if e.new == "SKIP"]
+    assert skips and all(e.reason == "ecn_echo" for e in skips)
+    assert a.conn.counters.ecn_echoes > 0
+    net.run_for(0.01)
+    assert all(s == 0 for s in a.conn.health.state)     # all GOOD again
+
+
+def test_whole_plane_down_and_all_but_one_path_down():
+    for imp in (Impairments(dead_planes={0}),
+                Impairments(dead_paths=set(PATHS[1:]))):
+        net, a, b = pair(imp, seed=7)
+        data = payload(40_000, 7)
+        a.conn.write(data, 100)
+        assert net.run_until(all_written(net, "a", 1), timeout=10)
+        assert bytes(b.conn.recv_buffer[100:100 + len(data)]) == data
+
+
+def test_floor_keeps_min_usable_paths_when_everything_times_out():
+    p = TransportParams(min_usable_paths=2)
+    net, a, b = pair(Impairments(dead_planes=set(range(PLANES))), params=p)
+    a.conn.write(payload(30_000, 1), 0)
+    net.run_for(0.5)
+    assert a.conn.health.usable == 2 and a.conn.health.floor_holds > 0
+    net.imp.dead_planes.clear()
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+
+
+def test_ack_coalescing_in_order():
+    net, a, b = pair()
+    a.conn.write(payload(1024 * 400, 9), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    data = b.conn.counters.data_received
+    assert data == 400
+    assert b.conn.counters.acks_sent <= data / 2           # ack_every = 4, plus batch flushes
+
+
+def test_rtt_and_rto_follow_rfc6298_with_clamps():
+    p = TransportParams(rto_min=0.001, rto_max=0.5)
+    net, a, b = pair(Impairments(delay=0.002), params=p)
+    a.conn.write(payload(20_000, 1), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    s = a.conn.sender
+    assert 0.0039 <= s.srtt <= 0.0045
+    assert p.rto_min <= s.rto <= p.rto_max and s.rto >= s.srtt
