@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One-time setup of the MRC lab (root; idempotent; Debian 12 / Ubuntu 22.04+).
+#   sudo ./setup.sh
+# Installs the apt packages, makes the project venv .venv (from
+# /usr/bin/python3 with system site-packages, so apt's Mininet is visible),
+# installs the pinned Python requirements and the project into it, builds
+# the switch port program, and starts Open vSwitch. Re-running it changes
+# nothing and takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root: sudo ./setup.sh"
+command -v apt-get >/dev/null || die "needs apt (Debian 12 or Ubuntu 22.04+)"
+
+APT_PACKAGES=(mininet openvswitch-switch ethtool iputils-ping iproute2 tcpdump
+              clang llvm libbpf-dev linux-libc-dev gcc python3-venv python3-dev)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    say "installing apt packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+    say "apt packages present"
+fi
+# bpftool is its own package on Debian, part of linux-tools on Ubuntu; the
+# lab does not need it (the loader uses tc and the bpf syscall), so it is
+# only installed where the package exists.
+if ! command -v bpftool >/dev/null && apt-cache show bpftool >/dev/null 2>&1; then
+    apt-get install -y -qq bpftool >/dev/null || true
+fi
+
+PY=/usr/bin/python3
+"$PY" -c 'import mininet.net' 2>/dev/null || die "apt's mininet is not importable by $PY"
+if [ ! -x .venv/bin/python ]; then
+    say "creating .venv"
+    "$PY" -m venv --system-site-packages .venv
+fi
+stamp=.venv/.requirements.sha256
+want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "installing pinned Python requirements into .venv"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+    echo "$want" > "$stamp"
+else
+    say "Python requirements up to date"
+fi
+.venv/bin/python -c 'import os_ken, scapy, mininet, matplotlib, typer, mrc_host, topologies, lab' \
+    || die "the venv cannot import the lab's packages"
+
+say "building the switch port program"
+if [ ! -f build/port_program.o ] || [ topologies/port_program.c -nt build/port_program.o ]; then
+    sh topologies/build_port_program.sh build/port_program.o
+fi
+
+# Open vSwitch: started here so the lab finds it running (the lab starts it too if needed).
+if ! ovs-vsctl --timeout=3 show >/dev/null 2>&1; then
+    say "starting Open vSwitch"
+    /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random >/dev/null
+fi
+say "done. Next: sudo python lab/run.py check"
