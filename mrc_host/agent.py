@@ -1,0 +1,380 @@
+"""Socket adapter: one Agent per host drives the sans-IO cores over UDP.
+
+Single-threaded, ``selectors`` event loop (no asyncio: fewer layers per
+packet). Sockets:
+- receive: one socket on ``0.0.0.0:4793`` (baseline: 4794), or one per
+  address in ``listen_ips``; IP_RECVTOS gives each datagram's TOS so CE
+  can be passed to the core; big SO_RCVBUF; read with ``recvmsg_into`` into
+  one preallocated buffer.
+- send: one socket per (plane, ev), bound to (plane ip, 0xC000 + ev) with
+  IP_TOS = ECT(0): the EV rides in the UDP source port, the plane is the
+  NIC port the socket's address belongs to.
+
+Usage (inside a host's network namespace):
+
+    agent = Agent(AgentConfig.from_json("h1.json"))
+    agent.register_buffer("h2", bytearray(1 << 24))      # where h2's writes land
+    h = agent.write("h2", data, remote_offset=0, msg_id=7)
+    agent.wait([h], timeout=5.0)                          # True when acked
+    ev = agent.wait_message("h0", msg_id=7, timeout=5.0)  # MessageComplete or None
+    agent.close()
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import selectors
+import socket
+import sys
+import time
+import zlib
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable
+
+from . import wire
+from .baseline import BaselineConnection
+from .connection import MrcConnection, make_paths
+from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
+from .params import TransportParams
+
+IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
+RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
+
+
+@dataclass
+class AgentConfig:
+    """Everything one host agent needs; loadable from JSON.
+
+    host_id: this host's name
+    plane_ips: this host's IP on each plane (index = plane)
+    peers: peer host id -> its per-plane IPs
+    evs: EVs used on every plane (range(8))
+    payload_size: DATA payload bytes (1024)
+    transport: "mrc" or "baseline"
+    policy: path selection policy name ("round_robin"); cc: "aimd" or "fixed"
+    params: TransportParams overrides, e.g. {"rto_min": 0.02}
+    listen_ips: receive on these addresses instead of 0.0.0.0 (several agents
+        in one namespace, e.g. the loopback benchmark)
+    rcvbuf / sndbuf: socket buffer sizes requested (8 MiB / 4 MiB)
+    recv_buffer_size: size of the default receive buffer per peer (16 MiB)
+    stats_path: file the JSON-lines counters and path transitions go to (None)
+    """
+
+    host_id: str
+    plane_ips: list
+    peers: dict
+    evs: list = field(default_factory=lambda: list(range(8)))
+    payload_size: int = 1024
+    transport: str = "mrc"
+    policy: str = "round_robin"
+    cc: str = "aimd"
+    params: dict = field(default_factory=dict)
+    listen_ips: list | None = None
+    rcvbuf: int = 8 << 20
+    sndbuf: int = 4 << 20
+    recv_buffer_size: int = 16 << 20
+    stats_path: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AgentConfig":
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, path_or_text: str) -> "AgentConfig":
+        text = path_or_text if path_or_text.lstrip().startswith("{") else open(path_or_text).read()
+        return cls.from_dict(json.loads(text))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    def transport_params(self) -> TransportParams:
+        return TransportParams.from_dict({"payload_size": self.payload_size, **self.params})
+
+
+class WriteHandle:
+    """An outgoing message; ``done`` becomes True when the peer acked all of it."""
+
+    __slots__ = ("peer", "msg_id", "length", "done", "t_start", "t_done")
+
+    def __init__(self, peer, msg_id, length, now):
+        self.peer, self.msg_id, self.length = peer, msg_id, length
+        self.done = False
+        self.t_start, self.t_done = now, None
+
+    def __repr__(self):
+        return f"WriteHandle({self.peer!r}, {self.msg_id}, done={self.done})"
+
+
+def conn_id_for(src: str, dst: str) -> int:
+    """Stable connection id of the src -> dst direction (non-zero)."""
+    return zlib.crc32(f"{src}->{dst}".encode()) or 1
+
+
+class Agent:
+    """MRC (or baseline) host agent: sockets, timers and the protocol cores.
+
+    config: AgentConfig
+    clock: time source in seconds (time.monotonic)
+    on_message: optional callback(peer, MessageComplete) for arrived messages
+    """
+
+    def __init__(self, config: AgentConfig, clock: Callable[[], float] = time.monotonic,
+                 on_message: Callable | None = None):
+        self.config = config
+        self.clock = clock
+        self.on_message = on_message
+        self.port = wire.MRC_PORT if config.transport == "mrc" else wire.BASELINE_PORT
+        self.params = config.transport_params()
+        self.garbage = 0                 # datagrams dropped before reaching a connection
+        self.send_errors = 0
+        self.transitions: list[PathStateChanged] = []
+        self.messages: dict[tuple, MessageComplete] = {}   # (peer, msg_id) -> arrived message
+        self.arrivals: deque = deque()                     # arrival order of (peer, msg_id)
+        self.handles: dict[tuple, WriteHandle] = {}
+        self._stats_file = open(config.stats_path, "a") if config.stats_path else None
+        self.sel = selectors.DefaultSelector()
+        self._rbuf = bytearray(65536)
+        self._rview = memoryview(self._rbuf)
+        self._open_sockets()
+        self._make_connections()
+
+    # --- setup ------------------------------------------------------------------------------
+    def _open_sockets(self) -> None:
+        cfg = self.config
+        self.recv_socks = []
+        for ip in (cfg.listen_ips or ["0.0.0.0"]):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
+            s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+            s.bind((ip, self.port))
+            s.setblocking(False)
+            self.sel.register(s, selectors.EVENT_READ)
+            self.recv_socks.append(s)
+        # send_socks[plane][ev]
+        self.send_socks: list[dict[int, socket.socket]] = []
+        for ip in cfg.plane_ips:
+            per_ev = {}
+            for ev in cfg.evs:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, cfg.sndbuf)
+                s.bind((ip, wire.ev_to_port(ev)))
+                per_ev[ev] = s
+            self.send_socks.append(per_ev)
+
+    def _make_connections(self) -> None:
+        cfg = self.config
+        paths = make_paths(range(len(cfg.plane_ips)), cfg.evs)
+        self.conns: dict[str, object] = {}
+        self.peer_addrs: dict[str, list] = {}
+        self.ip_to_peer: dict[str, tuple] = {}      # source ip -> (peer, plane, conn)
+        for peer, ips in cfg.peers.items():
+            if len(ips) != len(cfg.plane_ips):
+                raise ValueError(f"peer {peer}: {len(ips)} plane IPs, we have {len(cfg.plane_ips)}")
+            cid = conn_id_for(cfg.host_id, peer)
+            if cfg.transport == "mrc":
+                conn = MrcConnection(cid, paths, self.params, peer=peer, policy=cfg.policy,
+                                     cc=cfg.cc, recv_buffer_size=cfg.recv_buffer_size)
+            elif cfg.transport == "baseline":
+                conn = BaselineConnection(cid, paths, self.params, peer=peer,
+                                          recv_buffer_size=cfg.recv_buffer_size,
+                                          flow_key=(cfg.host_id, peer))
+            else:
+                raise ValueError(f"unknown transport {cfg.transport!r}")
+            self.conns[peer] = conn
+            self.peer_addrs[peer] = [(ip, self.port) for ip in ips]
+            for plane, ip in enumerate(ips):
+                self.ip_to_peer[ip] = (peer, plane, conn)
+        self._conn_list = list(self.conns.items())
+
+    # --- user API ------------------------------------------------------------------------------
+    def register_buffer(self, peer: str, buffer) -> None:
+        """Messages from ``peer`` are placed into ``buffer`` (writable) at their remote offsets."""
+        self.conns[peer].set_recv_buffer(buffer)
+
+    def recv_buffer(self, peer: str) -> memoryview:
+        return self.conns[peer].recv_buffer
+
+    def write(self, peer: str, data, remote_offset: int, msg_id: int | None = None) -> WriteHandle:
+        """Send ``data`` to land at ``remote_offset`` of ``peer``'s buffer for us."""
+        conn = self.conns[peer]
+        mid = conn.write(data, remote_offset, msg_id)
+        h = WriteHandle(peer, mid, len(data), self.clock())
+        self.handles[(peer, mid)] = h
+        return h
+
+    def wait(self, handles: Iterable[WriteHandle], timeout: float) -> bool:
+        """Drive I/O until every handle is done (True) or ``timeout`` s pass (False)."""
+        handles = list(handles)
+        return self.run_until(lambda: all(h.done for h in handles), timeout)
+
+    def wait_message(self, peer: str, msg_id: int | None = None, timeout: float = 10.0):
+        """Drive I/O until a message from ``peer`` (with ``msg_id``, or the oldest) has
+        arrived; pops and returns its MessageComplete, or None on timeout."""
+        def find():
+            if msg_id is not None:
+                return self.messages.pop((peer, msg_id), None)
+            for key in self.arrivals:
+                if key[0] == peer and key in self.messages:
+                    self.arrivals.remove(key)
+                    return self.messages.pop(key)
+            return None
+        result = []
+
+        def arrived() -> bool:
+            r = find()
+            if r is not None:
+                result.append(r)
+            return r is not None
+        return result[0] if self.run_until(arrived, timeout) else None
+
+    def run_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Drive I/O and timers until predicate() (True) or timeout (False)."""
+        end = self.clock() + timeout
+        while not predicate():
+            now = self.clock()
+            if now >= end:
+                return False
+            self.poll(min(end - now, 0.05))
+        return True
+
+    def poll(self, max_wait: float = 0.0) -> None:
+        """One loop iteration: timers, send, wait up to max_wait for input, read a batch, send."""
+        now = self.clock()
+        wait = max_wait
+        for _peer, conn in self._conn_list:
+            d = conn.next_deadline()
+            if d is not None:
+                if d <= now:
+                    conn.timer(now)
+                    d = conn.next_deadline()
+                if d is not None and d - now < wait:
+                    wait = max(d - now, 0.0)
+        self._send_all(now)
+        for key, _mask in self.sel.select(wait):
+            self._read(key.fileobj)
+        self._send_all(self.clock())
+
+    # --- I/O ----------------------------------------------------------------------------------
+    def _read(self, sock) -> None:
+        rview, rbuf = self._rview, [self._rview]
+        handle = self.handle_datagram
+        now = self.clock()
+        for _ in range(RECV_BATCH):
+            try:
+                n, anc, _flags, addr = sock.recvmsg_into(rbuf, 64)
+            except (BlockingIOError, InterruptedError):
+                break
+            tos = anc[0][2][0] if anc else 0
+            handle(rview[:n], addr, tos, now)
+
+    def handle_datagram(self, data, addr, tos: int, now: float) -> None:
+        """Hand one received datagram to its connection; garbage is counted, never raised."""
+        entry = self.ip_to_peer.get(addr[0])
+        if entry is None:
+            self.garbage += 1
+            return
+        _peer, plane, conn = entry
+        before = conn.counters.dropped
+        try:
+            conn.receive(data, now, (tos & 3) == 3, plane)
+        except Exception:       # a core bug must not kill the host agent; keep a count
+            self.garbage += 1
+        if conn.counters.dropped != before:
+            self.garbage += conn.counters.dropped - before
+
+    def _send_all(self, now: float) -> None:
+        socks = self.send_socks
+        for peer, conn in self._conn_list:
+            out = conn.datagrams_to_send(now)
+            if out:
+                addrs = self.peer_addrs[peer]
+                for dgram, ev, plane in out:
+                    try:
+                        socks[plane][ev].sendto(dgram, addrs[plane])
+                    except OSError as e:
+                        # a full or unreachable interface drops the packet, as a NIC would;
+                        # the transport recovers it
+                        if e.errno not in (errno.ENOBUFS, errno.EAGAIN, errno.ENETUNREACH,
+                                           errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.EPERM):
+                            raise
+                        self.send_errors += 1
+            self._drain_events(peer, conn)
+
+    def _drain_events(self, peer, conn) -> None:
+        ev = conn.next_event()
+        while ev is not None:
+            if isinstance(ev, WriteComplete):
+                h = self.handles.pop((peer, ev.msg_id), None)
+                if h is not None:
+                    h.done = True
+                    h.t_done = self.clock()
+            elif isinstance(ev, MessageComplete):
+                key = (peer, ev.msg_id)
+                self.messages[key] = ev
+                self.arrivals.append(key)
+                if len(self.arrivals) > 100000:
+                    self.arrivals.popleft()
+                if self.on_message is not None:
+                    self.on_message(peer, ev)
+            elif isinstance(ev, PathStateChanged):
+                self.transitions.append(ev)
+                if self._stats_file:
+                    self._stats_file.write(json.dumps({"type": "path", "host": self.config.host_id,
+                                                       **asdict(ev)}) + "\n")
+            elif isinstance(ev, ProtocolError):
+                pass   # counted in the connection's `dropped`
+            ev = conn.next_event()
+
+    # --- stats and teardown ------------------------------------------------------------------
+    def stats(self) -> dict:
+        return {"host": self.config.host_id, "transport": self.config.transport,
+                "time": self.clock(), "garbage": self.garbage, "send_errors": self.send_errors,
+                "peers": {peer: conn.stats() for peer, conn in self._conn_list}}
+
+    def dump_stats(self, stream=None) -> None:
+        """Write one JSON line of counters to ``stream`` (default: the stats file)."""
+        line = json.dumps({"type": "stats", **self.stats()}) + "\n"
+        target = stream or self._stats_file
+        if target is not None:
+            target.write(line)
+            target.flush()
+
+    def close(self) -> None:
+        if self._stats_file:
+            self.dump_stats()
+            self._stats_file.close()
+            self._stats_file = None
+        for s in self.recv_socks:
+            self.sel.unregister(s)
+            s.close()
+        for per_ev in self.send_socks:
+            for s in per_ev.values():
+                s.close()
+        self.sel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def main(argv=None) -> int:
+    """``python -m mrc_host.agent CONFIG.json [--serve SECONDS]``: run an agent that
+    receives (and answers) for a while, then prints its counters."""
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("config")
+    ap.add_argument("--serve", type=float, default=10.0)
+    a = ap.parse_args(argv)
+    with Agent(AgentConfig.from_json(a.config)) as agent:
+        agent.run_until(lambda: False, a.serve)
+        agent.dump_stats(sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
