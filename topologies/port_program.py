@@ -57,7 +57,9 @@ REPO = Path(__file__).resolve().parent.parent
 OBJECT = REPO / "build" / "port_program.o"
 BUILD_SCRIPT = REPO / "topologies" / "build_port_program.sh"
 BPFFS = Path("/sys/fs/bpf")
-PIN_ROOT = BPFFS / "mrclab"
+# every lab pin lives below PIN_ROOT (cleanup_all removes it); tests use
+# their own root so a concurrent lab cleanup does not pull ports from under them
+PIN_ROOT = Path(os.environ.get("MRCLAB_BPF_PINS", str(BPFFS / "mrclab")))
 
 # qdisc layout (tc classids); the program writes these into skb->priority
 HTB_HANDLE = 0x0001_0000
@@ -388,6 +390,7 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
     d = load()
     m = _maps(d)
     idx = {name: _ifindex(name) for name in ports}
+    _prune(m)
     # config, state and counters first: the program ignores ports without them
     for name, c in ports.items():
         i = idx[name]
@@ -401,6 +404,16 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
     except PortProgramError as e:
         raise PortProgramError(f"attaching the port program failed ({e}); the kernel "
                                "needs clsact (CONFIG_NET_SCH_INGRESS), htb and cls_bpf")
+
+
+def _prune(m: _Maps) -> None:
+    """Drop map entries of interfaces that no longer exist (a torn-down fabric)."""
+    for i in list(m.cfg.keys()):
+        try:
+            socket.if_indextoname(i)
+        except OSError:
+            for mp in (m.cfg, m.state, m.stats):
+                mp.delete(i)
 
 
 def detach(ifname: str) -> None:
@@ -547,9 +560,12 @@ def reset_counters(ifname: Optional[str] = None) -> None:
 
 
 def qdisc_drops(ifname: str) -> int:
-    """Packets the port's real qdiscs dropped (must stay 0: the audit checks it)."""
+    """Packets the port's real (root) qdisc dropped: must stay 0, the audit checks it.
+
+    The clsact qdisc is left out: it counts the program's own TC_ACT_SHOT
+    verdicts, which the program's counters already name."""
     r = _run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname])
-    return sum(q.get("drops", 0) for q in json.loads(r.stdout or "[]"))
+    return sum(q.get("drops", 0) for q in json.loads(r.stdout or "[]") if q.get("root"))
 
 
 def qdisc_backlog(ifname: str) -> int:
