@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Build, verify and tear down the default fabric N times; print the seconds.
+
+    sudo .venv/bin/python bench/fabric_build.py [--runs 3]
+
+Targets (issue 2, on a 2-core machine): build + verify <= 30 s, teardown <= 10 s.
+"""
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lab.check import run_check  # noqa: E402
+from lab.session import lab_session  # noqa: E402
+from topologies.fabric import DEFAULT_FABRIC  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    rows = []
+    for i in range(args.runs):
+        with lab_session(DEFAULT_FABRIC) as session:
+            result = run_check(session)
+        rows.append((session.timings["build_s"], result.verify_s, session.timings["teardown_s"],
+                     result.paths_ok, result.paths_total, result.ok))
+        print(f"run {i + 1}: build {rows[-1][0]:.2f} s, verify {rows[-1][1]:.2f} s, "
+              f"teardown {rows[-1][2]:.2f} s, paths {result.paths_ok}/{result.paths_total}, "
+              f"conservation {result.conservation_received}/{result.conservation_sent}")
+    build = statistics.median(r[0] for r in rows)
+    verify = statistics.median(r[1] for r in rows)
+    teardown = statistics.median(r[2] for r in rows)
+    print(f"default fabric ({DEFAULT_FABRIC.switch_count} switches, {DEFAULT_FABRIC.hosts} hosts), "
+          f"median of {args.runs}: build {build:.2f} s + verify {verify:.2f} s = {build + verify:.2f} s "
+          f"(target <= 30), teardown {teardown:.2f} s (target <= 10)")
+    ok = all(r[5] for r in rows) and build + verify <= 30 and teardown <= 10
+    print("PASS" if ok else "FALLS SHORT")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
