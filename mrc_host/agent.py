@@ -149,6 +149,8 @@ class Agent:
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
             s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+            # lets agents sharing a namespace (benchmark) bind 0.0.0.0 and specific IPs
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((ip, self.port))
             s.setblocking(False)
             self.sel.register(s, selectors.EVENT_READ)
@@ -254,22 +256,28 @@ class Agent:
                 if d is not None and d - now < wait:
                     wait = max(d - now, 0.0)
         self._send_all(now)
-        for key, _mask in self.sel.select(wait):
-            self._read(key.fileobj)
+        ready = self.sel.select(wait)
+        if ready:
+            self._read([key.fileobj for key, _mask in ready])
         self._send_all(self.clock())
 
     # --- I/O ----------------------------------------------------------------------------------
-    def _read(self, sock) -> None:
+    def _read(self, socks: list) -> None:
+        """Read up to RECV_BATCH datagrams, one from each ready socket in turn, so that
+        packets sprayed over several receive sockets are seen close to arrival order."""
         rview, rbuf = self._rview, [self._rview]
         handle = self.handle_datagram
         now = self.clock()
-        for _ in range(RECV_BATCH):
-            try:
-                n, anc, _flags, addr = sock.recvmsg_into(rbuf, 64)
-            except (BlockingIOError, InterruptedError):
-                break
-            tos = anc[0][2][0] if anc else 0
-            handle(rview[:n], addr, tos, now)
+        budget = RECV_BATCH
+        while socks and budget > 0:
+            for sock in tuple(socks):
+                try:
+                    n, anc, _flags, addr = sock.recvmsg_into(rbuf, 64)
+                except (BlockingIOError, InterruptedError):
+                    socks.remove(sock)
+                    continue
+                budget -= 1
+                handle(rview[:n], addr, anc[0][2][0] if anc else 0, now)
 
     def handle_datagram(self, data, addr, tos: int, now: float) -> None:
         """Hand one received datagram to its connection; garbage is counted, never raised."""
