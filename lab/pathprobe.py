@@ -41,19 +41,18 @@ def wait_for(path: str, timeout: float = 30.0) -> None:
 
 
 class EvSockets:
-    """One UDP socket per (plane, EV), bound to the EV's source port."""
+    """One UDP socket per (plane, EV), bound to the EV's source port on the plane's IP."""
 
     def __init__(self, spec: FabricSpec, host: int):
         self.spec, self.host, self.socks = spec, host, {}
 
-    def get(self, ev: int) -> socket.socket:
-        sock = self.socks.get(ev)
+    def get(self, plane: int, ev: int) -> socket.socket:
+        sock = self.socks.get((plane, ev))
         if sock is None:
-            plane = self.spec.ev_path(ev).plane
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
             sock.bind((self.spec.host_ip(self.host, plane), EV_PORT_BASE + ev))
-            self.socks[ev] = sock
+            self.socks[(plane, ev)] = sock
         return sock
 
 
@@ -62,10 +61,10 @@ def expected_paths(spec: FabricSpec, src: int, dst: int):
     same_rack = spec.rack_of(src) == spec.rack_of(dst)
     for plane in range(spec.planes):
         if same_rack:
-            yield plane, None, spec.evs_of_plane(plane)[0]
+            yield plane, None, spec.evs[0]
         else:
             for t1 in range(spec.spines):
-                yield plane, t1, spec.evs_for_path(plane, t1)[0]
+                yield plane, t1, spec.evs_for_t1(t1)[0]
 
 
 def run_paths(spec: FabricSpec, host: int, go: str, timeout: float) -> dict:
@@ -85,7 +84,7 @@ def run_paths(spec: FabricSpec, host: int, go: str, timeout: float) -> dict:
             continue
         for plane, t1, ev in expected_paths(spec, host, dst):
             body = json.dumps({"src": host, "dst": dst, "plane": plane, "t1": t1, "ev": ev}).encode()
-            socks.get(ev).sendto(MAGIC + body, (spec.host_ip(dst, plane), MRC_PORT))
+            socks.get(plane, ev).sendto(MAGIC + body, (spec.host_ip(dst, plane), MRC_PORT))
     received = []
     deadline = time.monotonic() + timeout
     while len(received) < want and time.monotonic() < deadline:
@@ -121,9 +120,10 @@ def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: in
     rx.setblocking(False)
     peer = (host + spec.hosts_per_rack) % spec.hosts
     socks = EvSockets(spec, host)
-    evs = list(range(spec.ev_space))
-    for ev in evs:
-        socks.get(ev).setblocking(False)
+    # round robin over every (plane, EV), consecutive packets on different planes
+    paths = [(plane, ev) for ev in spec.evs for plane in range(spec.planes)]
+    for plane, ev in paths:
+        socks.get(plane, ev).setblocking(False)
     # Per-host rate: `load` of its NIC, scaled down when a rack's hosts
     # share fewer uplinks than they have NIC ports (spines < hosts_per_rack).
     rate_bps = load * spec.host_capacity_bps * min(1.0, spec.spines / spec.hosts_per_rack)
@@ -142,9 +142,9 @@ def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: in
         if now >= end:
             break
         while next_send <= now:
-            ev = evs[i % len(evs)]
+            plane, ev = paths[i % len(paths)]
             try:
-                socks.get(ev).sendto(data, (spec.host_ip(peer, spec.ev_path(ev).plane), MRC_PORT))
+                socks.get(plane, ev).sendto(data, (spec.host_ip(peer, plane), MRC_PORT))
                 sent += 1
                 i += 1
                 next_send += interval

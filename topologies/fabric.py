@@ -61,7 +61,8 @@ class FabricSpec:
     spines: T1 switches per plane (2)
     hosts_per_rack: hosts under each T0 (2)
     link_mbps: rate of every link, Mb/s (10)
-    ev_space: entropy values the agents use, split equally across planes (64)
+    evs_per_plane: entropy values per plane; a connection sprays over
+        planes x evs_per_plane (plane, EV) pairs, EV e of any plane crossing T1 e % spines (8)
     mtu: IP MTU of every link, bytes (9000: jumbo frames, as AI fabrics use)
     """
 
@@ -70,7 +71,7 @@ class FabricSpec:
     spines: int = 2
     hosts_per_rack: int = 2
     link_mbps: float = 10.0
-    ev_space: int = 64
+    evs_per_plane: int = 8
     mtu: int = 9000
 
     def __post_init__(self) -> None:
@@ -79,7 +80,7 @@ class FabricSpec:
             "racks": (1, 200),
             "spines": (1, 64),
             "hosts_per_rack": (1, 200),
-            "ev_space": (1, 16384),
+            "evs_per_plane": (1, 16384),
             "mtu": (1280, 9000),
         }
         for name, (low, high) in limits.items():
@@ -88,12 +89,9 @@ class FabricSpec:
                 raise FabricError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
         if not isinstance(self.link_mbps, (int, float)) or not 0.1 <= self.link_mbps <= 10_000:
             raise FabricError(f"link_mbps must be a number in [0.1, 10000], got {self.link_mbps!r}")
-        if self.ev_space % self.planes:
-            raise FabricError(f"ev_space ({self.ev_space}) must be a multiple of planes ({self.planes})")
-        if self.ev_space < self.planes * self.spines:
+        if self.evs_per_plane < self.spines:
             raise FabricError(
-                f"ev_space ({self.ev_space}) must cover every path: at least planes x spines = "
-                f"{self.planes * self.spines}"
+                f"evs_per_plane ({self.evs_per_plane}) must cover every T1: at least spines = {self.spines}"
             )
 
     # ---- sizes ---------------------------------------------------------
@@ -212,17 +210,19 @@ class FabricSpec:
         return self.t0_name(plane, index) if tier == 0 else self.t1_name(plane, index)
 
     # ---- entropy values -> paths -------------------------------------------
-    def ev_path(self, ev: int) -> Path:
-        """The (plane, T1) an EV selects: EVs are split equally across planes."""
-        if not 0 <= ev < self.ev_space:
-            raise FabricError(f"EV {ev} outside 0..{self.ev_space - 1}")
-        return Path(plane=ev % self.planes, t1=(ev // self.planes) % self.spines)
+    @property
+    def evs(self) -> list[int]:
+        """The EVs of every plane (the plane itself is the NIC port)."""
+        return list(range(self.evs_per_plane))
 
-    def evs_of_plane(self, plane: int) -> list[int]:
-        return list(range(plane, self.ev_space, self.planes))
+    def ev_t1(self, ev: int) -> int:
+        """The T1 an EV selects, on whichever plane it is sent."""
+        if not 0 <= ev < self.evs_per_plane:
+            raise FabricError(f"EV {ev} outside 0..{self.evs_per_plane - 1}")
+        return ev % self.spines
 
-    def evs_for_path(self, plane: int, t1: int) -> list[int]:
-        return [ev for ev in self.evs_of_plane(plane) if self.ev_path(ev).t1 == t1]
+    def evs_for_t1(self, t1: int) -> list[int]:
+        return [ev for ev in self.evs if self.ev_t1(ev) == t1]
 
     def paths(self) -> list[Path]:
         return [Path(p, s) for p in range(self.planes) for s in range(self.spines)]
@@ -256,7 +256,7 @@ class FabricSpec:
             "spines": self.spines,
             "hosts_per_rack": self.hosts_per_rack,
             "link_mbps": self.link_mbps,
-            "ev_space": self.ev_space,
+            "evs_per_plane": self.evs_per_plane,
             "mtu": self.mtu,
         }
 

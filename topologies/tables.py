@@ -74,7 +74,7 @@ def _t0_table(spec: FabricSpec, plane: int, rack: int) -> SwitchTable:
                 (("output", spec.t0_host_port(h)),),
             )
         )
-    for ev in spec.evs_of_plane(plane):
+    for ev in spec.evs:
         flows.append(
             Flow(
                 PRIO_EV,
@@ -84,7 +84,7 @@ def _t0_table(spec: FabricSpec, plane: int, rack: int) -> SwitchTable:
                     ("udp_dst", MRC_PORT),
                     ("udp_src", EV_PORT_BASE + ev),
                 ),
-                (("output", spec.t0_uplink_port(spec.ev_path(ev).t1)),),
+                (("output", spec.t0_uplink_port(spec.ev_t1(ev))),),
             )
         )
     flows.append(Flow(PRIO_DEFAULT, (("eth_type", ETH_TYPE_IPV4),), (("group", ECMP_GROUP),)))

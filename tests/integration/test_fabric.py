@@ -17,7 +17,7 @@ from topologies.fabric import FabricSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "lab" / "run.py"
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, ev_space=8)
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2)
 
 
 def sysctl(name):
@@ -60,7 +60,7 @@ import sys, time
 sys.path.insert(0, {root!r})
 from lab.session import lab_session
 from topologies.fabric import FabricSpec
-with lab_session(FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, ev_space=8)):
+with lab_session(FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2)):
     print("BUILT", flush=True)
     time.sleep(120)
 """

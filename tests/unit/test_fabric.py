@@ -9,8 +9,8 @@ from topologies.tables import EV_PORT_BASE, MRC_PORT, all_tables, switch_table, 
 
 SPECS = [
     DEFAULT_FABRIC,
-    FabricSpec(planes=2, racks=3, spines=4, hosts_per_rack=1, ev_space=16),
-    FabricSpec(planes=4, racks=2, spines=3, hosts_per_rack=3, ev_space=24),
+    FabricSpec(planes=2, racks=3, spines=4, hosts_per_rack=1, evs_per_plane=4),
+    FabricSpec(planes=4, racks=2, spines=3, hosts_per_rack=3, evs_per_plane=7),
 ]
 
 
@@ -49,33 +49,31 @@ def test_links_follow_the_two_tier_plan(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS)
-def test_evs_are_split_equally_and_cover_every_path(spec):
-    per_plane = [len(spec.evs_of_plane(p)) for p in range(spec.planes)]
-    assert len(set(per_plane)) == 1 and sum(per_plane) == spec.ev_space
-    for path in spec.paths():
-        evs = spec.evs_for_path(path.plane, path.t1)
-        assert evs, f"no EV selects {path}"
-        assert all(spec.ev_path(ev) == path for ev in evs)
+def test_evs_cover_every_t1_as_evenly_as_possible(spec):
+    counts = [len(spec.evs_for_t1(t1)) for t1 in range(spec.spines)]
+    assert min(counts) >= 1 and max(counts) - min(counts) <= 1
+    assert sum(counts) == spec.evs_per_plane
+    assert all(spec.ev_t1(ev) == t1 for t1 in range(spec.spines) for ev in spec.evs_for_t1(t1))
 
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_static_tables_route_every_ev_through_its_t1(spec):
     for src, dst in itertools.permutations(range(spec.hosts), 2):
-        for ev in range(spec.ev_space):
-            path = spec.ev_path(ev)
-            hops, mark = trace(spec, src, dst, path.plane, ev)
-            if spec.rack_of(src) == spec.rack_of(dst):
-                assert mark is None and len(hops) == 1
-            else:
-                assert mark == spec.t1_mac(path.plane, path.t1)
-                assert hops[1][0] == spec.t1_name(path.plane, path.t1)
+        for plane in range(spec.planes):
+            for ev in spec.evs:
+                hops, mark = trace(spec, src, dst, plane, ev)
+                if spec.rack_of(src) == spec.rack_of(dst):
+                    assert mark is None and len(hops) == 1
+                else:
+                    assert mark == spec.t1_mac(plane, spec.ev_t1(ev))
+                    assert hops[1][0] == spec.t1_name(plane, spec.ev_t1(ev))
 
 
 def test_t0_table_has_one_entry_per_ev_of_its_plane():
     spec = DEFAULT_FABRIC
     table = switch_table(spec, spec.t0_name(3, 1))
     ev_flows = [f for f in table.flows if ("udp_dst", MRC_PORT) in f.match]
-    assert sorted(dict(f.match)["udp_src"] - EV_PORT_BASE for f in ev_flows) == spec.evs_of_plane(3)
+    assert sorted(dict(f.match)["udp_src"] - EV_PORT_BASE for f in ev_flows) == spec.evs
     assert len(all_tables(spec)) == spec.switch_count
 
 
@@ -91,8 +89,8 @@ def test_non_mrc_traffic_takes_the_ecmp_group():
         ({"planes": 0}, "planes"),
         ({"racks": 1.5}, "racks"),
         ({"link_mbps": -1}, "link_mbps"),
-        ({"ev_space": 60}, "multiple of planes"),
-        ({"ev_space": 8}, "every path"),
+        ({"evs_per_plane": 0}, "evs_per_plane"),
+        ({"evs_per_plane": 1}, "every T1"),
     ],
 )
 def test_bad_fabric_is_refused_with_the_field_named(kwargs, words):
