@@ -130,6 +130,7 @@ class Agent:
         self.params = config.transport_params()
         self.garbage = 0                 # datagrams dropped before reaching a connection
         self.send_errors = 0
+        self.internal_errors = 0         # exceptions from a core (a bug): counted, not fatal
         self.transitions: list[PathStateChanged] = []
         self.messages: dict[tuple, MessageComplete] = {}   # (peer, msg_id) -> arrived message
         self.arrivals: deque = deque()                     # arrival order of (peer, msg_id)
@@ -291,6 +292,7 @@ class Agent:
             conn.receive(data, now, (tos & 3) == 3, plane)
         except Exception:       # a core bug must not kill the host agent; keep a count
             self.garbage += 1
+            self.internal_errors += 1
         if conn.counters.dropped != before:
             self.garbage += conn.counters.dropped - before
 
@@ -341,6 +343,7 @@ class Agent:
     def stats(self) -> dict:
         return {"host": self.config.host_id, "transport": self.config.transport,
                 "time": self.clock(), "garbage": self.garbage, "send_errors": self.send_errors,
+                "internal_errors": self.internal_errors,
                 "peers": {peer: conn.stats() for peer, conn in self._conn_list}}
 
     def dump_stats(self, stream=None) -> None:
