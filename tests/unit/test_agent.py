@@ -79,3 +79,17 @@ def test_config_json_roundtrip():
     ca, _ = configs(params={"rto_min": 0.02})
     again = AgentConfig.from_json(ca.to_json())
     assert again == ca and again.transport_params().rto_min == 0.02
+
+
+def test_ce_mark_in_ip_tos_reaches_the_core_as_ecn():
+    ca, cb = configs(base=50)
+    with Agent(ca) as a:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECN_CE)
+        s.bind((cb.plane_ips[1], wire.EV_PORT_BASE + 2))
+        s.sendto(wire.encode_data(0, 2, 1, 9, 1, 0, 0, 10, b"0123456789"),
+                 (ca.plane_ips[1], wire.MRC_PORT))
+        s.close()
+        conn = a.conns["b"]
+        assert drive([a], lambda: conn.counters.data_received == 1, timeout=2)
+        assert conn.counters.ecn_ce_received == 1 and bytes(conn.recv_buffer[:10]) == b"0123456789"
