@@ -35,6 +35,9 @@
 #define T_PROBE_REPLY   5
 #define FL_TRIMMED      0x02
 #define MRC_COMMON_LEN  12
+/* skb->tc_index of a trimmed packet sent round again (see port_egress);
+ * tc_index is otherwise unused since dsmark/tcindex left the kernel (6.3) */
+#define TRIM_PASS       0x4d52
 
 /* port_cfg.flags */
 #define CFG_TRIM        0x1  /* trim on congestion; clear = tail drop */
@@ -219,6 +222,12 @@ int port_egress(struct __sk_buff *skb)
 	__u64 now, backlog, elapsed, drained, rate;
 	int kind, verdict = V_PASS, mark = 0;
 
+	if (skb->tc_index == TRIM_PASS) {
+		/* second pass of a packet trimmed below: already counted and in
+		 * the virtual queue; now the qdisc sees its real, trimmed length */
+		skb->tc_index = 0;
+		return TC_ACT_OK;
+	}
 	cfg = bpf_map_lookup_elem(&port_cfg, &ifindex);
 	st = bpf_map_lookup_elem(&port_stats, &ifindex);
 	qs = bpf_map_lookup_elem(&port_state, &ifindex);
@@ -296,7 +305,13 @@ int port_egress(struct __sk_buff *skb)
 		ADD(st->trimmed_bytes, len);
 		if (cfg->prio_hi)
 			skb->priority = cfg->prio_hi;
-		return TC_ACT_OK;
+		/* The qdisc charges qdisc_skb_cb(skb)->pkt_len, computed before
+		 * this hook: returned as is, a trimmed header would cost htb a
+		 * full packet of link time (measured: links drained at ~0.6 of
+		 * their rate under trimming). Sending it through the device's
+		 * egress again recomputes pkt_len from the new length. */
+		skb->tc_index = TRIM_PASS;
+		return bpf_redirect(ifindex, 0);
 	}
 	if (mark && set_ce(skb, &p) == 0)
 		ADD(st->ecn_marked, 1);

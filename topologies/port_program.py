@@ -67,6 +67,7 @@ CLASS_ROOT = 0x0001_0001
 CLASS_HI = 0x0001_0010   # "1:10"
 CLASS_LO = 0x0001_0020   # "1:20"
 FILTER_PREF = 1
+HTB_BURST_S = 0.001
 FILTER_HANDLE = 1
 
 # flags (mirror port_program.c)
@@ -350,13 +351,18 @@ def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
         # (queue_limit bytes of packets of at least 42 bytes)
         limit = max(10_000, 4 * c.effective_queue_limit // 42)
         q = f"dev {ifname}"
+        # burst: tc's default is ~1 frame; 1 ms of line rate (>= 2 frames)
+        # tolerates late qdisc watchdog wakeups at high rates, and costs the
+        # real queue at most that much delay versus the virtual queue's model.
+        b = max(int(r * HTB_BURST_S / 8), 3028)
+        bb = f"burst {b} cburst {b} quantum 1514"
         lines += [
             f"qdisc add {q} root handle 1: htb default 20",
-            f"class add {q} parent 1: classid 1:1 htb rate {r}bit ceil {r}bit quantum 1514",
+            f"class add {q} parent 1: classid 1:1 htb rate {r}bit ceil {r}bit {bb}",
             f"class add {q} parent 1:1 classid 1:10 htb rate {r - lo}bit ceil {r}bit "
-            f"prio 0 quantum 1514",
+            f"prio 0 {bb}",
             f"class add {q} parent 1:1 classid 1:20 htb rate {lo}bit ceil {r}bit "
-            f"prio 1 quantum 1514",
+            f"prio 1 {bb}",
             f"qdisc add {q} parent 1:10 handle 10: pfifo limit {limit}",
             f"qdisc add {q} parent 1:20 handle 20: pfifo limit {limit}",
         ]
