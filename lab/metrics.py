@@ -1,0 +1,406 @@
+"""Metrics of one run: raw job records in, plain numbers out (no I/O).
+
+Every function here is pure: it takes the records the job runner produced
+(see "Records" below) and returns numbers, lists or dicts that JSON can hold
+(``None`` where a figure is undefined, never NaN or inf).
+
+Records (all times in seconds, run-relative, one monotonic clock)
+------------------------------------------------------------------
+iteration   {"transport", "iteration", "start", "end", "duration", "verified",
+             "rank_times": [[start, end], ...]}
+event       {"t", "kind", ...}; kinds used here:
+            "fault_start" / "fault_end": + "fault", "target", "transport"
+                (optional "paths": [[plane, ev], ...] naming the paths it cuts)
+            "path_state": + "transport", "host", "peer", "plane", "ev",
+                "old", "new", "reason"
+counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
+            ``Agent.stats()`` dict (counters under "peers") is accepted too
+fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}
+conservation {transport: {"sent", "received", "named_drops": {...},
+             "unexplained_per_link": {link: n}}}
+config      {"ranks": N, "buffer_bytes": S, "planes": P, "link_mbps": R,
+             "stall_factor": k (2.0), optional "spines", "hosts_per_rack"
+             (or the same keys under "fabric")}
+
+Definitions (DESIGN.md section 6)
+---------------------------------
+- P50/P99/P100: numpy linear percentiles of iteration duration.
+- clean median: median duration of the iterations that overlap no fault
+  window of their transport. If every iteration overlaps one, the overall
+  median is used instead (``clean_median_fallback`` = True) so stalls are
+  still defined.
+- stall: duration > k x clean median, k = ``stall_factor`` (default 2.0).
+- algbw = S / duration; busbw = algbw x 2(N-1)/N (nccl-tests ring
+  all-reduce convention); both reported in Mb/s from the median iteration.
+- efficiency = busbw / (P x R), of the median iteration.
+- ideal iteration time = 2(N-1)/N x S / (P x R): the ring moves 2(N-1)/N x S
+  bytes through each rank's P links of R; ``ideal_ratio`` = median / ideal
+  (so efficiency = 1 / ideal_ratio).
+- failover time: fault instant -> last new data packet on a dead path. The
+  agents log no per-packet send times, so it is approximated by the last
+  transition to ASSUMED_BAD of a path crossing the faulted element inside
+  the fault window: after it no affected path carries new data.
+- recovery time: fault end -> every affected path that was ASSUMED_BAD at
+  that moment is back to GOOD (back in use).
+- CPU-bound: see ``cpu_bound``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+DEFAULT_STALL_FACTOR = 2.0
+# Path states in order of badness: an aggregated row shows its worst member.
+STATE_ORDER = ("GOOD", "SKIP", "ASSUMED_BAD", "DENIED")
+# Agent stats that are not counts: summing them over hosts means nothing.
+NON_ADDITIVE = frozenset({"time", "srtt", "rto", "cwnd", "inflight"})
+_ALL_TRANSPORTS = (None, "", "all", "*", "both")
+
+
+# ---- iteration times -------------------------------------------------------------------------
+
+def durations(iterations: Iterable[Mapping]) -> np.ndarray:
+    """Durations (s) of the iterations, in the order given."""
+    return np.array([float(it["duration"]) for it in iterations], dtype=float)
+
+
+def percentiles(values: Sequence[float]) -> dict:
+    """P50, P99, P100 (max) of ``values`` (numpy linear); None for no values."""
+    if len(values) == 0:
+        return {"p50_s": None, "p99_s": None, "p100_s": None}
+    p50, p99, p100 = np.percentile(np.asarray(values, dtype=float), [50, 99, 100])
+    return {"p50_s": float(p50), "p99_s": float(p99), "p100_s": float(p100)}
+
+
+# ---- fault windows ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FaultWindow:
+    """One fault from its start to its end (``end`` None: never repaired)."""
+
+    fault: str
+    target: str
+    transport: str | None
+    start: float
+    end: float | None
+    paths: tuple | None = None   # ((plane, ev), ...) if the injector named them
+
+    @property
+    def stop(self) -> float:
+        return math.inf if self.end is None else self.end
+
+    def overlaps(self, start: float, end: float) -> bool:
+        """True if [start, end] shares any instant with the fault (an instant fault counts)."""
+        return start <= self.stop and end >= self.start
+
+
+def applies_to(event: Mapping, transport: str | None) -> bool:
+    """A fault event without a transport (or "all") applies to every transport."""
+    return transport is None or event.get("transport") in _ALL_TRANSPORTS or event.get("transport") == transport
+
+
+def fault_windows(events: Iterable[Mapping], transport: str | None = None) -> list[FaultWindow]:
+    """Pair fault_start/fault_end events (same transport, fault, target; first in, first out).
+
+    A start with no end gives an open window (end None); an end with no start
+    is ignored. Sorted by start time.
+    """
+    open_: dict[tuple, list[Mapping]] = {}
+    windows: list[FaultWindow] = []
+    for ev in sorted(events, key=lambda e: e["t"]):
+        kind = ev.get("kind")
+        if kind not in ("fault_start", "fault_end") or not applies_to(ev, transport):
+            continue
+        key = (ev.get("transport"), ev.get("fault"), ev.get("target"))
+        if kind == "fault_start":
+            open_.setdefault(key, []).append(ev)
+        elif open_.get(key):
+            windows.append(_window(open_[key].pop(0), ev["t"]))
+    windows += [_window(ev, None) for starts in open_.values() for ev in starts]
+    return sorted(windows, key=lambda w: w.start)
+
+
+def _window(start_ev: Mapping, end: float | None) -> FaultWindow:
+    paths = start_ev.get("paths")
+    return FaultWindow(
+        fault=str(start_ev.get("fault", "fault")), target=str(start_ev.get("target", "")),
+        transport=start_ev.get("transport"), start=float(start_ev["t"]),
+        end=None if end is None else float(end),
+        paths=None if paths is None else tuple((int(p), int(e)) for p, e in paths))
+
+
+def clean_median(iterations: Sequence[Mapping], windows: Sequence[FaultWindow]) -> tuple[float | None, bool]:
+    """(median duration of iterations overlapping no fault window, fell_back).
+
+    Falls back to the median of all iterations (fell_back True) when every
+    iteration overlaps a fault; (None, False) when there are no iterations.
+    """
+    if not iterations:
+        return None, False
+    clean = [it["duration"] for it in iterations
+             if not any(w.overlaps(it["start"], it["end"]) for w in windows)]
+    if clean:
+        return float(np.median(clean)), False
+    return float(np.median(durations(iterations))), True
+
+
+def stalls(iterations: Sequence[Mapping], reference: float | None, k: float = DEFAULT_STALL_FACTOR) -> list[int]:
+    """Iteration numbers whose duration exceeds k x reference (the clean median)."""
+    if reference is None:
+        return []
+    return [int(it["iteration"]) for it in iterations if it["duration"] > k * reference]
+
+
+# ---- bandwidth -------------------------------------------------------------------------------
+
+def bus_factor(ranks: int) -> float:
+    """2(N-1)/N: the share of the buffer a ring all-reduce moves through each rank."""
+    return 2.0 * (ranks - 1) / ranks if ranks > 0 else 0.0
+
+
+def bandwidth(duration_s: float | None, *, ranks: int, buffer_bytes: float, planes: int,
+              link_mbps: float) -> dict:
+    """algbw/busbw (Mb/s), efficiency, ideal time and ratio for one iteration time.
+
+    ranks N, buffer_bytes S, planes P, link_mbps R: see the module docstring.
+    Undefined figures (no duration, zero capacity, one rank) are None.
+    """
+    capacity_mbps = planes * link_mbps
+    ideal = bus_factor(ranks) * buffer_bytes * 8 / (capacity_mbps * 1e6) if capacity_mbps > 0 else None
+    out = {"algbw_mbps": None, "busbw_mbps": None, "efficiency": None,
+           "ideal_s": ideal, "ideal_ratio": None}
+    if duration_s is None or duration_s <= 0:
+        return out
+    algbw = buffer_bytes * 8 / duration_s / 1e6
+    busbw = algbw * bus_factor(ranks)
+    out.update(algbw_mbps=algbw, busbw_mbps=busbw,
+               efficiency=busbw / capacity_mbps if capacity_mbps > 0 else None,
+               ideal_ratio=duration_s / ideal if ideal else None)
+    return out
+
+
+# ---- failover and recovery -------------------------------------------------------------------
+
+_T1 = re.compile(r"t1p(\d+)s(\d+)")
+_T0 = re.compile(r"t0p(\d+)r(\d+)")
+_HOST_PORT = re.compile(r"(?<![a-z0-9])h(\d+)-eth(\d+)")
+
+
+def _host_index(name) -> int | None:
+    m = re.search(r"(\d+)$", str(name))
+    return int(m.group(1)) if m else None
+
+
+def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = None,
+                 hosts_per_rack: int | None = None) -> bool:
+    """Does the path of a path_state event cross the faulted element?
+
+    Uses, in order: the fault's explicit ``paths`` ((plane, ev) list); else the
+    fabric names in its target (topologies/fabric.py): T1 ``t1p<P>s<S>`` is
+    crossed by plane P and EVs with ev % spines == S; T0 ``t0p<P>r<R>`` by
+    plane P when the host or the peer is in rack R (a T1 is not crossed
+    between two hosts of one rack); NIC port ``h<H>-eth<P>``
+    by plane P when H is the host or the peer. Every element named must be
+    crossed (a T0-T1 link names both). Without ``spines`` / ``hosts_per_rack``
+    only the plane is checked. A target naming no element matches every path.
+    """
+    plane, ev = int(path["plane"]), int(path["ev"])
+    if window.paths is not None:
+        return (plane, ev) in window.paths
+    ends = {_host_index(path.get("host")), _host_index(path.get("peer"))}
+    checks = []
+    racks = {h // hosts_per_rack for h in ends if h is not None} if hosts_per_rack else None
+    for p, s in _T1.findall(window.target):
+        # Two hosts of one rack meet at their T0: no T1 on their path.
+        same_rack = racks is not None and len(racks) == 1 and None not in ends
+        checks.append(plane == int(p) and not same_rack and (spines is None or ev % spines == int(s)))
+    for p, r in _T0.findall(window.target):
+        checks.append(plane == int(p) and (racks is None or int(r) in racks))
+    for h, p in _HOST_PORT.findall(window.target):
+        checks.append(plane == int(p) and int(h) in ends)
+    return all(checks)
+
+
+def _path_key(ev: Mapping) -> tuple:
+    return (str(ev.get("host")), str(ev.get("peer")), int(ev["plane"]), int(ev["ev"]))
+
+
+def failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport: str,
+                      crosses: Callable[[FaultWindow, Mapping], bool] = path_crosses) -> dict:
+    """Failover and recovery of one fault, from the transport's path_state events.
+
+    failover_s: last transition to ASSUMED_BAD of a crossing path in
+        [start, end] minus start; None if no crossing path was retired.
+    recovery_s: fault end -> the last of the crossing paths that were
+        ASSUMED_BAD at the end returns to GOOD; None if the fault never
+        ended, no path was bad then, or one never came back
+        (``paths_unrecovered`` > 0).
+    """
+    moves = sorted((e for e in events if e.get("kind") == "path_state"
+                    and e.get("transport") == transport and crosses(window, e)),
+                   key=lambda e: e["t"])
+    retired = [e for e in moves if e.get("new") == "ASSUMED_BAD" and window.start <= e["t"] <= window.stop]
+    out = {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
+           "failover_s": retired[-1]["t"] - window.start if retired else None,
+           "paths_failed": len({_path_key(e) for e in retired}),
+           "recovery_s": None, "paths_unrecovered": 0}
+    if window.end is None:
+        return out
+    state: dict[tuple, str] = {}
+    for e in moves:                    # state of each crossing path at the repair instant
+        if e["t"] <= window.end:
+            state[_path_key(e)] = e.get("new")
+    bad = {k for k, s in state.items() if s == "ASSUMED_BAD"}
+    back: dict[tuple, float] = {}
+    for e in moves:
+        key = _path_key(e)
+        if e["t"] > window.end and key in bad and key not in back and e.get("new") == "GOOD":
+            back[key] = e["t"]
+    out["paths_unrecovered"] = len(bad - set(back))
+    if bad and not out["paths_unrecovered"]:
+        out["recovery_s"] = max(back.values()) - window.end
+    return out
+
+
+# ---- fidelity, counters, conservation --------------------------------------------------------
+
+def cpu_totals(samples: Sequence[Mapping]) -> list[float]:
+    """Total CPU use (%) of each sample: the mean over its cores (100 = every core busy)."""
+    return [float(np.mean(s["cpu_per_core"])) if s.get("cpu_per_core") else 0.0 for s in samples]
+
+
+def cpu_bound(samples: Sequence[Mapping], threshold: float = 90.0, share: float = 0.2) -> bool:
+    """True if total CPU (mean over cores) was >= ``threshold`` % in >= ``share`` of the samples.
+
+    Why: the emulated fabric, the switches' datapath and the Python agents
+    share the same cores; a run that saturated them for a fifth of its time
+    measured the CPU, not the transport. No samples: False (nothing shows it).
+    """
+    totals = cpu_totals(samples)
+    if not totals:
+        return False
+    busy = sum(1 for t in totals if t >= threshold)
+    return busy / len(totals) >= share
+
+
+def peak_plane_mbps(samples: Sequence[Mapping]) -> float | None:
+    """Highest fabric rate seen on any one plane (Mb/s), to compare with the link rate."""
+    rates = [b for s in samples for b in s.get("plane_bps") or ()]
+    return max(rates) / 1e6 if rates else None
+
+
+def counter_totals(per_host: Mapping[str, Mapping]) -> dict:
+    """Sum every numeric counter over hosts (and over peers for raw Agent.stats() dicts)."""
+    totals: dict[str, float] = {}
+
+    def add(d: Mapping) -> None:
+        for name, value in d.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in NON_ADDITIVE:
+                totals[name] = totals.get(name, 0) + value
+
+    for stats in per_host.values():
+        add(stats)
+        for peer_stats in (stats.get("peers") or {}).values():
+            add(peer_stats)
+    return totals
+
+
+def _pick(totals: Mapping, *names: str) -> int:
+    """First of ``names`` present (agent and runner spell some counters differently)."""
+    for name in names:
+        if name in totals:
+            return int(totals[name])
+    return 0
+
+
+def unexplained(conservation: Mapping | None) -> dict:
+    """Links where the emulator lost packets no mechanism accounts for: {link: n > 0}."""
+    per_link = (conservation or {}).get("unexplained_per_link") or {}
+    return {str(link): int(n) for link, n in per_link.items() if n}
+
+
+# ---- the summary -----------------------------------------------------------------------------
+
+def transports_of(iterations, counters=None, fidelity=None, conservation=None) -> list[str]:
+    """Every transport in the records; "mrc" then "baseline" first, the rest sorted."""
+    seen = {it["transport"] for it in iterations}
+    for d in (counters, fidelity, conservation):
+        seen |= set(d or {})
+    first = [t for t in ("mrc", "baseline") if t in seen]
+    return first + sorted(seen - set(first))
+
+
+def _fabric_value(config: Mapping, name: str):
+    return config.get(name, (config.get("fabric") or {}).get(name))
+
+
+def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[Mapping] = (),
+                        counters: Mapping | None = None, fidelity: Sequence[Mapping] = (),
+                        conservation: Mapping | None = None, config: Mapping | None = None) -> dict:
+    """Every figure of one transport (its own iterations, counters, samples, conservation)."""
+    config = config or {}
+    k = float(config.get("stall_factor", DEFAULT_STALL_FACTOR))
+    its = sorted(iterations, key=lambda it: it["start"])
+    windows = fault_windows(events, transport)
+    d = durations(its)
+    median = float(np.median(d)) if len(d) else None
+    clean, fell_back = clean_median(its, windows)
+    stalled = stalls(its, clean, k)
+    spines, hpr = _fabric_value(config, "spines"), _fabric_value(config, "hosts_per_rack")
+
+    def crosses(w, e):
+        return path_crosses(w, e, spines=spines, hosts_per_rack=hpr)
+
+    totals = counter_totals(counters or {})
+    lost = unexplained(conservation)
+    failed = sum(1 for it in its if not it.get("verified"))
+    cpu = cpu_totals(fidelity)
+    out = {
+        "transport": transport,
+        "iterations": len(its),
+        **percentiles(d),
+        "median_s": median,
+        "clean_median_s": clean,
+        "clean_median_fallback": fell_back,
+        "stall_factor": k,
+        "stalls": len(stalled),
+        "stalled_iterations": stalled,
+        **bandwidth(median, ranks=int(config.get("ranks", 0)),
+                    buffer_bytes=float(config.get("buffer_bytes", 0)),
+                    planes=int(config.get("planes", 0)), link_mbps=float(config.get("link_mbps", 0))),
+        "retransmits": _pick(totals, "retransmits"),
+        "trims": _pick(totals, "trims", "trims_seen"),
+        "timeouts": _pick(totals, "timeouts"),
+        "nacks": _pick(totals, "nacks", "nacks_sent"),
+        "ecn_echoes": _pick(totals, "ecn_echoes"),
+        "probes_sent": _pick(totals, "probes_sent"),
+        "garbage": _pick(totals, "garbage"),
+        # No iterations proves nothing: verified only if there were some and all passed.
+        "verified": bool(its) and failed == 0,
+        "verify_failures": failed,
+        "cpu_bound": cpu_bound(fidelity),
+        "cpu_mean_pct": float(np.mean(cpu)) if cpu else None,
+        "peak_plane_mbps": peak_plane_mbps(fidelity),
+        "unexplained_loss": sum(lost.values()),
+        "unexplained_links": lost,
+        "faults": [failover_recovery(events, w, transport, crosses) for w in windows],
+    }
+    return out
+
+
+def summarize(iterations: Sequence[Mapping], events: Sequence[Mapping] = (), counters: Mapping | None = None,
+              fidelity: Mapping | None = None, conservation: Mapping | None = None,
+              config: Mapping | None = None) -> dict:
+    """{transport: figures} for every transport in the records (see summarize_transport)."""
+    counters, fidelity, conservation = counters or {}, fidelity or {}, conservation or {}
+    return {
+        t: summarize_transport(
+            t, [it for it in iterations if it["transport"] == t], events,
+            counters.get(t), fidelity.get(t) or [], conservation.get(t), config)
+        for t in transports_of(iterations, counters, fidelity, conservation)
+    }
