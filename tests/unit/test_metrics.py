@@ -1,0 +1,269 @@
+"""lab.metrics on synthetic records whose figures are known by hand."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from lab.metrics import (FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
+                         failover_recovery, fault_windows, path_crosses, percentiles, stalls,
+                         summarize, transports_of)
+
+
+def run(durs, transport="mrc", t0=0.0, verified=True):
+    """Back-to-back iterations with the given durations."""
+    its, t = [], t0
+    for i, d in enumerate(durs):
+        its.append({"transport": transport, "iteration": i, "start": t, "end": t + d, "duration": d,
+                    "verified": verified if isinstance(verified, bool) else verified[i],
+                    "rank_times": [[t, t + d]] * 4})
+        t += d
+    return its
+
+
+def fault(t0, t1, target="t1p0s1", transport="mrc", name="link_down", **extra):
+    evs = [{"t": t0, "kind": "fault_start", "fault": name, "target": target, "transport": transport, **extra}]
+    if t1 is not None:
+        evs.append({"t": t1, "kind": "fault_end", "fault": name, "target": target, "transport": transport})
+    return evs
+
+
+def move(t, new, plane=0, ev=1, host="h0", peer="h2", old=None, transport="mrc"):
+    return {"t": t, "kind": "path_state", "transport": transport, "host": host, "peer": peer,
+            "plane": plane, "ev": ev, "old": old or "GOOD", "new": new, "reason": "test"}
+
+
+CFG = {"ranks": 4, "buffer_bytes": 1_000_000, "planes": 8, "link_mbps": 10.0}
+
+
+# ---- percentiles, clean median, stalls --------------------------------------------------------
+
+def test_percentiles_of_1_to_100():
+    p = percentiles(list(range(1, 101)))
+    # numpy linear: P50 of 1..100 = 50.5, P99 = 1 + 0.99 * 99 = 99.01
+    assert p["p50_s"] == pytest.approx(50.5)
+    assert p["p99_s"] == pytest.approx(99.01)
+    assert p["p100_s"] == 100
+
+
+def test_percentiles_empty_are_none():
+    assert percentiles([]) == {"p50_s": None, "p99_s": None, "p100_s": None}
+
+
+@given(st.lists(st.floats(0.001, 1e4), min_size=1, max_size=50))
+def test_percentiles_ordered_and_max(values):
+    p = percentiles(values)
+    assert p["p50_s"] <= p["p99_s"] <= p["p100_s"] == max(values)
+
+
+def test_clean_median_ignores_faulted_iterations_and_stalls_use_it():
+    # 10 x 1 s, then 3 slow ones during a fault, then 1 s again
+    its = run([1.0] * 10 + [3.0, 5.0, 2.5] + [1.0] * 5)
+    windows = fault_windows(fault(10.5, 18.0))
+    med, fell_back = clean_median(its, windows)
+    assert (med, fell_back) == (1.0, False)
+    # every slow one exceeds 2 x 1.0; only 5.0 exceeds 3 x 1.0
+    assert stalls(its, med, 2.0) == [10, 11, 12]
+    assert stalls(its, med, 3.0) == [11]
+
+
+def test_clean_median_excludes_iteration_touching_an_instant_fault():
+    its = run([1.0, 9.0, 1.0, 2.0])        # iteration 1 spans [1, 10]
+    windows = fault_windows(fault(4.0, 4.0))
+    assert windows[0].end == 4.0
+    assert clean_median(its, windows) == (1.0, False)
+
+
+def test_clean_median_falls_back_when_everything_is_faulted():
+    its = run([1.0, 2.0, 6.0])
+    med, fell_back = clean_median(its, fault_windows(fault(0.0, None)))   # never repaired
+    assert fell_back and med == 2.0
+    assert clean_median([], []) == (None, False)
+    assert stalls(its, None) == []
+
+
+def test_fault_windows_pair_start_and_end_per_target_and_transport():
+    evs = (fault(1, 2, target="a") + fault(1.5, 4, target="b") + fault(3, None, target="a")
+           + fault(5, 6, target="a", transport="baseline"))
+    w = fault_windows(evs, "mrc")
+    assert [(x.target, x.start, x.end) for x in w] == [("a", 1, 2), ("b", 1.5, 4), ("a", 3, None)]
+    assert [(x.target, x.start) for x in fault_windows(evs, "baseline")] == [("a", 5)]
+    # a fault without a transport applies to every transport
+    shared = [{"t": 1.0, "kind": "fault_start", "fault": "f", "target": "x"},
+              {"t": 2.0, "kind": "fault_end", "fault": "f", "target": "x"}]
+    assert len(fault_windows(shared, "baseline")) == 1 == len(fault_windows(shared, "mrc"))
+
+
+# ---- bandwidth and ideal ------------------------------------------------------------------------
+
+def test_bandwidth_math():
+    # S = 1 MB in 1 s: algbw 8 Mb/s; N=4: busbw = 8 x 1.5 = 12; P x R = 80 Mb/s
+    b = bandwidth(1.0, ranks=4, buffer_bytes=1_000_000, planes=8, link_mbps=10.0)
+    assert b["algbw_mbps"] == pytest.approx(8.0)
+    assert b["busbw_mbps"] == pytest.approx(12.0)
+    assert b["efficiency"] == pytest.approx(0.15)
+    # ideal = 1.5 x 8e6 bits / 80e6 b/s = 0.15 s
+    assert b["ideal_s"] == pytest.approx(0.15)
+    assert b["ideal_ratio"] == pytest.approx(1 / 0.15)
+
+
+@given(st.floats(1e-3, 1e3), st.integers(2, 64), st.integers(1, 10**9), st.integers(1, 16),
+       st.floats(0.1, 1e4))
+def test_efficiency_is_ideal_over_measured(d, n, s, p, r):
+    b = bandwidth(d, ranks=n, buffer_bytes=s, planes=p, link_mbps=r)
+    assert b["efficiency"] == pytest.approx(b["ideal_s"] / d)
+    assert b["efficiency"] * b["ideal_ratio"] == pytest.approx(1.0)
+
+
+def test_bandwidth_degenerate():
+    assert bandwidth(None, ranks=4, buffer_bytes=1, planes=8, link_mbps=10)["algbw_mbps"] is None
+    one_rank = bandwidth(1.0, ranks=1, buffer_bytes=1000, planes=8, link_mbps=10)
+    assert one_rank["busbw_mbps"] == 0 and one_rank["ideal_ratio"] is None
+    no_links = bandwidth(1.0, ranks=4, buffer_bytes=1000, planes=0, link_mbps=10)
+    assert no_links["efficiency"] is None and no_links["ideal_s"] is None
+
+
+# ---- cpu_bound ------------------------------------------------------------------------------------
+
+def samples(totals):
+    return [{"t": float(i), "cpu_per_core": [v, v], "plane_bps": []} for i, v in enumerate(totals)]
+
+
+def test_cpu_bound_threshold_and_share():
+    assert cpu_bound(samples([95, 95] + [10] * 8))            # 2/10 = 0.2 >= 0.2
+    assert not cpu_bound(samples([95] + [10] * 9))             # 0.1
+    assert not cpu_bound(samples([89.9] * 10))                 # below threshold
+    assert cpu_bound(samples([90] * 10))                       # at threshold counts
+    assert cpu_bound(samples([50] * 10), threshold=50, share=1.0)
+    assert not cpu_bound([])
+
+
+def test_cpu_bound_uses_mean_over_cores():
+    one_core_pegged = [{"t": 0, "cpu_per_core": [100, 20]}] * 5  # mean 60
+    assert not cpu_bound(one_core_pegged)
+    assert cpu_bound(one_core_pegged, threshold=60)
+
+
+# ---- failover and recovery ----------------------------------------------------------------------
+
+def test_failover_and_recovery_from_path_state_events():
+    w = fault_windows(fault(10.0, 20.0, target="t1p0s1"))[0]
+    evs = [
+        move(10.02, "ASSUMED_BAD", ev=1),
+        move(10.07, "ASSUMED_BAD", ev=3),             # last crossing path retired: failover 0.07
+        move(10.5, "ASSUMED_BAD", ev=2),              # ev 2 crosses T1 0, not the fault
+        move(12.0, "ASSUMED_BAD", plane=1, ev=1),      # other plane
+        move(20.3, "GOOD", ev=1, old="ASSUMED_BAD"),
+        move(20.8, "GOOD", ev=3, old="ASSUMED_BAD"),   # last back: recovery 0.8
+        move(21.0, "GOOD", ev=2, old="ASSUMED_BAD"),
+    ]
+    r = failover_recovery(evs, w, "mrc", lambda w, e: path_crosses(w, e, spines=2, hosts_per_rack=2))
+    assert r["failover_s"] == pytest.approx(0.07)
+    assert r["paths_failed"] == 2
+    assert r["recovery_s"] == pytest.approx(0.8)
+    assert r["paths_unrecovered"] == 0
+
+
+def test_failover_ignores_other_transport_and_outside_window():
+    w = fault_windows(fault(10.0, 20.0, target="t1p0s1"))[0]
+    evs = [move(9.0, "ASSUMED_BAD"), move(25.0, "ASSUMED_BAD"), move(10.1, "ASSUMED_BAD", transport="baseline")]
+    r = failover_recovery(evs, w, "mrc")
+    assert r["failover_s"] is None and r["paths_failed"] == 0
+
+
+def test_recovery_none_when_a_path_never_comes_back_or_fault_open():
+    w = fault_windows(fault(1.0, 2.0))[0]
+    evs = [move(1.1, "ASSUMED_BAD", ev=1), move(1.2, "ASSUMED_BAD", ev=3), move(2.5, "GOOD", ev=1)]
+    r = failover_recovery(evs, w, "mrc")
+    assert r["recovery_s"] is None and r["paths_unrecovered"] == 1
+    open_w = fault_windows(fault(1.0, None))[0]
+    r = failover_recovery(evs, open_w, "mrc")
+    assert r["failover_s"] == pytest.approx(0.2) and r["recovery_s"] is None
+
+
+def test_path_resurrected_during_fault_is_not_counted_for_recovery():
+    w = fault_windows(fault(1.0, 5.0))[0]
+    evs = [move(1.1, "ASSUMED_BAD", ev=1), move(2.0, "GOOD", ev=1),
+           move(1.3, "ASSUMED_BAD", ev=3), move(5.4, "GOOD", ev=3)]
+    r = failover_recovery(evs, w, "mrc")
+    assert r["recovery_s"] == pytest.approx(0.4)
+
+
+def test_path_crosses_rules():
+    def w(target, paths=None):
+        return FaultWindow("f", target, "mrc", 0.0, 1.0, paths)
+    p = {"host": "h0", "peer": "h2", "plane": 3, "ev": 5}
+    kw = {"spines": 2, "hosts_per_rack": 2}
+    assert path_crosses(w("t1p3s1"), p, **kw)                   # 5 % 2 == 1
+    assert not path_crosses(w("t1p3s0"), p, **kw)
+    assert not path_crosses(w("t1p2s1"), p, **kw)
+    assert path_crosses(w("t0p3r1"), p, **kw)                   # peer h2 is in rack 1
+    assert not path_crosses(w("t0p3r1"), {**p, "peer": "h1"}, **kw)
+    assert not path_crosses(w("t1p3s1"), {**p, "peer": "h1"}, **kw)   # same rack: no T1
+    assert path_crosses(w("t0p3r0-t1p3s1"), p, **kw)            # link: both ends
+    assert not path_crosses(w("t0p3r0-t1p3s0"), p, **kw)
+    assert path_crosses(w("h2-eth3"), p) and not path_crosses(w("h1-eth3"), p)
+    assert path_crosses(w("t1p3s0"), p)                          # spines unknown: plane only
+    assert path_crosses(w("anything"), p)
+    assert path_crosses(w("x", paths=((3, 5),)), p) and not path_crosses(w("x", paths=((3, 4),)), p)
+
+
+# ---- counters and summarize -----------------------------------------------------------------------
+
+def test_counter_totals_sums_hosts_and_raw_agent_peers():
+    per_host = {
+        "h0": {"retransmits": 2, "trims": 1, "garbage": 1, "per_path": [{"plane": 0, "ev": 0, "sent": 9}]},
+        "h1": {"garbage": 2, "time": 55.0,
+               "peers": {"h2": {"retransmits": 3, "timeouts": 1, "srtt": 0.01}}},
+    }
+    t = counter_totals(per_host)
+    assert t["retransmits"] == 5 and t["trims"] == 1 and t["timeouts"] == 1 and t["garbage"] == 3
+    assert "time" not in t and "srtt" not in t
+
+
+def test_summarize_two_transports():
+    its = run([1.0] * 9 + [4.0], "mrc") + run([2.0] * 8 + [9.0, 2.0], "baseline", verified=[True] * 8 + [False] * 2)
+    evs = fault(9.5, 10.5, target="t1p0s1", transport=None) + [move(9.6, "ASSUMED_BAD")]
+    counters = {"mrc": {"h0": {"retransmits": 4, "trims_seen": 7, "timeouts": 1}}}
+    fidelity = {"mrc": samples([10] * 5), "baseline": samples([99] * 5)}
+    conservation = {"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 0}},
+                    "baseline": {"unexplained_per_link": {"t0p1r0-t1p1s0": 4, "x": 0}}}
+    s = summarize(its, evs, counters, fidelity, conservation, CFG)
+    assert list(s) == ["mrc", "baseline"]
+    m, b = s["mrc"], s["baseline"]
+    assert m["iterations"] == 10 and m["p50_s"] == 1.0 and m["p100_s"] == 4.0
+    assert m["stalls"] == 1 and m["stalled_iterations"] == [9]
+    assert m["algbw_mbps"] == pytest.approx(8.0) and m["efficiency"] == pytest.approx(0.15)
+    assert (m["retransmits"], m["trims"], m["timeouts"]) == (4, 7, 1)
+    assert m["verified"] and not m["cpu_bound"] and m["unexplained_loss"] == 0
+    assert m["faults"][0]["failover_s"] == pytest.approx(0.1)
+    assert b["stalls"] == 1 and b["clean_median_s"] == 2.0
+    assert not b["verified"] and b["verify_failures"] == 2
+    assert b["cpu_bound"] and b["unexplained_loss"] == 4 and b["unexplained_links"] == {"t0p1r0-t1p1s0": 4}
+    assert b["faults"][0]["failover_s"] is None   # baseline has no path health
+    for t in s.values():
+        for v in t.values():
+            assert not (isinstance(v, float) and (math.isnan(v) or math.isinf(v)))
+
+
+def test_summarize_stall_factor_from_config():
+    its = run([1.0] * 9 + [2.5])
+    assert summarize(its, config={**CFG, "stall_factor": 3.0})["mrc"]["stalls"] == 0
+    assert summarize(its, config=CFG)["mrc"]["stalls"] == 1
+
+
+def test_summarize_degenerate():
+    assert summarize([]) == {}
+    s = summarize([], counters={"mrc": {}}, config=CFG)
+    assert s["mrc"]["iterations"] == 0 and s["mrc"]["p50_s"] is None
+    assert s["mrc"]["verified"] is False and s["mrc"]["stalls"] == 0
+    assert transports_of([], {"zzz": {}, "baseline": {}}) == ["baseline", "zzz"]
+
+
+def test_percentiles_match_numpy_on_random_data():
+    rng = np.random.default_rng(1)
+    d = rng.lognormal(0, 1, 500)
+    p = percentiles(d)
+    assert p["p99_s"] == pytest.approx(np.percentile(d, 99))
+    assert p["p99_s"] < p["p100_s"]
