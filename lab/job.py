@@ -1,0 +1,190 @@
+"""The job runner: one synchronous all-reduce job over the fabric's agents.
+
+`run_job(session, job)` starts one worker (lab/jobworker.py) per host inside
+its namespace, releases iteration k+1 on every rank only when all ranks
+finished k (as synchronous training does), and records per iteration and
+per rank start/end on CLOCK_MONOTONIC, which every network namespace
+shares. It returns the records; writing them out is lab/results.py's job.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from lab.session import PROJECT_ROOT, Session
+
+TRANSPORTS = ("mrc", "baseline")
+
+
+class JobError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job.
+
+    transport: "mrc" or "baseline"
+    iterations: all-reduce iterations to run (stop early at `max_seconds`)
+    buffer_bytes: all-reduce buffer per rank, bytes (float32 elements x 4)
+    seed: seed of the inputs (same for both transports: an A/B)
+    payload_size: DATA payload bytes per packet (4096, as RoCE's MTU)
+    params: transport parameter overrides (mrc_host.params.TransportParams)
+    """
+
+    transport: str = "mrc"
+    iterations: int = 50
+    buffer_bytes: int = 2 << 20
+    seed: int = 1
+    payload_size: int = 4096
+    max_seconds: float = 300.0
+    params: dict = field(default_factory=dict)
+    policy: str = "round_robin"
+
+    @property
+    def count(self) -> int:
+        return self.buffer_bytes // 4
+
+
+@dataclass
+class JobResult:
+    transport: str
+    t0: float  # CLOCK_MONOTONIC at job start; records are relative to it
+    iterations: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)  # host -> final agent counters
+    path_events: list = field(default_factory=list)
+    error: str | None = None
+
+
+def agent_config(session: Session, host: int, job: JobSpec, ring: list[str], stats_path: str) -> dict:
+    spec = session.spec
+    name = spec.host_name(host)
+    i = ring.index(name)
+    neighbours = {ring[(i - 1) % len(ring)], ring[(i + 1) % len(ring)]}
+    return {
+        "host_id": name,
+        "plane_ips": [spec.host_ip(host, p) for p in range(spec.planes)],
+        "peers": {peer: [spec.host_ip(int(peer[1:]), p) for p in range(spec.planes)]
+                  for peer in sorted(neighbours)},
+        "evs": spec.evs,
+        "payload_size": job.payload_size,
+        "transport": job.transport,
+        "policy": job.policy,
+        "params": job.params,
+        "stats_path": stats_path,
+    }
+
+
+class Workers:
+    """The per-host worker processes of one job."""
+
+    def __init__(self, session: Session, job: JobSpec):
+        self.session, self.job = session, job
+        spec = session.spec
+        self.ring = [spec.host_name(h) for h in range(spec.hosts)]
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.stats_paths: dict[str, str] = {}
+        for h in range(spec.hosts):
+            name = spec.host_name(h)
+            stats_path = session.workdir / f"{job.transport}-{name}.jsonl"
+            stats_path.unlink(missing_ok=True)
+            config_path = session.workdir / f"{job.transport}-{name}.json"
+            config_path.write_text(json.dumps({
+                "agent": agent_config(session, h, job, self.ring, str(stats_path)),
+                "job": {"ring": self.ring, "count": job.count, "seed": job.seed},
+            }))
+            self.stats_paths[name] = str(stats_path)
+            self.procs[name] = session.fabric.host(h).popen(
+                [sys.executable, "-m", "lab.jobworker", str(config_path)], cwd=str(PROJECT_ROOT),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            )
+        for name in self.ring:
+            self.expect(name, "READY")
+
+    def expect(self, name: str, word: str) -> list[str]:
+        proc = self.procs[name]
+        line = proc.stdout.readline()
+        if not line.startswith(word):
+            err = proc.stderr.read()[-800:] if proc.poll() is not None else ""
+            raise JobError(f"{name}: expected {word}, got {line.strip()!r} {err}")
+        return line.split()[1:]
+
+    def send(self, text: str) -> None:
+        for proc in self.procs.values():
+            proc.stdin.write(text + "\n")
+            proc.stdin.flush()
+
+    def stop(self) -> dict:
+        stats = {}
+        for name, proc in self.procs.items():
+            if proc.poll() is None:
+                try:
+                    proc.stdin.write("STOP\n")
+                    proc.stdin.flush()
+                    proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    proc.kill()
+                    proc.wait()
+            stats[name] = read_stats(self.stats_paths[name])
+        return stats
+
+
+def read_stats(path: str) -> dict:
+    """The last counters line and every path transition an agent wrote."""
+    last, transitions = {}, []
+    try:
+        with open(path) as f:
+            for line in f:
+                record = json.loads(line)
+                if record.get("type") == "stats":
+                    last = record
+                elif record.get("type") == "path":
+                    transitions.append(record)
+    except (OSError, ValueError):
+        pass
+    return {"counters": last, "transitions": transitions}
+
+
+def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float], None] | None = None,
+            t0: float | None = None) -> JobResult:
+    """Run `job` to the end; `on_iteration(k, now)` is called after each iteration
+    (progress bar, fault timeline)."""
+    if job.transport not in TRANSPORTS:
+        raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
+    workers = Workers(session, job)
+    t0 = time.monotonic() if t0 is None else t0
+    result = JobResult(job.transport, t0)
+    try:
+        for k in range(job.iterations):
+            if time.monotonic() - t0 > job.max_seconds:
+                break
+            started = time.monotonic()
+            workers.send(f"ITER {k}")
+            ranks, verified = [], True
+            for name in workers.ring:
+                fields = workers.expect(name, "DONE")
+                ranks.append([float(fields[1]) - t0, float(fields[2]) - t0])
+                verified &= fields[3] == "1"
+            ended = time.monotonic()
+            result.iterations.append({
+                "transport": job.transport, "iteration": k,
+                "start": round(started - t0, 6), "end": round(ended - t0, 6),
+                "duration": round(ended - started, 6), "verified": verified, "rank_times": ranks,
+            })
+            if on_iteration is not None:
+                on_iteration(k, ended)
+    except JobError as exc:
+        result.error = str(exc)
+    finally:
+        stats = workers.stop()
+    for name, s in stats.items():
+        result.stats[name] = s["counters"]
+        for tr in s["transitions"]:
+            result.path_events.append({"kind": "path_state", "transport": job.transport, **tr,
+                                       "t": round(tr.get("time", t0) - t0, 6)})
+    return result
