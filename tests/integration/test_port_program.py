@@ -388,3 +388,73 @@ def test_all_counters_reads_every_port_fast(net):
     for _ in range(10):
         pp.all_counters()
     assert (time.perf_counter() - t) / 10 < 0.05
+
+
+# --- through one OVS userspace bridge (opt in: it shares ovs-vswitchd's one
+# transmit socket with any fabric running now, see port_program.ovs_tx_sndbuf)
+C_IP, D_IP = "10.199.1.1", "10.199.1.2"
+
+
+def _ovs_teardown():
+    sh("ovs-vsctl --if-exists del-br pt-br", check=False)
+    for cmd in ("ip link del pt-oc", "ip link del pt-od", "ip netns del pt-c", "ip netns del pt-d"):
+        sh(cmd + " 2>/dev/null", check=False)
+
+
+@pytest.mark.skipif(os.environ.get("MRCLAB_TEST_OVS") != "1",
+                    reason="opt in with MRCLAB_TEST_OVS=1 (needs ovs-vswitchd running)")
+def test_trims_conserved_through_ovs_userspace_bridge():
+    if sh("ovs-vsctl show", check=False).returncode != 0:
+        pytest.fail("ovs-vswitchd not running: /usr/share/openvswitch/scripts/ovs-ctl start")
+    lab_root, pp.PIN_ROOT = pp.PIN_ROOT, pp.BPFFS / "mrclab-pt"
+    _ovs_teardown()
+    try:
+        sh("ovs-vsctl add-br pt-br -- set bridge pt-br datapath_type=netdev "
+           "fail_mode=secure other_config:disable-in-band=true")
+        for ns, peer, ip in (("pt-c", "pt-oc", C_IP), ("pt-d", "pt-od", D_IP)):
+            sh(f"ip netns add {ns}")
+            sh(f"ip link add {peer} type veth peer name {ns}0 netns {ns}")
+            sh(f"sysctl -qw net.ipv6.conf.{peer}.disable_ipv6=1")
+            sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.{ns}0.disable_ipv6=1")
+            sh(f"ip netns exec {ns} ethtool -K {ns}0 tx off rx off >/dev/null")
+            sh(f"ethtool -K {peer} tx off rx off >/dev/null")
+            sh(f"ip netns exec {ns} ip addr add {ip}/24 dev {ns}0")
+            sh(f"ip netns exec {ns} ip link set {ns}0 multicast off up")
+            sh(f"ip link set {peer} multicast off up")
+            sh(f"ovs-vsctl add-port pt-br {peer}")
+        sh("ovs-ofctl add-flow pt-br in_port=pt-oc,actions=output:pt-od")
+        sh("ovs-ofctl add-flow pt-br in_port=pt-od,actions=output:pt-oc")
+        mac = {ns: sh(f"ip netns exec {ns} cat /sys/class/net/{ns}0/address").stdout.strip()
+               for ns in ("pt-c", "pt-d")}
+        sh(f"ip netns exec pt-c ip neigh replace {D_IP} lladdr {mac['pt-d']} dev pt-c0 nud permanent")
+        sh(f"ip netns exec pt-d ip neigh replace {C_IP} lladdr {mac['pt-c']} dev pt-d0 nud permanent")
+        tx = socket_in_ns("pt-c")
+        tx.bind((C_IP, wire.EV_PORT_BASE + 7))
+        rx = socket_in_ns("pt-d")
+        rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+        rx.bind(("0.0.0.0", wire.MRC_PORT))
+        rate, thresh = 10_000_000, 30_000
+        cfg = pp.PortConfig(rate_bps=rate, trim_threshold=thresh, queue_limit=40_000, ecn=False)
+        need, have = pp.ovs_backlog_budget([cfg])
+        assert have is not None and need < have, (need, have)
+        pp.attach("pt-od", cfg)
+        pps = 2 * rate / 8 / DATA_FRAME
+        n = int(pps)
+        t = time.perf_counter()
+        for i in range(n):
+            t += 1 / pps
+            while time.perf_counter() < t:
+                pass
+            tx.sendto(data(i), (D_IP, wire.MRC_PORT))
+        got = drain(rx, n, idle=1.0)
+        c = pp.counters("pt-od")
+        assert c["trimmed"] > n // 4
+        assert len(got) == n == c["passed"] + c["trimmed"], (len(got), c)
+        assert sum(1 for d, _, _ in got if wire.parse(d).trimmed) == c["trimmed"]
+        assert pp.qdisc_drops("pt-od") == 0
+        tx.close()
+        rx.close()
+    finally:
+        pp.cleanup_all()
+        pp.PIN_ROOT = lab_root
+        _ovs_teardown()
