@@ -1,0 +1,202 @@
+"""Results directory round trip, the PNG plots and the printed summary."""
+
+import io
+import json
+import os
+from datetime import datetime
+
+import pytest
+from rich.console import Console
+
+from lab import plots
+from lab.metrics import summarize
+from lab.report import print_summary, summary_rows, warnings
+from lab.results import Records, ResultsDir, load, newest
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+CFG = {"ranks": 4, "buffer_bytes": 1_000_000, "planes": 8, "link_mbps": 10.0, "stall_factor": 2.0}
+
+
+def iterations(transport, durs, verified=True):
+    its, t = [], 0.0
+    for i, d in enumerate(durs):
+        its.append({"transport": transport, "iteration": i, "start": t, "end": t + d, "duration": d,
+                    "verified": verified, "rank_times": [[t + 0.001 * r, t + d] for r in range(4)]})
+        t += d
+    return its
+
+
+def sample_records() -> Records:
+    its = iterations("mrc", [0.1 + 0.001 * i for i in range(30)]) + iterations("baseline", [0.12] * 20 + [3.3, 0.12])
+    events = [
+        {"t": 0.0, "kind": "phase", "transport": "mrc", "phase": "start"},
+        {"t": 1.0, "kind": "fault_start", "fault": "link_down", "target": "t0p0r0-t1p0s1", "transport": "mrc"},
+        {"t": 1.012, "kind": "path_state", "transport": "mrc", "host": "h0", "peer": "h2", "plane": 0, "ev": 1,
+         "old": "GOOD", "new": "ASSUMED_BAD", "reason": "rto"},
+        {"t": 1.5, "kind": "path_state", "transport": "mrc", "host": "h1", "peer": "h3", "plane": 2, "ev": 4,
+         "old": "GOOD", "new": "SKIP", "reason": "ecn_echo"},
+        {"t": 1.505, "kind": "path_state", "transport": "mrc", "host": "h1", "peer": "h3", "plane": 2, "ev": 4,
+         "old": "SKIP", "new": "GOOD", "reason": "skip_expired"},
+        {"t": 2.0, "kind": "fault_end", "fault": "link_down", "target": "t0p0r0-t1p0s1", "transport": "mrc"},
+        {"t": 2.04, "kind": "path_state", "transport": "mrc", "host": "h0", "peer": "h2", "plane": 0, "ev": 1,
+         "old": "ASSUMED_BAD", "new": "GOOD", "reason": "probes"},
+        {"t": 2.4, "kind": "fault_start", "fault": "switch_reboot", "target": "t1p1s0", "transport": "baseline"},
+        {"t": 2.4, "kind": "fault_end", "fault": "switch_reboot", "target": "t1p1s0", "transport": "baseline"},
+    ]
+    counters = {"mrc": {"h0": {"data_sent": 1000, "retransmits": 5, "trims": 2, "timeouts": 1,
+                               "per_path": [{"plane": 0, "ev": 1, "sent": 500}, {"plane": 1, "ev": 0, "sent": 500}]}},
+                "baseline": {"h0": {"data_sent": 900, "retransmits": 40, "timeouts": 6, "per_path": []}}}
+    fidelity = {t: [{"t": float(i), "cpu_per_core": [40.0, 55.5], "plane_bps": [9.1e6] * 8} for i in range(3)]
+                for t in ("mrc", "baseline")}
+    conservation = {t: {"sent": 10, "received": 10, "named_drops": {"trimmed": 0, "queue": 0, "fault": 0},
+                        "unexplained_per_link": {}} for t in ("mrc", "baseline")}
+    rec = Records(config=CFG, iterations=its, events=events, counters=counters, fidelity=fidelity,
+                  conservation=conservation)
+    rec.summary = summarize(its, events, counters, fidelity, conservation, CFG)
+    return rec
+
+
+# ---- results directory ----------------------------------------------------------------------------
+
+def test_create_names_and_collisions(tmp_path):
+    now = datetime(2026, 5, 1, 12, 30, 5)
+    a = ResultsDir.create(root=tmp_path / "results", name="flaps demo", now=now)
+    b = ResultsDir.create(root=tmp_path / "results", name="flaps demo", now=now)
+    assert a.path.name == "20260501-123005-flaps-demo" and a.path.is_dir()
+    assert b.path.name == "20260501-123005-flaps-demo-2"
+
+
+def test_round_trip(tmp_path):
+    rec = sample_records()
+    rd = ResultsDir.create(root=tmp_path, name="rt")
+    written = rd.write_all(rec)
+    assert {p.name for p in written} == {"config.json", "iterations.csv", "events.jsonl", "counters.json",
+                                         "fidelity.json", "conservation.json", "summary.json"}
+    back = load(rd.path)
+    assert back == rec          # every record, floats bit for bit
+    header = (rd.path / "iterations.csv").read_text().splitlines()[0]
+    assert header.startswith("transport,iteration,start,end,duration,verified")
+    assert len((rd.path / "events.jsonl").read_text().splitlines()) == len(rec.events)
+
+
+def test_summary_json_is_strict_json(tmp_path):
+    # no config: ideal, efficiency and ratio are undefined and must be null, not NaN/Infinity
+    rd = ResultsDir.create(root=tmp_path, name="s")
+    rd.write_summary(summarize(iterations("mrc", [1.0]), config={}))
+    back = json.loads((rd.path / "summary.json").read_text(),
+                      parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert back["mrc"]["efficiency"] is None and back["mrc"]["p50_s"] == 1.0
+
+
+def test_load_missing_files_and_dir(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="empty")
+    assert load(rd.path) == Records()
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "nope")
+
+
+def test_newest(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        newest(tmp_path)
+    old = ResultsDir.create(root=tmp_path, name="b", now=datetime(2026, 1, 2, 0, 0, 0))
+    new = ResultsDir.create(root=tmp_path, name="a", now=datetime(2026, 1, 2, 0, 0, 1))
+    (tmp_path / "zzz-not-a-run").mkdir()
+    assert newest(tmp_path) == new.path
+    # same second: the one modified last wins
+    same = ResultsDir.create(root=tmp_path, name="0", now=datetime(2026, 1, 2, 0, 0, 1))
+    os.utime(new.path, ns=(1, 1))
+    assert newest(tmp_path) == same.path
+    assert old.path != newest(tmp_path)
+
+
+# ---- plots -------------------------------------------------------------------------------------
+
+def assert_png(path, min_bytes=5000):
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    assert len(data) > min_bytes
+
+
+def test_plot_all_writes_pngs(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="p")
+    rd.write_all(sample_records())
+    paths = plots.plot_all(rd.path)
+    assert [p.name for p in paths] == ["iteration_timeline.png", "iteration_cdf.png", "path_state.png"]
+    for p in paths:
+        assert p.parent == rd.path
+        assert_png(p)
+
+
+def test_plots_on_empty_and_single_transport(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="e")
+    rd.write_all(Records(config=CFG))
+    for p in plots.plot_all(rd.path):
+        assert_png(p, min_bytes=1000)
+    one = iterations("baseline", [0.5, 0.6, 40.0])    # wide spread: log axes
+    for p in (plots.iteration_timeline(one, [], tmp_path / "t.png"), plots.iteration_cdf(one, tmp_path / "c.png"),
+              plots.path_state(one, [], tmp_path / "s.png")):
+        assert_png(p, min_bytes=1000)
+
+
+def test_state_grid_keeps_short_blips_and_aggregates_worst():
+    moves = [
+        {"t": 1.01, "host": "h0", "peer": "h2", "plane": 0, "ev": 1, "new": "ASSUMED_BAD"},
+        {"t": 1.02, "host": "h0", "peer": "h2", "plane": 0, "ev": 1, "new": "GOOD"},     # inside one bin
+        {"t": 5.0, "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "SKIP"},
+    ]
+    grid = plots.state_grid(moves, [(0, 1)], lambda p: (p[2], p[3]), t_end=10.0, bins=10)
+    assert grid.tolist() == [[0, 2, 0, 0, 0, 1, 1, 1, 1, 1]]
+
+
+def test_many_paths_aggregate_per_plane_ev(tmp_path):
+    moves = [{"t": 0.1 * i, "kind": "path_state", "transport": "mrc", "host": f"h{h}", "peer": f"h{(h + 2) % 4}",
+              "plane": p, "ev": e, "old": "GOOD", "new": "ASSUMED_BAD", "reason": "x"}
+             for i, (h, p, e) in enumerate((h, p, e) for h in range(4) for p in range(4) for e in range(4))]
+    out = plots.path_state(iterations("mrc", [1.0] * 8), moves, tmp_path / "agg.png", max_rows=16)
+    assert_png(out)
+
+
+# ---- printed summary -----------------------------------------------------------------------------
+
+def render(summary) -> str:
+    buf = io.StringIO()
+    print_summary(summary, Console(file=buf, width=140, color_system=None))
+    return buf.getvalue()
+
+
+def test_print_summary_full():
+    text = render(sample_records().summary)
+    for word in ("mrc", "baseline", "P50", "P99", "P100", "stalls", "k=2", "algbw", "busbw", "efficiency",
+                 "retransmissions", "trims", "timeouts", "verified", "CPU-bound", "unexplained", "link_down"):
+        assert word in text
+    assert "WARNING" not in text
+
+
+def test_warnings_lines():
+    s = summarize(iterations("mrc", [1.0, 1.0], verified=False), [],
+                  fidelity={"mrc": [{"t": 0, "cpu_per_core": [99, 99]}]},
+                  conservation={"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 3}}}, config=CFG)
+    w = warnings(s)
+    assert "mrc: run was CPU-bound: its figures are not trustworthy" in w
+    assert "mrc: unexplained loss on links t0p0r0-t1p0s1 (3): the emulator lost packets" in w
+    assert "mrc: verification FAILED in 2 iterations" in w
+    assert sum("WARNING" in line for line in render(s).splitlines()) == 3
+
+
+@pytest.mark.parametrize("summary, empty_note", [
+    ({}, False),
+    (summarize([], counters={"mrc": {}}, config=CFG), True),                # zero iterations
+    (summarize(iterations("baseline", [0.2]), config={}), False),           # one transport, no config
+    ({"mrc": {}}, True),                                                    # a bare entry
+])
+def test_print_summary_degenerate(summary, empty_note):
+    text = render(summary)
+    assert text.strip()
+    assert ("no iterations completed" in text) == empty_note
+
+
+def test_summary_rows_one_cell_per_transport():
+    s = sample_records().summary
+    rows = summary_rows(s)
+    assert all(len(cells) == 2 for _, cells in rows)
+    assert dict(rows)["verified"] == ["yes", "yes"]
