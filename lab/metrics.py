@@ -58,7 +58,7 @@ DEFAULT_STALL_FACTOR = 2.0
 # Path states in order of badness: an aggregated row shows its worst member.
 STATE_ORDER = ("GOOD", "SKIP", "ASSUMED_BAD", "DENIED")
 # Agent stats that are not counts: summing them over hosts means nothing.
-NON_ADDITIVE = frozenset({"time", "srtt", "rto", "cwnd", "inflight"})
+NON_ADDITIVE = frozenset({"time", "srtt", "rto", "cwnd", "inflight", "usable"})
 _ALL_TRANSPORTS = (None, "", "all", "*", "both")
 
 

@@ -215,11 +215,11 @@ def test_counter_totals_sums_hosts_and_raw_agent_peers():
     per_host = {
         "h0": {"retransmits": 2, "trims": 1, "garbage": 1, "per_path": [{"plane": 0, "ev": 0, "sent": 9}]},
         "h1": {"garbage": 2, "time": 55.0,
-               "peers": {"h2": {"retransmits": 3, "timeouts": 1, "srtt": 0.01}}},
+               "type": "stats", "peers": {"h2": {"retransmits": 3, "timeouts": 1, "srtt": 0.01, "usable": 16}}},
     }
     t = counter_totals(per_host)
     assert t["retransmits"] == 5 and t["trims"] == 1 and t["timeouts"] == 1 and t["garbage"] == 3
-    assert "time" not in t and "srtt" not in t
+    assert "time" not in t and "srtt" not in t and "usable" not in t and "type" not in t
 
 
 def test_summarize_two_transports():
