@@ -56,7 +56,7 @@ struct port_cfg {
 	__u32 flags;        /* CFG_* */
 	__u32 prio_hi;      /* skb->priority (tc classid) of headers/control; 0 = keep */
 	__u32 prio_lo;      /* skb->priority of data */
-	__u32 reserved;
+	__u32 name_tag;     /* user space only: crc32 of the ifname (stale-entry check) */
 };
 
 struct port_state {

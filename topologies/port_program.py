@@ -50,6 +50,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, Optional, Tuple
@@ -324,7 +325,7 @@ def _maps_of(ifindex: int) -> Tuple[_Maps, tuple]:
     for d in dirs:
         m = _maps(d)
         c = m.cfg.lookup(ifindex)
-        if c is not None:
+        if c is not None and _live_name(m, ifindex, c) is not None:
             return m, c
     raise PortProgramError(f"ifindex {ifindex} has no port program attached")
 
@@ -334,12 +335,29 @@ def _prob_u32(p: float) -> int:
     return min(int(round(p * 2**32)), 2**32 - 1)
 
 
-def _cfg_tuple(c: PortConfig) -> tuple:
+def _name_tag(ifname: str) -> int:
+    # kept in port_cfg.reserved: an entry left by a deleted interface whose
+    # ifindex the kernel gave to another one is recognised as stale
+    return zlib.crc32(ifname.encode())
+
+
+def _live_name(m: "_Maps", i: int, cfg: Optional[tuple] = None) -> Optional[str]:
+    """Name of the interface this map entry was written for, if it still is that one."""
+    try:
+        name = socket.if_indextoname(i)
+    except OSError:
+        return None
+    cfg = cfg if cfg is not None else m.cfg.lookup(i)
+    return name if cfg is not None and cfg[8] == _name_tag(name) else None
+
+
+def _cfg_tuple(c: PortConfig, ifname: str) -> tuple:
     flags = (CFG_TRIM if c.trimming else 0) | (CFG_ECN if c.ecn else 0) | \
         (CFG_BLACKHOLE if c.blackhole else 0)
     prio = (CLASS_HI, CLASS_LO) if c.rate_bps else (0, 0)
     return (c.rate_bps, c.trim_threshold, c.effective_ecn_threshold,
-            c.effective_queue_limit, _prob_u32(c.drop_probability), flags, *prio, 0)
+            c.effective_queue_limit, _prob_u32(c.drop_probability), flags, *prio,
+            _name_tag(ifname))
 
 
 def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
@@ -403,7 +421,7 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
         i = idx[name]
         m.state.update(i, 0, 0, 0, 0, 0)
         m.stats.update(i, *([0] * len(_STATS_FIELDS)))
-        m.cfg.update(i, *_cfg_tuple(c))
+        m.cfg.update(i, *_cfg_tuple(c, name))
     _tc_batch([l for n in ports for l in (f"qdisc del dev {n} root",
                                           f"qdisc del dev {n} clsact")], force=True)
     try:
@@ -416,9 +434,7 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
 def _prune(m: _Maps) -> None:
     """Drop map entries of interfaces that no longer exist (a torn-down fabric)."""
     for i in list(m.cfg.keys()):
-        try:
-            socket.if_indextoname(i)
-        except OSError:
+        if _live_name(m, i) is None:
             for mp in (m.cfg, m.state, m.stats):
                 mp.delete(i)
 
@@ -440,10 +456,10 @@ def cleanup_all() -> None:
     """Detach every port any lab build attached and remove all lab pins."""
     lines = []
     for d in _build_dirs():
-        for i in list(_maps(d).cfg.keys()):
-            try:
-                n = socket.if_indextoname(i)
-            except OSError:
+        m = _maps(d)
+        for i in list(m.cfg.keys()):
+            n = _live_name(m, i)
+            if n is None:
                 continue   # the interface is gone already
             lines += [f"qdisc del dev {n} clsact", f"qdisc del dev {n} root"]
     _tc_batch(lines, force=True)
@@ -539,13 +555,10 @@ def all_counters() -> Dict[str, dict]:
     for d in _build_dirs():
         m = _maps(d)
         for i in list(m.stats.keys()):
-            c = _counters_of(m, i)
-            if c is None:
-                continue
-            try:
-                out[socket.if_indextoname(i)] = c
-            except OSError:
-                pass
+            name = _live_name(m, i)
+            c = _counters_of(m, i) if name else None
+            if c is not None:
+                out[name] = c
     return out
 
 
@@ -555,7 +568,7 @@ def reset_counters(ifname: Optional[str] = None) -> None:
     if ifname is None:
         for d in _build_dirs():
             m = _maps(d)
-            targets += [(m, i) for i in list(m.stats.keys())]
+            targets += [(m, i) for i in list(m.stats.keys()) if _live_name(m, i)]
     else:
         i = _ifindex(ifname)
         targets.append((_maps_of(i)[0], i))
