@@ -30,11 +30,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
     say "apt packages present"
 fi
-# bpftool is its own package on Debian, part of linux-tools on Ubuntu; the
-# lab does not need it (the loader uses tc and the bpf syscall), so it is
-# only installed where the package exists.
-if ! command -v bpftool >/dev/null && apt-cache show bpftool >/dev/null 2>&1; then
-    apt-get install -y -qq bpftool >/dev/null || true
+# bpftool (the port program's loader uses it): its own package on Debian,
+# part of linux-tools on Ubuntu.
+if ! command -v bpftool >/dev/null; then
+    if apt-cache show bpftool >/dev/null 2>&1; then
+        apt-get install -y -qq bpftool >/dev/null
+    else
+        apt-get install -y -qq "linux-tools-$(uname -r)" linux-tools-common >/dev/null \
+            || die "bpftool not installable: install bpftool (Debian) or linux-tools-\$(uname -r) (Ubuntu)"
+    fi
 fi
 
 PY=/usr/bin/python3

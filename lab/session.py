@@ -91,7 +91,8 @@ def _raise_interrupt(signum, frame):
 
 
 @contextlib.contextmanager
-def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = True):
+def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = True,
+                trimming: bool = True):
     cleanup.clean()  # a previous run may have been killed with SIGKILL
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     made_workdir = workdir is None
@@ -100,7 +101,7 @@ def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = T
     session = Session(spec, workdir, ControllerProcess(spec, CONTROLLER_PORT, workdir))
     try:
         session.controller.start()
-        session.fabric = build_fabric(spec, CONTROLLER_PORT, shaping=shaping)
+        session.fabric = build_fabric(spec, CONTROLLER_PORT, shaping=shaping, trimming=trimming)
         session.timings["build_s"] = session.fabric.build_s
         yield session
     finally:

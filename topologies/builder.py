@@ -113,9 +113,16 @@ class Fabric:
             link.stop()
 
 
-def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True) -> Fabric:
+def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True,
+                 trimming: bool = True) -> Fabric:
     """Build and start the fabric; returns once every switch holds its full
-    table (verified by reading the tables back)."""
+    table (verified by reading the tables back).
+
+    shaping: shape every link to spec.link_mbps (switch ports through the
+        port program, host NICs with tbf); off only for functional tests
+    trimming: switch ports trim DATA packets on congestion (True) or
+        tail-drop them (False): the lab-wide switch of the port program
+    """
     from mininet.link import Link
     from mininet.log import setLogLevel
     from mininet.net import Mininet
@@ -125,6 +132,13 @@ def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True) -
 
     require_root()
     ensure_ovs_running()
+    if shaping:
+        from topologies import port_program
+
+        try:  # names what to install: the lab never runs silently without trimming
+            port_program.check_prerequisites()
+        except port_program.PortProgramError as exc:
+            raise BuildError(f"switch port program unavailable: {exc}") from None
     setLogLevel("error")
     datapath = "kernel" if kernel_datapath_available() else "user"
     started = time.monotonic()
@@ -141,7 +155,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True) -
     try:
         net.build()
         fabric.hosts = {h.name: h for h in net.hosts}
-        _configure_switch_ports(fabric, shaping)
+        _configure_switch_ports(fabric, shaping, trimming)
         for h in range(spec.hosts):
             _configure_host(fabric, h, shaping)
         set_sysctl("net.core.wmem_default", OVS_PORT_WMEM)
@@ -166,12 +180,23 @@ def _tbf(dev: str, spec: FabricSpec) -> str:
     return f"qdisc replace dev {dev} root tbf rate {spec.link_mbps}mbit burst {burst} limit 4000000"
 
 
-def _configure_switch_ports(fabric: Fabric, shaping: bool) -> None:
+def _configure_switch_ports(fabric: Fabric, shaping: bool, trimming: bool) -> None:
+    """MTU on every switch port; with shaping, the port program on each one:
+    shaped rate, virtual-queue trimming (or tail drop), ECN except on the
+    last hop (T0 ports facing hosts, as UEC/MRC do), fault hooks, counters."""
+    from topologies import port_program
+
     spec = fabric.spec
     ports = fabric.switch_ports()
     sh(["ip", "-batch", "-"], input="".join(f"link set dev {p} mtu {spec.mtu}\n" for p in ports))
-    if shaping:
-        sh(["tc", "-batch", "-"], input="".join(_tbf(p, spec) + "\n" for p in ports))
+    if not shaping:
+        return
+    last_hop = {spec.switch_intf(l.b, l.b_port) for l in spec.links if l.kind == "host-t0"}
+    port_program.attach_many({
+        port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
+                                      ecn=port not in last_hop)
+        for port in ports
+    })
 
 
 def _configure_host(fabric: Fabric, h: int, shaping: bool) -> None:
