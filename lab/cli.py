@@ -51,10 +51,41 @@ def default(ctx: typer.Context) -> None:
 
 
 @app.command()
-def run(json_path: Optional[Path] = JsonOption) -> None:
-    """Run an experiment (MRC vs baseline on one fault timeline)."""
-    fail("the experiment runner is not built yet (issue 5: all-reduce jobs); "
-         "`check` verifies the fabric meanwhile", code=3)
+def run(
+    iterations: int = typer.Option(30, min=1, help="All-reduce iterations per transport."),
+    buffer_mb: float = typer.Option(2.0, min=0.01, max=256, help="All-reduce buffer per rank, MiB."),
+    trimming: bool = typer.Option(True, help="Switch ports trim on congestion (--no-trimming: tail drop)."),
+    results: Path = typer.Option(Path("results"), help="Directory the run's results directory goes in."),
+    json_path: Optional[Path] = JsonOption,
+) -> None:
+    """Run an experiment: the same all-reduce job with MRC and the baseline on one fabric.
+
+    Fault scenarios are not wired in yet: this runs the fault-free A/B."""
+    from rich.progress import Progress
+
+    from lab.experiment import Experiment, run_experiment
+    from lab.job import JobError
+    from lab.report import print_summary
+    from topologies.builder import BuildError
+
+    exp = Experiment(iterations=iterations, buffer_bytes=int(buffer_mb * (1 << 20)) // 4 * 4,
+                     trimming=trimming)
+    spec = exp.fabric
+    console.print(f"experiment {exp.name!r}: {spec.planes}-plane fabric, {spec.hosts} ranks, "
+                  f"{exp.buffer_bytes / (1 << 20):g} MiB ring all-reduce x {iterations}, "
+                  f"{' vs '.join(exp.transports)}")
+    try:
+        with Progress(console=console, transient=True) as bar:
+            tasks = {t: bar.add_task(t, total=iterations) for t in exp.transports}
+            path, summary = run_experiment(
+                exp, results, progress=lambda t, k, n: bar.update(tasks[t], completed=k))
+    except (BuildError, JobError) as exc:
+        fail(str(exc))
+    print_summary(summary, console)
+    console.print(f"results: {path}", highlight=False)
+    write_json(json_path, {"results_dir": str(path), **summary})
+    ok = all(s.get("verified") for s in summary.values())
+    raise typer.Exit(0 if ok else 1)
 
 
 @app.command()

@@ -188,6 +188,10 @@ def _configure_switch_ports(fabric: Fabric, shaping: bool, trimming: bool) -> No
 
     spec = fabric.spec
     ports = fabric.switch_ports()
+    for port in ports:
+        # no IPv6 chatter (router/MLD solicitations) from the root namespace on
+        # fabric ports: the conservation audit counts every packet on them
+        Path(f"/proc/sys/net/ipv6/conf/{port}/disable_ipv6").write_text("1")
     sh(["ip", "-batch", "-"], input="".join(f"link set dev {p} mtu {spec.mtu}\n" for p in ports))
     if not shaping:
         return
