@@ -106,3 +106,20 @@ def test_sigkill_state_is_removed_by_clean(tmp_path, no_leftovers):
     assert json.loads(out.read_text())["remaining"] == {}
     assert sysctl("net.core.wmem_default") == wmem
     assert os.path.exists("/proc/self")  # the test process itself survived clean
+
+
+def test_a_reconnecting_switch_gets_its_table_again(no_leftovers):
+    from lab.session import CONTROLLER_PORT
+    from topologies.builder import installed_counts, wait_for_tables
+
+    with lab_session(SMALL) as session:
+        switch = SMALL.t1_name(1, 0)
+        want = installed_counts(switch)
+        # a "rebooted" switch: table gone, controller connection dropped and re-made
+        subprocess.run(["ovs-ofctl", "-O", "OpenFlow13", "del-flows", switch], check=True)
+        subprocess.run(["ovs-vsctl", "del-controller", switch], check=True)
+        assert installed_counts(switch)[0] == 0
+        subprocess.run(["ovs-vsctl", "set-controller", switch, f"tcp:127.0.0.1:{CONTROLLER_PORT}"], check=True)
+        wait_for_tables(session.spec, timeout=20)
+        assert installed_counts(switch) == want
+        assert run_check(session, seconds=0.5).paths_ok == 8
