@@ -63,14 +63,15 @@ class JobResult:
 
 def agent_config(session: Session, host: int, job: JobSpec, ring: list[str], stats_path: str) -> dict:
     spec = session.spec
-    name = spec.host_name(host)
-    i = ring.index(name)
-    neighbours = {ring[(i - 1) % len(ring)], ring[(i + 1) % len(ring)]}
+    i = ring.index(spec.host_name(host))
+    # only the ring neighbours: a rank never talks to anyone else (ring
+    # position = host id: Workers builds the ring in host order)
+    neighbours = {(i - 1) % len(ring), (i + 1) % len(ring)}
     return {
-        "host_id": name,
+        "host_id": spec.host_name(host),
         "plane_ips": [spec.host_ip(host, p) for p in range(spec.planes)],
-        "peers": {peer: [spec.host_ip(int(peer[1:]), p) for p in range(spec.planes)]
-                  for peer in sorted(neighbours)},
+        "peers": {spec.host_name(n): [spec.host_ip(n, p) for p in range(spec.planes)]
+                  for n in sorted(neighbours)},
         "evs": spec.evs,
         "payload_size": job.payload_size,
         "transport": job.transport,

@@ -18,9 +18,10 @@ Anything else (ARP, IPv6) matches nothing and is dropped: hosts use static ARP.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
-from topologies.fabric import FabricSpec
+from topologies.fabric import FabricError, FabricSpec
 
 MRC_PORT = 4793
 BASELINE_PORT = 4794
@@ -121,8 +122,6 @@ def trace(spec: FabricSpec, src: int, dst: int, plane: int, ev: int | None, udp_
     (switch, out_port) and the T1 mark seen by the receiver (None if the
     packet stayed in its rack). Raises FabricError if it gets lost.
     Used by tests to prove the tables route every EV where the map says."""
-    from topologies.fabric import FabricError
-
     dst_ip = spec.host_ip(dst, plane)
     udp_src = EV_PORT_BASE + ev if ev is not None else 50000
     node = spec.t0_name(plane, spec.rack_of(src))
@@ -152,8 +151,6 @@ def trace(spec: FabricSpec, src: int, dst: int, plane: int, ev: int | None, udp_
 
 
 def _first_match(table: SwitchTable, dst_ip: str, udp_dst: int, udp_src: int):
-    import ipaddress
-
     for flow in sorted(table.flows, key=lambda f: -f.priority):
         ok = True
         for key, value in flow.match:
