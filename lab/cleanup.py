@@ -172,7 +172,15 @@ def remove_bpf_pins() -> None:
 
 
 def clean() -> dict[str, int]:
-    """Remove everything the lab may have left; returns what was removed."""
+    """Remove everything the lab may have left; returns what was removed.
+    Raises lab.lock.LabBusy while another process runs the lab."""
+    from lab.lock import lab_lock
+
+    with lab_lock():
+        return _clean()
+
+
+def _clean() -> dict[str, int]:
     processes = kill_processes()
     bridges = lab_bridges()
     delete_bridges(bridges)

@@ -194,8 +194,13 @@ def fabric_size_cmd(
 
 
 def main() -> int:
+    from lab.lock import LabBusy
+
     try:
         app()
+    except LabBusy as exc:
+        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return 2
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     return 0

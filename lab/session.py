@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab import cleanup
+from lab.lock import lab_lock
 from topologies.builder import BuildError, Fabric, build_fabric
 from topologies.fabric import FabricSpec
 
@@ -92,6 +93,14 @@ def _raise_interrupt(signum, frame):
 @contextlib.contextmanager
 def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = True,
                 trimming: bool = True):
+    """Raises lab.lock.LabBusy if another lab run holds the machine."""
+    with lab_lock():
+        with _session(spec, workdir, shaping, trimming) as session:
+            yield session
+
+
+@contextlib.contextmanager
+def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bool):
     cleanup.clean()  # a previous run may have been killed with SIGKILL
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     made_workdir = workdir is None

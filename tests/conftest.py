@@ -9,3 +9,7 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, deadline=None)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Parallel test runs (or a lab run in progress) queue for the machine-wide lab
+# lock instead of failing (lab/lock.py).
+os.environ.setdefault("MRCLAB_LOCK_WAIT", "1800")

@@ -16,8 +16,12 @@ def pytest_collection_modifyitems(config, items):
 def no_leftovers():
     """The test starts and must end with no trace of the lab on the machine."""
     from lab import cleanup
+    from lab.lock import delegate_to_children, lab_lock
 
-    cleanup.clean()
-    yield
-    left = {k: v for k, v in cleanup.leftovers().items() if v}
-    assert not left, f"the lab left state behind: {left}"
+    # no other lab run may add or remove state meanwhile; sessions the test
+    # starts in child processes share the lock
+    with lab_lock(), delegate_to_children():
+        cleanup.clean()
+        yield
+        left = {k: v for k, v in cleanup.leftovers().items() if v}
+        assert not left, f"the lab left state behind: {left}"

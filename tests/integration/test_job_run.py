@@ -10,12 +10,14 @@ from topologies.fabric import DEFAULT_FABRIC
 @pytest.fixture(scope="module")
 def session():
     from lab import cleanup
+    from lab.lock import lab_lock
 
-    cleanup.clean()
-    with lab_session(DEFAULT_FABRIC) as s:
-        yield s
-    left = {k: v for k, v in cleanup.leftovers().items() if v}
-    assert not left, left
+    with lab_lock():
+        cleanup.clean()
+        with lab_session(DEFAULT_FABRIC) as s:
+            yield s
+        left = {k: v for k, v in cleanup.leftovers().items() if v}
+        assert not left, left
 
 
 def test_mrc_sprays_every_plane_and_ev_and_results_verify(session):

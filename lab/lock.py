@@ -1,0 +1,97 @@
+"""One lab at a time on a machine.
+
+Two lab runs would fight over the same switch names, BPF pins and CPU, and a
+run's start-up cleanup would kill the other's processes. Every session and
+every cleanup holds an exclusive flock on LOCK_PATH. It is reentrant within a
+process (a session calls cleanup while holding it).
+
+By default a second run fails at once with a clear message; MRCLAB_LOCK_WAIT
+(seconds) makes it wait instead (the test suite sets it, so parallel test
+runs queue up rather than fail). A holder can delegate the lock to the
+processes it starts with `delegate_to_children()` (tests that run a session
+in a child process while holding the lock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from pathlib import Path
+
+LOCK_PATH = Path("/run/mrclab.lock")
+
+DELEGATE_ENV = "MRCLAB_LOCK_DELEGATED"
+
+_depth = 0
+_fd: int | None = None
+
+
+class LabBusy(RuntimeError):
+    pass
+
+
+def _holder() -> str:
+    try:
+        return LOCK_PATH.read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def default_wait() -> float:
+    try:
+        return float(os.environ.get("MRCLAB_LOCK_WAIT", "0"))
+    except ValueError:
+        return 0.0
+
+
+@contextlib.contextmanager
+def lab_lock(wait: float | None = None):
+    """Hold the machine-wide lab lock; LabBusy if another process keeps it
+    longer than `wait` seconds."""
+    global _depth, _fd
+    if _depth:
+        _depth += 1
+        try:
+            yield
+        finally:
+            _depth -= 1
+        return
+    if os.environ.get(DELEGATE_ENV) and os.environ[DELEGATE_ENV] == _holder():
+        yield  # our parent holds the lock for us
+        return
+    wait = default_wait() if wait is None else wait
+    fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise LabBusy(f"another lab run (pid {_holder()}) is using this machine; wait for it to "
+                              f"finish or stop it (the lock is {LOCK_PATH})") from None
+            time.sleep(0.2)
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    _fd, _depth = fd, 1
+    try:
+        yield
+    finally:
+        _depth = 0
+        _fd = None
+        os.close(fd)  # releases the flock
+
+
+@contextlib.contextmanager
+def delegate_to_children():
+    """While held, child processes started from here count as lock holders."""
+    if not _depth:
+        raise RuntimeError("delegate_to_children() needs the lab lock held")
+    os.environ[DELEGATE_ENV] = str(os.getpid())
+    try:
+        yield
+    finally:
+        os.environ.pop(DELEGATE_ENV, None)
