@@ -6,6 +6,7 @@ COUNTER_NAMES = (
     "data_sent",          # DATA packets sent, first transmissions and retransmissions
     "data_bytes_sent",    # payload bytes sent
     "retransmits",        # DATA retransmissions (any cause)
+    "forced_reuses",      # retransmissions on the EV they were lost on: it was the only usable one
     "timeouts",           # packets declared lost by RTO
     "sack_losses",        # packets declared lost by a SACK gap past the reorder allowance
     "spurious_losses",    # packets declared lost and later acked anyway

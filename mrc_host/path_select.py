@@ -14,6 +14,11 @@ from typing import Sequence
 from .path_health import GOOD, SKIP, PathHealth
 
 
+def last_resort(state: Sequence[int], avoid: int) -> int | None:
+    """``avoid`` if it is still usable (it is then the only usable path), else None."""
+    return avoid if avoid >= 0 and state[avoid] in (GOOD, SKIP) else None
+
+
 class PathSelector(ABC):
     """Chooses a path id for each DATA packet among the usable paths.
 
@@ -27,10 +32,14 @@ class PathSelector(ABC):
 
     @abstractmethod
     def select(self, avoid: int = -1) -> int | None:
-        """A pid for the next packet, not ``avoid`` unless it is the only usable path.
+        """A pid for the next packet; never ``avoid`` (the EV a retransmission
+        was lost on) while any other path is usable.
 
         Prefers GOOD paths, falls back to SKIP ones, never returns an
-        ASSUMED_BAD path; None if no path is usable.
+        ASSUMED_BAD path. ``avoid`` is returned only when it is the one usable
+        path left (the min-usable floor kept it): reusing it is then the only
+        way to make progress, and the sender counts it as a forced reuse.
+        None if no path is usable.
         """
 
 
@@ -75,9 +84,7 @@ class RoundRobin(PathSelector):
                 if state[pid] == want and pid != avoid:
                     self.pos = (self.pos + i + 1) % len(self.order)
                     return pid
-        if avoid >= 0 and state[avoid] in (GOOD, SKIP):
-            return avoid      # the only usable path: better than stalling
-        return None
+        return last_resort(state, avoid)
 
 
 class RandomSpray(PathSelector):
@@ -93,7 +100,7 @@ class RandomSpray(PathSelector):
         if not good:
             good = [p for p, s in enumerate(state) if s == SKIP and p != avoid]
         if not good:
-            return avoid if avoid >= 0 and state[avoid] in (GOOD, SKIP) else None
+            return last_resort(state, avoid)
         return self.rng.choice(good)
 
 

@@ -149,6 +149,8 @@ class Sender:
             pkt.lost = False
             pkt.retx += 1
             self.c.retransmits += 1
+            if pid == pkt.lost_pid:
+                self.c.forced_reuses += 1
             self._transmit(pkt, pid, now, _F_RETX, out)
         queue = self.queue
         psize = self.payload_size

@@ -2,7 +2,7 @@
 
 import random
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from mrc_host import wire
 from mrc_host.connection import MrcConnection, make_paths
@@ -113,20 +113,36 @@ def test_probes_bring_a_repaired_ev_back():
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**16), loss=st.sampled_from([0.05, 0.2]), trim=st.sampled_from([0, 0.2]))
+@example(seed=781, loss=0.2, trim=0.2)  # loss retires all but one EV: reuse is forced there
 def test_a_retransmission_never_reuses_the_ev_it_was_lost_on(seed, loss, trim):
     net, a, b = pair(Impairments(loss=loss, trim=trim, dead_paths={(0, 0), (3, 2)}), seed)
+    # Record every retransmission's choice with the number of usable paths at that moment.
+    selector, health = a.conn.selector, a.conn.health
+    choices = []
+    real_select = selector.select
+
+    def recording_select(avoid=-1):
+        pid = real_select(avoid)
+        if avoid >= 0:
+            choices.append((avoid, pid, health.usable))
+        return pid
+
+    selector.select = recording_select
     a.conn.write(payload(60_000, seed), 0)
     assert net.run_until(all_written(net, "a", 1), timeout=10)
-    last_lost_on = {}
-    checked = 0
+    # on the wire: reuse happens only as often as the sender says it was forced
+    last_lost_on, reused, checked = {}, 0, 0
     for r in net.data_sent("a"):
         psn = r.header.psn
         if psn in last_lost_on:
-            assert (r.ev, r.plane) != last_lost_on.pop(psn)
+            reused += (r.ev, r.plane) == last_lost_on.pop(psn)
             checked += 1
         if r.fate != "delivered":
             last_lost_on[psn] = (r.ev, r.plane)
     assert checked > 0
+    assert reused == a.conn.counters.forced_reuses
+    # and a forced reuse only ever happened with no other usable path
+    assert all(usable == 1 for avoid, pid, usable in choices if pid == avoid)
 
 
 def test_trim_is_congestion_not_failure():
