@@ -15,7 +15,8 @@ class TransportParams:
     rto_min / rto_max: clamps of the RFC 6298 RTO (0.01 / 1.0); the lab runs
         Python agents on shared cores, so rto_min is far above the fabric RTT
     reorder_allowance: a packet is lost if one sent this many transmissions
-        later was acked and it was not (16)
+        later was acked and it was not, and it is overdue by the RACK reorder
+        window (see Sender.reorder_window) (16)
     ack_every: receiver acks at least every N in-order packets (4); it acks at
         once on a hole, CE, trim, duplicate or LAST packet, and at the end of
         each receive batch (every ``datagrams_to_send`` call)

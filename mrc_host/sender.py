@@ -33,6 +33,7 @@ _pack_data = wire.DATA.pack
 _pack_probe = wire.PROBE.pack
 _V, _T_DATA, _HL = wire.VERSION, wire.T_DATA, wire.DATA_HDR_LEN
 _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
+REO_MULT_MAX = 16   # reorder window grows to at most 16 x min_rtt/4 (and never past srtt)
 
 
 class _Message:
@@ -49,7 +50,7 @@ class _Message:
 
 class _Packet:
     __slots__ = ("psn", "msg", "off", "length", "last", "pid", "sent", "txseq", "retx",
-                 "lost", "acked", "lost_pid")
+                 "lost", "acked", "lost_pid", "gap_loss")
 
     def __init__(self, psn, msg, off, length, last):
         self.psn = psn
@@ -64,6 +65,7 @@ class _Packet:
         self.lost = False
         self.acked = False
         self.lost_pid = -1   # path of the transmission that was lost
+        self.gap_loss = False  # declared lost by a SACK gap (not RTO or trim)
 
 
 class Sender:
@@ -100,6 +102,11 @@ class Sender:
         self.snd_una = 0                           # lowest PSN not cumulatively acked
         self.txseq = 0
         self.max_acked_txseq = -1
+        self.max_acked_sent = -1.0                 # send time of the latest-sent acked packet
+        self.rack_rtt = 0.0                        # RTT of that packet
+        self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
+        self.min_rtt: float | None = None
+        self.reo_mult = 1                          # reorder window, in min_rtt/4 units
         self.next_msg_id = 1
         self.srtt: float | None = None
         self.rttvar = 0.0
@@ -201,8 +208,16 @@ class Sender:
         c = self.c
         c.acks_received += 1
         if ((cum - self.snd_una) & 0xFFFFFFFF) > ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF):
-            c.dropped += 1      # acks something never sent (stale or bogus)
-            return
+            if ((self.snd_una - cum) & 0xFFFFFFFF) >= 0x80000000:
+                c.dropped += 1  # acks something never sent: bogus
+                return
+            # An older ACK overtaken by a newer one (ACKs come back over every
+            # plane, so they reorder): its cumulative part is stale, but its
+            # SACK bits and acked PSN are still news.
+            sack_base = cum + 1
+            cum = self.snd_una
+        else:
+            sack_base = cum + 1
         unacked = self.unacked
         pkt = unacked.get(acked_psn)
         if pkt is not None and pkt.retx == 0 and not pkt.lost:
@@ -214,22 +229,22 @@ class Sender:
             while psn != cum:
                 pkt = unacked.pop(psn, None)
                 if pkt is not None:
-                    acked(pkt)
+                    acked(pkt, now)
                     newly += 1
                 psn = (psn + 1) & 0xFFFFFFFF
             self.snd_una = cum
         if sack:
-            base = cum + 1
+            base = sack_base
             while sack:
                 low = sack & -sack
                 sack ^= low
                 pkt = unacked.pop((base + low.bit_length() - 1) & 0xFFFFFFFF, None)
                 if pkt is not None:
-                    acked(pkt)
+                    acked(pkt, now)
                     newly += 1
         pkt = unacked.pop(acked_psn, None)
         if pkt is not None:
-            acked(pkt)
+            acked(pkt, now)
             newly += 1
         if newly:
             self.cc.on_ack(newly, now)
@@ -241,14 +256,19 @@ class Sender:
             self.cc.on_ecn(now, self.srtt or self.rto)
         self._detect_sack_losses(now)
 
-    def _acked(self, pkt: _Packet) -> None:
+    def _acked(self, pkt: _Packet, now: float) -> None:
         pkt.acked = True
         if pkt.lost:
             self.c.spurious_losses += 1
+            if pkt.gap_loss and self.reo_mult < REO_MULT_MAX:
+                self.reo_mult += 1   # that was reordering, not loss: widen the window (RACK)
         else:
             self.inflight -= 1
         if pkt.txseq > self.max_acked_txseq:
             self.max_acked_txseq = pkt.txseq
+        if pkt.retx == 0 and pkt.sent >= self.max_acked_sent:
+            self.max_acked_sent = pkt.sent
+            self.rack_rtt = now - pkt.sent
         self.pkts_acked[pkt.pid] += 1
         msg = pkt.msg
         msg.unacked -= 1
@@ -257,6 +277,8 @@ class Sender:
             self.emit(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
 
     def _rtt_sample(self, rtt: float) -> None:
+        if self.min_rtt is None or rtt < self.min_rtt:
+            self.min_rtt = rtt
         if self.srtt is None:
             self.srtt = rtt
             self.rttvar = rtt / 2
@@ -268,20 +290,44 @@ class Sender:
         self.rto = p.rto_min if rto < p.rto_min else (p.rto_max if rto > p.rto_max else rto)
         self.backoff = 1
 
+    def reorder_window(self) -> float:
+        """How long past the RTT of a later-sent packet that was acked an
+        earlier packet may still arrive before it counts as lost (RACK, RFC
+        8985): mult x min_rtt/4, at most srtt. Spraying sends back-to-back
+        packets over paths with different queues, so "acked N packets later"
+        alone mistakes reordering for loss."""
+        if self.min_rtt is None:
+            return 0.0
+        w = self.reo_mult * self.min_rtt / 4
+        return w if self.srtt is None or w < self.srtt else self.srtt
+
     def _detect_sack_losses(self, now: float) -> None:
+        """A packet is lost when one sent `reorder_allowance` transmissions
+        later was acked, and it is overdue: older than the RTT of the latest
+        acked packet plus the reorder window."""
+        self.reorder_deadline = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
+        wait = self.rack_rtt + self.reorder_window()
         sendq = self.sendq
         while sendq and sendq[0][0] < limit:
-            txseq, pkt = sendq.popleft()
+            txseq, pkt = sendq[0]
             if pkt.acked or pkt.lost or pkt.txseq != txseq:
+                sendq.popleft()
                 continue
+            if now < pkt.sent + wait:
+                self.reorder_deadline = pkt.sent + wait   # not overdue yet: look again then
+                break
+            sendq.popleft()
             self.c.sack_losses += 1
+            pkt.gap_loss = True
             self._lost(pkt, now, "sack_gap")
 
     def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
         pkt.lost = True
         pkt.lost_pid = pkt.pid
         self.inflight -= 1
+        if reason != "sack_gap":
+            pkt.gap_loss = False
         if reason == "trim":
             self.retxq.appendleft(pkt)
             self.health.on_trim(pkt.pid, now)
@@ -322,6 +368,8 @@ class Sender:
         return r if r < self.params.rto_max else self.params.rto_max
 
     def timer(self, now: float) -> None:
+        if self.reorder_deadline is not None and now >= self.reorder_deadline:
+            self._detect_sack_losses(now)
         timed_out = False
         rto = self.current_rto()
         while True:
@@ -339,6 +387,9 @@ class Sender:
     def next_deadline(self) -> float | None:
         pkt = self._oldest()
         t = self.health.next_deadline()
+        r = self.reorder_deadline
+        if r is not None and (t is None or r < t):
+            t = r
         if pkt is not None:
             d = pkt.sent + self.current_rto()
             if t is None or d < t:
