@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib.util
 import json
 import selectors
 import socket
@@ -39,6 +40,7 @@ from .baseline import BaselineConnection
 from .connection import MrcConnection, make_paths
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
 from .params import TransportParams
+from .path_select import POLICIES, PathSelector
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
@@ -54,7 +56,10 @@ class AgentConfig:
     evs: EVs used on every plane (range(8))
     payload_size: DATA payload bytes (1024)
     transport: "mrc" or "baseline"
-    policy: path selection policy name ("round_robin"); cc: "aimd" or "fixed"
+    policy: path selection policy: a name in path_select.POLICIES
+        ("round_robin") or "path/to/file.py:ClassName" (a PathSelector
+        subclass in a file: the classroom exercises load students' policies so);
+        cc: "aimd" or "fixed"
     params: TransportParams overrides, e.g. {"rto_min": 0.02}
     listen_ips: receive on these addresses instead of 0.0.0.0 (several agents
         in one namespace, e.g. the loopback benchmark)
@@ -106,6 +111,22 @@ class WriteHandle:
 
     def __repr__(self):
         return f"WriteHandle({self.peer!r}, {self.msg_id}, done={self.done})"
+
+
+def load_policy(policy: str):
+    """A POLICIES name as is, or the PathSelector class named by "file.py:ClassName"."""
+    if policy in POLICIES or ":" not in policy:
+        return policy
+    path, _, name = policy.rpartition(":")
+    spec = importlib.util.spec_from_file_location(f"mrc_policy_{zlib.crc32(path.encode())}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"policy {policy!r}: cannot load {path!r} as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cls = getattr(module, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, PathSelector)):
+        raise ValueError(f"policy {policy!r}: {name} is not a PathSelector subclass in {path}")
+    return cls
 
 
 def conn_id_for(src: str, dst: str) -> int:
@@ -171,6 +192,7 @@ class Agent:
     def _make_connections(self) -> None:
         cfg = self.config
         paths = make_paths(range(len(cfg.plane_ips)), cfg.evs)
+        policy = load_policy(cfg.policy)   # once: every connection shares the class
         self.conns: dict[str, object] = {}
         self.peer_addrs: dict[str, list] = {}
         self.ip_to_peer: dict[str, tuple] = {}      # source ip -> (peer, plane, conn)
@@ -179,7 +201,7 @@ class Agent:
                 raise ValueError(f"peer {peer}: {len(ips)} plane IPs, we have {len(cfg.plane_ips)}")
             cid = conn_id_for(cfg.host_id, peer)
             if cfg.transport == "mrc":
-                conn = MrcConnection(cid, paths, self.params, peer=peer, policy=cfg.policy,
+                conn = MrcConnection(cid, paths, self.params, peer=peer, policy=policy,
                                      cc=cfg.cc, recv_buffer_size=cfg.recv_buffer_size)
             elif cfg.transport == "baseline":
                 conn = BaselineConnection(cid, paths, self.params, peer=peer,
