@@ -193,6 +193,14 @@ def fabric_size_cmd(
     write_json(json_path, size.to_dict())
 
 
+@app.command()
+def notebook(port: int = typer.Option(8888, help="Port JupyterLab listens on (127.0.0.1 only).")) -> None:
+    """Open JupyterLab on notebooks/ with the project's kernel; prints the URL (headless, root ok)."""
+    from lab.notebook_cmd import open_jupyter
+
+    raise typer.Exit(open_jupyter(port))
+
+
 def main() -> int:
     from lab.lock import LabBusy
 

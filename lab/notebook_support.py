@@ -1,0 +1,283 @@
+"""What the notebooks in notebooks/ share: finding a results directory,
+saving each figure as a PNG next to the run, showing it inline, and small
+tables and drawings that lab/plots.py does not make.
+
+Every notebook starts with ``RESULTS = None`` and calls ``resolve(RESULTS)``:
+an explicit path wins, then the environment variable MRCLAB_RESULTS (how
+the tests point a notebook at a given run), then the newest run under
+results/. Figures go to ``<results>/notebooks/<notebook name>/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from lab import plots  # noqa: F401  (sets the Agg backend: figures are shown with display())
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from lab import metrics  # noqa: E402
+from lab.results import _RUN_DIR, Records, load, newest  # noqa: E402
+from topologies.fabric import FabricSpec  # noqa: E402
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+RESULTS_ROOT = PROJECT_ROOT / "results"
+RESULTS_ENV = "MRCLAB_RESULTS"
+DPI = plots.DPI
+
+# One line per file of a results directory (lab/results.py, lab/plots.py).
+FILE_MEANINGS = {
+    "config.json": "the resolved experiment config: fabric size and speed, iterations, buffer, trimming, params",
+    "iterations.csv": "one row per all-reduce iteration and transport: start, end, duration (s), verified, per-rank times",
+    "events.jsonl": "time-ordered events, one JSON object per line: phases, path_state changes, fault_start/fault_end, errors",
+    "counters.json": "final agent counters per transport and host, per peer, with per-path (plane, EV) sent/acked/ECN/trims/losses",
+    "fidelity.json": "CPU use per core and achieved rate per plane, sampled during each transport's job",
+    "conservation.json": "packet audit per transport: sent, received, drops named by a counter, unexplained loss per link",
+    "summary.json": "lab.metrics.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
+    "iteration_timeline.png": "iteration time over the run per transport, faults marked (lab/plots.py)",
+    "iteration_cdf.png": "CDF of iteration time per transport (lab/plots.py)",
+    "path_state.png": "per-path state heatmap over time per transport (lab/plots.py)",
+    "notebooks": "PNG figures written by the notebooks in notebooks/, one folder per notebook",
+}
+
+
+# ---- locating runs ---------------------------------------------------------------------------
+
+def resolve(results: str | Path | None = None, root: str | Path = RESULTS_ROOT) -> Path:
+    """The results directory to read: ``results``, else $MRCLAB_RESULTS, else the newest run."""
+    chosen = results or os.environ.get(RESULTS_ENV)
+    if chosen:
+        path = Path(chosen)
+        if not path.is_dir():
+            raise FileNotFoundError(f"no results directory at {path}")
+        return path
+    return newest(root)
+
+
+def runs(root: str | Path = RESULTS_ROOT) -> list[Path]:
+    """Every run directory under ``root``, newest first (the order lab.results.newest uses)."""
+    root = Path(root)
+    found = [p for p in root.iterdir() if p.is_dir() and _RUN_DIR.match(p.name)] if root.is_dir() else []
+    return sorted(found, key=lambda p: (p.name[:15], p.stat().st_mtime_ns), reverse=True)
+
+
+def newest_with(predicate: Callable[[dict], bool], root: str | Path = RESULTS_ROOT) -> Path | None:
+    """The newest run whose config.json satisfies ``predicate``; None if there is none."""
+    for run in runs(root):
+        try:
+            config = json.loads((run / "config.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if predicate(config):
+            return run
+    return None
+
+
+def output_dir(results: Path | None, notebook: str) -> Path:
+    """``<results>/notebooks/<notebook>/`` (created); without a run, results/notebooks/<notebook>/."""
+    base = Path(results) if results is not None else RESULTS_ROOT
+    out = base / "notebooks" / notebook
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def fabric_of(config: Mapping) -> FabricSpec:
+    """The FabricSpec a run used (its config's "fabric" block), or the default fabric."""
+    return FabricSpec(**config["fabric"]) if config.get("fabric") else FabricSpec()
+
+
+# ---- showing and saving ----------------------------------------------------------------------
+
+def _display(obj) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(obj)
+
+
+def finish(fig, path: Path) -> Path:
+    """Save ``fig`` as a PNG at ``path``, show it inline (in a notebook), close it."""
+    path = Path(path)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    _display(fig)
+    plt.close(fig)
+    return path
+
+
+def show_png(path: Path) -> Path:
+    """Show a PNG written by lab/plots.py inline."""
+    try:
+        from IPython.display import Image
+    except ImportError:
+        return path
+    _display(Image(filename=str(path)))
+    return path
+
+
+def markdown(text: str) -> None:
+    """Rendered Markdown in a notebook, plain text elsewhere."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown
+    except ImportError:
+        print(text)
+        return
+    if get_ipython() is not None:
+        _display(Markdown(text))
+    else:
+        print(text)
+
+
+def table(rows: Sequence[Sequence], header: Sequence[str]) -> str:
+    """A Markdown table of ``rows`` (floats shown with 4 significant digits)."""
+    def cell(v) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# ---- the fabric ------------------------------------------------------------------------------
+
+def _plane_layout(spec: FabricSpec, x0: float, width: float) -> dict[str, tuple[float, float]]:
+    """Positions of one plane's T0s (y=1) and T1s (y=2) inside [x0, x0 + width]."""
+    pos = {}
+    for tier, names, y in (("t0", [spec.t0_name(0, r) for r in range(spec.racks)], 1.0),
+                           ("t1", [spec.t1_name(0, s) for s in range(spec.spines)], 2.0)):
+        for i, _ in enumerate(names):
+            pos[(tier, i)] = (x0 + width * (i + 0.5) / len(names), y)
+    return pos
+
+
+def draw_plane(spec: FabricSpec, plane: int, ax) -> None:
+    """One plane: hosts (bottom), their NIC port to the T0 of their rack, every T0-T1 link."""
+    width = max(spec.hosts, spec.racks, spec.spines)
+    pos = _plane_layout(spec, 0.0, width)
+    hosts = {h: (width * (h + 0.5) / spec.hosts, 0.0) for h in range(spec.hosts)}
+    for link in spec.links:
+        if link.plane != plane:
+            continue
+        if link.kind == "host-t0":
+            h = int(link.a[1:])
+            a, b = hosts[h], pos[("t0", spec.rack_of(h))]
+            ax.plot(*zip(a, b), color="tab:green", lw=1.5, zorder=1)
+        else:
+            _, _, r = spec.parse_switch(link.a)
+            _, _, s = spec.parse_switch(link.b)
+            ax.plot(*zip(pos[("t0", r)], pos[("t1", s)]), color="tab:blue", lw=1.5, zorder=1)
+    for (tier, i), (x, y) in pos.items():
+        name = spec.t0_name(plane, i) if tier == "t0" else spec.t1_name(plane, i)
+        ax.scatter([x], [y], s=900, marker="s", color="tab:orange" if tier == "t0" else "tab:purple",
+                   zorder=2)
+        ax.annotate(name, (x, y), ha="center", va="center", fontsize=7, color="white", zorder=3,
+                    fontweight="bold")
+    for h, (x, y) in hosts.items():
+        ax.scatter([x], [y], s=500, marker="o", color="0.3", zorder=2)
+        ax.annotate(f"h{h}\n{spec.host_ip(h, plane)}", (x, y), xytext=(0, -22), textcoords="offset points",
+                    ha="center", va="top", fontsize=7)
+        ax.annotate(f"h{h}", (x, y), ha="center", va="center", fontsize=7, color="white", zorder=3)
+    ax.set_ylim(-0.6, 2.4)
+    ax.set_xlim(-0.2, width + 0.2)
+    ax.set_yticks([0, 1, 2], ["hosts (NIC port)", "T0 (leaf)", "T1 (spine)"])
+    ax.set_xticks([])
+    ax.set_xlabel(f"switches and hosts of plane {plane} (position has no unit)")
+
+
+def draw_planes(spec: FabricSpec, ax) -> None:
+    """Every plane side by side above the shared hosts; NIC port p of each host goes to plane p."""
+    group = max(spec.racks, spec.spines)   # width of one plane's column group
+    gap = 0.6
+    total = spec.planes * group + (spec.planes - 1) * gap
+    hosts = {h: (total * (h + 0.5) / spec.hosts, 0.0) for h in range(spec.hosts)}
+    colors = plt.get_cmap("tab10")
+    for p in range(spec.planes):
+        pos = _plane_layout(spec, p * (group + gap), group)
+        for r in range(spec.racks):
+            for s in range(spec.spines):
+                ax.plot(*zip(pos[("t0", r)], pos[("t1", s)]), color=colors(p % 10), lw=1, zorder=1)
+        for h in range(spec.hosts):
+            ax.plot(*zip(hosts[h], pos[("t0", spec.rack_of(h))]), color=colors(p % 10), lw=0.6,
+                    alpha=0.6, zorder=1)
+        for (tier, _i), (x, y) in pos.items():
+            ax.scatter([x], [y], s=120, marker="s", color="tab:orange" if tier == "t0" else "tab:purple",
+                       zorder=2)
+        ax.annotate(f"plane {p}", (p * (group + gap) + group / 2, 2.35), ha="center", fontsize=8,
+                    color=colors(p % 10))
+    for h, (x, y) in hosts.items():
+        ax.scatter([x], [y], s=300, marker="o", color="0.3", zorder=2)
+        ax.annotate(f"h{h}", (x, y), ha="center", va="center", fontsize=7, color="white", zorder=3)
+    ax.set_ylim(-0.4, 2.6)
+    ax.set_yticks([0, 1, 2], ["hosts", "T0", "T1"])
+    ax.set_xticks([])
+    ax.set_xlabel(f"{spec.planes} planes, each its own two-tier fabric; every host has one NIC port per plane")
+
+
+# ---- counters per path -----------------------------------------------------------------------
+
+PATH_FIELDS = ("sent", "acked", "ecn", "trims", "losses")
+
+
+def per_path(counters: Mapping[str, Mapping]) -> dict[tuple[int, int], dict]:
+    """{(plane, ev): {sent, acked, ecn, trims, losses}} summed over every host -> peer connection.
+
+    ``counters`` is one transport's {host: agent stats} (counters.json). The
+    agent counts per path the ECN echoes, trims (NACKed trimmed packets) and
+    losses without a trim (RTO or SACK gap) of what it sent on that path.
+    """
+    out: dict[tuple[int, int], dict] = {}
+    for stats in counters.values():
+        for conn in (stats.get("peers") or {}).values():
+            for p in conn.get("per_path") or ():
+                row = out.setdefault((int(p["plane"]), int(p["ev"])), dict.fromkeys(PATH_FIELDS, 0))
+                for f in PATH_FIELDS:
+                    row[f] += int(p.get(f, 0))
+    return dict(sorted(out.items()))
+
+
+def per_connection(counters: Mapping[str, Mapping], names: Iterable[str]) -> list[tuple]:
+    """Rows (host -> peer, counter values...) of the connections that sent data."""
+    rows = []
+    for host, stats in sorted(counters.items()):
+        for peer, conn in sorted((stats.get("peers") or {}).items()):
+            if conn.get("data_sent", 0):
+                rows.append((f"{host}->{peer}", *(conn.get(n, 0) for n in names)))
+    return rows
+
+
+def fault_markers(ax, events: Sequence[Mapping]) -> int:
+    """Mark fault windows on a time axis as lab/plots.py does; returns how many there were."""
+    windows = plots._unique_windows(events)
+    plots._mark_faults(ax, windows)
+    return len(windows)
+
+
+def transport_records(rec: Records, transport: str) -> list[dict]:
+    return sorted((it for it in rec.iterations if it["transport"] == transport), key=lambda it: it["start"])
+
+
+def summary_of(rec: Records) -> dict:
+    """The run's summary.json, or computed from its records when the file is missing."""
+    return rec.summary or metrics.summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
+                                            rec.conservation, rec.config)
+
+
+def cdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    x = np.sort(np.asarray(values, dtype=float))
+    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
+
+
+__all__ = ["resolve", "runs", "newest_with", "output_dir", "fabric_of", "finish", "show_png", "markdown",
+           "table", "draw_plane", "draw_planes", "per_path", "per_connection", "fault_markers",
+           "transport_records", "summary_of", "cdf", "load", "FILE_MEANINGS"]
