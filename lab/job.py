@@ -33,15 +33,18 @@ class JobSpec:
     iterations: all-reduce iterations to run (stop early at `max_seconds`)
     buffer_bytes: all-reduce buffer per rank, bytes (float32 elements x 4)
     seed: seed of the inputs (same for both transports: an A/B)
-    payload_size: DATA payload bytes per packet (4096, as RoCE's MTU)
-    params: transport parameter overrides (mrc_host.params.TransportParams)
+    payload_size: DATA payload bytes per packet (8192: fits the fabric's
+        9000-byte jumbo MTU, and halves the emulator's per-packet CPU
+        compared with 4096)
+    params: transport parameter overrides (mrc_host.params.TransportParams);
+        the window defaults to `lab_window(spec, transport)`
     """
 
     transport: str = "mrc"
     iterations: int = 50
     buffer_bytes: int = 2 << 20
     seed: int = 1
-    payload_size: int = 4096
+    payload_size: int = 8192
     max_seconds: float = 300.0
     params: dict = field(default_factory=dict)
     policy: str = "round_robin"
@@ -61,6 +64,28 @@ class JobResult:
     error: str | None = None
 
 
+# The emulated NIC hands every packet the window allows to its port's shaper
+# at once, where a real NIC's scheduler pulls them at line rate: a window
+# above the bandwidth-delay product only queues in the host's shaper (which
+# marks no ECN), inflating the RTT the RTO is built on. So each connection's
+# window is capped near one BDP: PACKETS_PER_PLANE packets in flight per
+# plane it uses. Measured on the default fabric (8 KB payload, 10 Mb/s):
+# 3/plane -> MRC efficiency 0.92, no spurious loss, 0 % CPU-saturated
+# samples; 4/plane -> 0.91 and 18 %; the old 64..1024 -> 0.76, 160 RTOs.
+PACKETS_PER_PLANE = 3
+
+
+def lab_window(spec, transport: str) -> int:
+    """Window (packets) of one connection: MRC sprays over every plane, the baseline uses one path."""
+    return PACKETS_PER_PLANE * (spec.planes if transport == "mrc" else 1)
+
+
+def transport_params(spec, job: JobSpec) -> dict:
+    """The job's transport parameters: the lab's window, then the job's overrides."""
+    w = lab_window(spec, job.transport)
+    return {"cwnd_init": w, "cwnd_max": w, **job.params}
+
+
 def agent_config(session: Session, host: int, job: JobSpec, ring: list[str], stats_path: str) -> dict:
     spec = session.spec
     i = ring.index(spec.host_name(host))
@@ -76,7 +101,7 @@ def agent_config(session: Session, host: int, job: JobSpec, ring: list[str], sta
         "payload_size": job.payload_size,
         "transport": job.transport,
         "policy": job.policy,
-        "params": job.params,
+        "params": transport_params(spec, job),
         "stats_path": stats_path,
     }
 

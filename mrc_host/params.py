@@ -11,9 +11,14 @@ class TransportParams:
 
     payload_size: DATA payload bytes per packet (1024)
     cwnd_init / cwnd_min / cwnd_max: congestion window, packets (64 / 4 / 1024)
-    rto_initial: RTO before the first RTT sample (0.05)
-    rto_min / rto_max: clamps of the RFC 6298 RTO (0.01 / 1.0); the lab runs
-        Python agents on shared cores, so rto_min is far above the fabric RTT
+    rto_initial: RTO before the first RTT sample (0.1)
+    rto_min / rto_max: clamps of the RFC 6298 RTO (0.05 / 1.0). The lab runs
+        Python agents and a userspace switch on shared cores: a receiver can
+        be descheduled for 10-20 ms, longer than the ~10 ms RTT of a rack at
+        10 Mb/s, and a smaller rto_min fired hundreds of spurious RTOs per
+        run (each retiring a healthy path). Loss on a live path is found by
+        SACK gaps and trims well before any RTO; the RTO is the tail-loss
+        fallback.
     reorder_allowance: a packet is lost if one sent this many transmissions
         later was acked and it was not, and it is overdue by the RACK reorder
         window (see Sender.reorder_window) (16)
@@ -32,8 +37,8 @@ class TransportParams:
     cwnd_init: int = 64
     cwnd_min: int = 4
     cwnd_max: int = 1024
-    rto_initial: float = 0.05
-    rto_min: float = 0.01
+    rto_initial: float = 0.1
+    rto_min: float = 0.05
     rto_max: float = 1.0
     reorder_allowance: int = 16
     ack_every: int = 4

@@ -10,8 +10,10 @@ Facts of this machine kind that shape the code (../shared/DESIGN.md, 3):
   back to the userspace one (`datapath=user`);
 - with the userspace datapath, TCP/UDP need checksum offload off on hosts;
 - a shaping qdisc on an OVS-userspace port loses packets silently when the
-  AF_PACKET send buffer of OVS fills; a large `net.core.wmem_default` while
-  the ports are created avoids it (restored right after).
+  one AF_PACKET transmit socket of ovs-vswitchd fills; its send buffer is
+  sized to the fabric's worst backlog (ovs-vswitchd restarted if its
+  socket is already too small; `net.core.wmem_default` raised until the
+  first packet, then restored).
 """
 
 from __future__ import annotations
@@ -155,17 +157,24 @@ def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True,
     try:
         net.build()
         fabric.hosts = {h.name: h for h in net.hosts}
-        _configure_switch_ports(fabric, shaping, trimming)
         for h in range(spec.hosts):
             _configure_host(fabric, h, shaping)
-        set_sysctl("net.core.wmem_default", OVS_PORT_WMEM)
+        configs = switch_port_configs(spec, fabric.switch_ports(), trimming) if shaping else {}
+        tx_need = prepare_ovs_tx_buffer(configs) if datapath == "user" else 0
+        set_sysctl("net.core.wmem_default", str(max(int(OVS_PORT_WMEM), tx_need)))
         try:
             net.start()
             for sw in net.switches:
                 sw.cmd(f"ovs-vsctl br-set-external-id {sw.name} mrclab 1")
+            # after net.start(): adding a port to a bridge makes OVS reset the root
+            # qdisc of a port without QoS, which removed the port program's htb
+            # (switch ports ran unshaped; measured: noqueue root after build)
+            _configure_switch_ports(fabric, configs)
+            wait_for_tables(spec)
+            if tx_need:
+                check_ovs_tx_buffer(fabric, tx_need)
         finally:
             restore_sysctls()
-        wait_for_tables(spec)
     except BaseException:
         fabric.stop()
         raise
@@ -180,10 +189,54 @@ def _tbf(dev: str, spec: FabricSpec) -> str:
     return f"qdisc replace dev {dev} root tbf rate {spec.link_mbps}mbit burst {burst} limit 4000000"
 
 
-def _configure_switch_ports(fabric: Fabric, shaping: bool, trimming: bool) -> None:
-    """MTU on every switch port; with shaping, the port program on each one:
-    shaped rate, virtual-queue trimming (or tail drop), ECN except on the
-    last hop (T0 ports facing hosts, as UEC/MRC do), fault hooks, counters."""
+def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> dict:
+    """The port program's configuration of every switch port: shaped rate,
+    virtual-queue trimming (or tail drop), ECN except on the last hop (T0
+    ports facing hosts, as UEC/MRC do)."""
+    from topologies import port_program
+
+    last_hop = {spec.switch_intf(l.b, l.b_port) for l in spec.links if l.kind == "host-t0"}
+    return {port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
+                                          ecn=port not in last_hop)
+            for port in ports}
+
+
+def prepare_ovs_tx_buffer(configs: dict) -> int:
+    """Make room for every shaped port's worst backlog in ovs-vswitchd's one
+    transmit socket (see port_program: beyond its send buffer OVS drops
+    packets no counter names). That socket takes net.core.wmem_default when
+    ovs-vswitchd first transmits, so: if it already exists and is too
+    small, restart ovs-vswitchd (only the lab's bridges exist now: the
+    session cleaned up first); the caller keeps wmem_default at the returned
+    size until the fabric's first packet has been sent."""
+    from topologies import port_program
+
+    need, have = port_program.ovs_backlog_budget(configs.values())
+    if have is not None and have < need:
+        out = subprocess.run([OVS_CTL, "--no-ovsdb-server", "restart"], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise BuildError(f"could not restart ovs-vswitchd to enlarge its transmit buffer "
+                             f"({OVS_CTL} --no-ovsdb-server restart): {out.stderr.strip()}")
+    return need
+
+
+def check_ovs_tx_buffer(fabric: Fabric, need: int) -> None:
+    """Send one packet through the fabric so ovs-vswitchd opens its transmit
+    socket now (while wmem_default is raised), then check its size."""
+    from topologies import port_program
+
+    spec = fabric.spec
+    src, dst = fabric.host(0), spec.host_ip(spec.hosts - 1, 0)
+    src.cmd(f"ping -c 1 -W 1 {dst} >/dev/null 2>&1")
+    have = port_program.ovs_tx_sndbuf()
+    if have is None or have < need:
+        raise BuildError(f"ovs-vswitchd's transmit socket buffer is {have} bytes, the fabric's queues "
+                         f"need {need}: congestion would lose packets no counter names "
+                         "(see docs/port-program.md)")
+
+
+def _configure_switch_ports(fabric: Fabric, configs: dict) -> None:
+    """MTU and IPv6 off on every switch port; the port program on each one in `configs`."""
     from topologies import port_program
 
     spec = fabric.spec
@@ -193,14 +246,8 @@ def _configure_switch_ports(fabric: Fabric, shaping: bool, trimming: bool) -> No
         # fabric ports: the conservation audit counts every packet on them
         Path(f"/proc/sys/net/ipv6/conf/{port}/disable_ipv6").write_text("1")
     sh(["ip", "-batch", "-"], input="".join(f"link set dev {p} mtu {spec.mtu}\n" for p in ports))
-    if not shaping:
-        return
-    last_hop = {spec.switch_intf(l.b, l.b_port) for l in spec.links if l.kind == "host-t0"}
-    port_program.attach_many({
-        port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
-                                      ecn=port not in last_hop)
-        for port in ports
-    })
+    if configs:
+        port_program.attach_many(configs)
 
 
 def _configure_host(fabric: Fabric, h: int, shaping: bool) -> None:
