@@ -1,0 +1,20 @@
+"""Reference answers of exercise 04."""
+
+NACKS_WITHOUT_TRIMMING = 0
+LOSS_SIGNAL = "timeouts"
+DETECTIONS_PER_DROP = 1.0
+MORE_PATHS_RETIRED = True
+SLOWER = "without"
+
+EXPLANATION = """
+With trimming, a packet that overflows the last-hop queue arrives as a
+header: the receiver NACKs it and the sender resends it within a round trip;
+the path stays GOOD. Without trimming the packet is simply gone. The sender
+finds out only from a SACK gap (later packets acked, this one not, past a
+reorder window) or when the RTO fires; here the RTO finds nearly all of
+them, about one timeout per tail-dropped packet, where trimming gave one
+NACK per trimmed packet. Worse, MRC reads a loss without a trim as a failed
+path: it retires the EV at once and probes it, so congestion shrinks the
+usable path set and iterations get slower. Trimming is what lets the
+transport tell congestion from failure.
+"""

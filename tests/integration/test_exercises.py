@@ -1,0 +1,42 @@
+"""Every exercise's reference solution passes its grader on the lab; the
+starting file of exercise 01 (plain round robin) does not (root)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
+SOLUTIONS = {
+    "01-path-policy": "policy.py",
+    "02-probe-interval": "choice.py",
+    "04-no-trimming": "answers.py",
+}
+
+
+def grade(exercise: str, student_file: Path) -> subprocess.CompletedProcess:
+    # the grader takes the lab lock itself; MRCLAB_LOCK_WAIT (tests/conftest.py) makes it queue
+    return subprocess.run([sys.executable, str(EXERCISES / exercise / "grade.py"), str(student_file)],
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_every_exercise_with_a_grader_has_a_solution():
+    graded = sorted(p.parent.name for p in EXERCISES.glob("*/grade.py"))
+    assert graded == sorted(SOLUTIONS)
+    for name, file in SOLUTIONS.items():
+        assert (EXERCISES / name / file).is_file(), f"{name} has no starting file {file}"
+        assert (EXERCISES / name / "README.md").is_file()
+
+
+@pytest.mark.parametrize("exercise", sorted(SOLUTIONS))
+def test_reference_solution_passes(exercise):
+    r = grade(exercise, EXERCISES / "solutions" / exercise / SOLUTIONS[exercise])
+    lines = r.stdout.strip().splitlines()
+    assert r.returncode == 0 and lines and lines[-1] == "PASS", r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def test_starting_policy_is_not_graded_pass():
+    r = grade("01-path-policy", EXERCISES / "01-path-policy" / "policy.py")
+    lines = r.stdout.strip().splitlines()
+    assert r.returncode == 1 and lines and lines[-1] == "FAIL", r.stdout[-3000:] + r.stderr[-3000:]
