@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG
 from lab import cleanup
 from lab.lock import lab_lock
 from topologies.builder import BuildError, Fabric, build_fabric
@@ -34,18 +35,23 @@ CONTROLLER_PORT = 16653
 class ControllerProcess:
     """The os-ken controller, as its own process on 127.0.0.1."""
 
-    def __init__(self, spec: FabricSpec, port: int, workdir: Path):
+    def __init__(self, spec: FabricSpec, port: int, workdir: Path,
+                 convergence_delay: float = DEFAULT_CONVERGENCE_DELAY, hold_down: float = DEFAULT_HOLD_DOWN):
         self.port = port
         self.fabric_file = workdir / "fabric.json"
         self.fabric_file.write_text(json.dumps(spec.to_dict()))
         self.log_path = workdir / "controller.log"
+        # baseline routing emulation (faults/routing.py): its delays and log
+        self.convergence_delay, self.hold_down = convergence_delay, hold_down
+        self.routing_log = workdir / ROUTING_LOG
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 20.0) -> None:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "lab.controller", "--fabric", str(self.fabric_file),
-             "--port", str(self.port)],
+             "--port", str(self.port), "--convergence-delay", str(self.convergence_delay),
+             "--hold-down", str(self.hold_down), "--routing-log", str(self.routing_log)],
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + timeout
@@ -92,21 +98,25 @@ def _raise_interrupt(signum, frame):
 
 @contextlib.contextmanager
 def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = True,
-                trimming: bool = True):
-    """Raises lab.lock.LabBusy if another lab run holds the machine."""
+                trimming: bool = True, convergence_delay: float = DEFAULT_CONVERGENCE_DELAY,
+                hold_down: float = DEFAULT_HOLD_DOWN):
+    """Raises lab.lock.LabBusy if another lab run holds the machine.
+    convergence_delay, hold_down: the baseline routing emulation's delays (s)."""
     with lab_lock():
-        with _session(spec, workdir, shaping, trimming) as session:
+        with _session(spec, workdir, shaping, trimming, convergence_delay, hold_down) as session:
             yield session
 
 
 @contextlib.contextmanager
-def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bool):
+def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bool,
+             convergence_delay: float, hold_down: float):
     cleanup.clean()  # a previous run may have been killed with SIGKILL
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     made_workdir = workdir is None
     workdir = Path(workdir or tempfile.mkdtemp(prefix="mrclab-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    session = Session(spec, workdir, ControllerProcess(spec, CONTROLLER_PORT, workdir))
+    session = Session(spec, workdir, ControllerProcess(spec, CONTROLLER_PORT, workdir,
+                                                       convergence_delay, hold_down))
     try:
         session.controller.start()
         session.fabric = build_fabric(spec, CONTROLLER_PORT, shaping=shaping, trimming=trimming)

@@ -1,0 +1,422 @@
+"""Fault injectors: one class per fault kind, acting on a live lab Session.
+
+    inj = make_injector(session, FaultEvent(at=2, kind="link_flap", target="t0p0r0-t1p0s1"))
+    inj.start()    # returns once the fault is verified in effect
+    inj.repair()   # idempotent; returns once the repair is verified
+
+Every start() and repair() checks its effect (link state seen by the kernel
+at both ends, switch tables, port-program config, processes, traffic) and
+raises FaultError when it did not take effect. See docs/faults.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from faults.links import (FaultError, End, operstates, plane_links, resolve_link, set_admin, switch_ends,
+                          wait_operstate, wait_table)
+from faults.model import FaultEvent
+from faults.routing import connected_since
+from topologies import port_program
+from topologies.builder import expected_counts, wait_for_tables
+from topologies.tables import BASELINE_PORT, MRC_PORT
+
+__all__ = ["FaultError", "make_injector", "INJECTORS", "fabric_healthy", "ecmp_ports",
+           "wait_switches_connected"]
+
+OVS_RECONNECT_MS = 1000  # as Mininet sets it: a switch retries its controller every <= 1 s
+TABLE_TIMEOUT_S = 20.0
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INCAST_PORT = 5201  # neither MRC_PORT nor BASELINE_PORT: background traffic, not a lab transport
+assert INCAST_PORT not in (MRC_PORT, BASELINE_PORT)
+
+
+def _run(cmd: list[str], what: str) -> str:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise FaultError(f"{what}: {' '.join(cmd)} failed: {out.stderr.strip() or out.stdout.strip()}")
+    return out.stdout
+
+
+class Injector:
+    kind = ""
+
+    def __init__(self, session, target: str, params: dict | None = None):
+        self.session, self.target, self.params = session, target, dict(params or {})
+        self.spec = session.spec
+        self.active = False
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def repair(self) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{self.kind}({self.target})"
+
+
+# ---- link state -----------------------------------------------------------------
+class _LinksDown(Injector):
+    """Links down at both ends for the fault, up on repair.
+
+    A T0-T1 link is set administratively down at both ends. A NIC link only
+    at its switch end: the host's NIC sees carrier loss, as with a pulled
+    cable (an admin-down host interface would also flush its static ARP
+    entries, which the fabric cannot relearn: it carries no ARP)."""
+
+    def links(self) -> list[str]:
+        raise NotImplementedError
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        pairs = [resolve_link(session.fabric, link) for link in self.links()]
+        self.ends = [end for pair in pairs for end in pair]
+        self.admin = [end for end in self.ends if end.ns_pid is None]
+
+    def start(self) -> None:
+        self.active = True
+        set_admin(self.admin, up=False)
+        wait_operstate(self.ends, up=False, what=f"{self}: set down")
+
+    def repair(self) -> None:
+        set_admin(self.admin, up=True)
+        wait_operstate(self.ends, up=True, what=f"{self}: set up")
+        self.active = False
+
+
+class LinkFlap(_LinksDown):
+    """'t0p<P>r<R>-t1p<P>s<S>' or 'h<H>-eth<P>' down for the duration."""
+
+    kind = "link_flap"
+
+    def links(self) -> list[str]:
+        return [self.target]
+
+
+class PlaneDown(_LinksDown):
+    """'plane<P>': every T0-T1 link of plane P down."""
+
+    kind = "plane_down"
+
+    def links(self) -> list[str]:
+        return plane_links(self.spec, self.target)
+
+
+# ---- switch reboot ----------------------------------------------------------------
+class SwitchReboot(Injector):
+    """All its links down (peers lose carrier), controller connection gone,
+    flow table and groups wiped; on repair links up, controller set back,
+    and the controller must reinstall the full static table."""
+
+    kind = "switch_reboot"
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        pairs = switch_ends(session.fabric, target)
+        self.own = [own for own, _ in pairs]
+        self.all_ends = self.own + [peer for _, peer in pairs]
+        self.want = expected_counts(self.spec)[target]
+
+    def start(self) -> None:
+        self.active = True
+        what = f"{self}: reboot"
+        set_admin(self.own, up=False)  # its own ports: the peers see carrier loss
+        _run(["ovs-vsctl", "del-controller", self.target], what)
+        _run(["ovs-ofctl", "-O", "OpenFlow13", "del-flows", self.target], what)
+        _run(["ovs-ofctl", "-O", "OpenFlow13", "del-groups", self.target], what)
+        wait_operstate(self.all_ends, up=False, what=what)
+        if _run(["ovs-vsctl", "get-controller", self.target], what).strip():
+            raise FaultError(f"{what}: controller still configured")
+        wait_table(self.spec, self.target, (0, 0), what, timeout=5)
+
+    def repair(self) -> None:
+        what = f"{self}: return"
+        set_admin(self.own, up=True)
+        if not _run(["ovs-vsctl", "get-controller", self.target], what).strip():
+            _run(["ovs-vsctl", "set-controller", self.target, _controller_target(self.session),
+                  "--", "set", "Controller", self.target, f"max_backoff={OVS_RECONNECT_MS}"], what)
+        wait_operstate(self.all_ends, up=True, what=what)
+        wait_table(self.spec, self.target, self.want, f"{what}: controller reinstall", TABLE_TIMEOUT_S)
+        self.active = False
+
+
+def _controller_target(session) -> str:
+    return f"tcp:127.0.0.1:{session.controller.port}"
+
+
+# ---- port-program faults (gray failure, random loss) -------------------------------
+def _port_cfg(ifname: str) -> tuple:
+    # port_program has no public config getter: read the live map entry
+    return port_program._maps_of(port_program._ifindex(ifname))[1]
+
+
+def _t0t1_ends(session, target: str, kind: str) -> list[End]:
+    if not target.startswith("t0"):
+        raise FaultError(f"{kind} {target!r}: needs a T0-T1 link 't0p<P>r<R>-t1p<P>s<S>'")
+    return list(resolve_link(session.fabric, target))
+
+
+class Blackhole(Injector):
+    """Both switch ports of a T0-T1 link drop everything; the link stays up."""
+
+    kind = "blackhole"
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        self.ends = _t0t1_ends(session, target, self.kind)
+
+    def _set(self, on: bool) -> None:
+        for end in self.ends:
+            port_program.set_blackhole(end.ifname, on)
+        wrong = [e.ifname for e in self.ends if bool(_port_cfg(e.ifname)[5] & port_program.CFG_BLACKHOLE) != on]
+        if wrong:
+            raise FaultError(f"{self}: black-hole flag not {'set' if on else 'cleared'} on {wrong}")
+        down = {n: s for n, s in operstates(self.ends).items() if s != "UP"}
+        if down:
+            raise FaultError(f"{self}: a gray failure keeps the link up, but {down}")
+
+    def start(self) -> None:
+        self.active = True
+        self._set(True)
+
+    def repair(self) -> None:
+        self._set(False)
+        self.active = False
+
+
+class Loss(Injector):
+    """Random drop with probability p on both switch ports of a T0-T1 link."""
+
+    kind = "loss"
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        self.ends = _t0t1_ends(session, target, self.kind)
+        p = self.params.get("p")
+        if not isinstance(p, (int, float)) or not 0 < p <= 1:
+            raise FaultError(f"{self}: params.p must be a probability in (0, 1], got {p!r}")
+        self.p = float(p)
+
+    def _set(self, p: float) -> None:
+        for end in self.ends:
+            port_program.set_drop_probability(end.ifname, p)
+        want = port_program._prob_u32(p)
+        wrong = [e.ifname for e in self.ends if _port_cfg(e.ifname)[4] != want]
+        if wrong:
+            raise FaultError(f"{self}: drop probability {p} not set on {wrong}")
+
+    def start(self) -> None:
+        self.active = True
+        self._set(self.p)
+
+    def repair(self) -> None:
+        self._set(0.0)
+        self.active = False
+
+
+# ---- controller crash ------------------------------------------------------------
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), 0.3):
+            return True
+    except OSError:
+        return False
+
+
+def wait_switches_connected(session, since: float, timeout: float, what: str) -> None:
+    """Poll the controller's log until every switch (re)connected after `since`
+    (OVSDB's is_connected lags by seconds, so it is not used)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        missing = sorted(set(session.spec.switch_names) -
+                         connected_since(session.controller.routing_log, since))
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise FaultError(f"{what}: {len(missing)} switches did not connect to the controller within "
+                             f"{timeout:.0f} s (e.g. {missing[:3]})")
+        time.sleep(0.1)
+
+
+class ControllerKill(Injector):
+    """SIGKILL the controller; repair restarts it and checks every switch
+    reconnects with its full table (kept, not reinstalled: see lab/controller.py)."""
+
+    kind = "controller_kill"
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        if target != "controller":
+            raise FaultError(f"controller_kill target must be 'controller', got {target!r}")
+
+    def start(self) -> None:
+        self.active = True
+        ctl = self.session.controller
+        if not ctl.running():
+            raise FaultError(f"{self}: the controller is not running")
+        ctl.proc.send_signal(signal.SIGKILL)
+        ctl.proc.wait(timeout=10)
+        if _listening(ctl.port):
+            raise FaultError(f"{self}: something still listens on 127.0.0.1:{ctl.port}")
+
+    def repair(self) -> None:
+        ctl = self.session.controller
+        if not ctl.running():
+            since = time.monotonic()
+            try:
+                ctl.start()
+            except Exception as exc:
+                raise FaultError(f"{self}: restart failed: {exc}") from None
+            wait_switches_connected(self.session, since, TABLE_TIMEOUT_S, f"{self}: restart")
+        try:
+            wait_for_tables(self.spec, timeout=TABLE_TIMEOUT_S)
+        except Exception as exc:
+            raise FaultError(f"{self}: restart: {exc}") from None
+        self.active = False
+
+
+# ---- incast ----------------------------------------------------------------------
+def nic_rx_bytes(session, h: int) -> int:
+    """Bytes host h's NIC ports received, all planes (its namespace's counters)."""
+    spec = session.spec
+    out = subprocess.run(["nsenter", f"--net=/proc/{session.fabric.host(h).pid}/ns/net",
+                          "cat", "/proc/net/dev"], capture_output=True, text=True, timeout=10).stdout
+    names = {spec.host_intf(h, p) for p in range(spec.planes)}
+    total = 0
+    for line in out.splitlines():
+        if ":" in line and line.split(":")[0].strip() in names:
+            total += int(line.split(":")[1].split()[0])
+    return total
+
+
+class Incast(Injector):
+    """Background UDP toward host 'h<H>' from `senders` other hosts (other
+    racks first), each at `rate` (default 1.0) of its link rate on every
+    plane, until repair or until it sent `bytes` (default: no limit).
+    Not a lab transport: port INCAST_PORT, classified 'other' by the port
+    program, so its drops are the port program's queue drops (counted)."""
+
+    kind = "incast"
+    ARRIVAL_TIMEOUT_S = 3.0
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        spec = self.spec
+        if not (target.startswith("h") and target[1:].isdigit() and int(target[1:]) < spec.hosts):
+            raise FaultError(f"incast target must be a host 'h<H>' of this fabric, got {target!r}")
+        self.victim = int(target[1:])
+        n = self.params.get("senders", spec.hosts - 1)
+        if not isinstance(n, int) or not 1 <= n <= spec.hosts - 1:
+            raise FaultError(f"{self}: params.senders must be in [1, {spec.hosts - 1}], got {n!r}")
+        others = sorted((h for h in range(spec.hosts) if h != self.victim),
+                        key=lambda h: (spec.rack_of(h) == spec.rack_of(self.victim), h))
+        self.senders = others[:n]
+        self.bytes = self.params.get("bytes")
+        self.rate = float(self.params.get("rate", 1.0))
+        self.procs: list[subprocess.Popen] = []
+
+    def _popen(self, h: int, args: list[str]) -> subprocess.Popen:
+        # the tag makes lab.cleanup find these processes after a crash
+        return self.session.fabric.host(h).popen(
+            [sys.executable, "-m", "faults.incast", *args, "--tag", "mrclab-incast"],
+            cwd=str(_ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def start(self) -> None:
+        self.active = True
+        spec = self.spec
+        before = nic_rx_bytes(self.session, self.victim)
+        victim_ips = [spec.host_ip(self.victim, p) for p in range(spec.planes)]
+        self.procs.append(self._popen(self.victim, ["sink", "--port", str(INCAST_PORT), *victim_ips]))
+        for h in self.senders:
+            args = ["send", "--port", str(INCAST_PORT), "--rate-bps", str(int(spec.link_bps * self.rate)),
+                    "--payload", str(min(8192, spec.mtu - 28))]
+            if self.bytes:
+                args += ["--bytes", str(int(self.bytes))]
+            self.procs.append(self._popen(h, args + victim_ips))
+        deadline = time.monotonic() + self.ARRIVAL_TIMEOUT_S
+        while nic_rx_bytes(self.session, self.victim) - before < 2 * spec.mtu:
+            dead = [p for p in self.procs if p.poll() is not None and p.returncode != 0]
+            if dead or time.monotonic() > deadline:
+                err = dead[0].stderr.read().decode()[-400:] if dead else ""
+                self.repair()
+                raise FaultError(f"{self}: no incast traffic reached {self.target} within "
+                                 f"{self.ARRIVAL_TIMEOUT_S:.0f} s {err}")
+            time.sleep(0.05)
+
+    def repair(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        alive = [p.pid for p in self.procs if p.poll() is None]
+        if alive:
+            raise FaultError(f"{self}: processes {alive} did not stop")
+        self.procs = []
+        self.active = False
+
+
+INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackhole, Loss,
+                                        ControllerKill, Incast)}
+
+
+def make_injector(session, event: FaultEvent) -> Injector:
+    cls = INJECTORS.get(event.kind)
+    if cls is None:
+        raise FaultError(f"unknown fault kind {event.kind!r}; known: {', '.join(INJECTORS)}")
+    return cls(session, event.target, event.params)
+
+
+def fabric_healthy(session, timeout: float = 10.0) -> None:
+    """Raise FaultError unless the fabric is back to its built state: every
+    link up, every switch connected with its full table, no port-program
+    fault, every T0 ECMP group with all its uplinks (waits up to `timeout`
+    for a routing restore still in its hold-down)."""
+    spec, fabric = session.spec, session.fabric
+    ends = [e for link in spec.links
+            for e in resolve_link(fabric, f"{link.a}-{link.b}" if link.kind == "t0-t1"
+                                  else spec.host_intf(int(link.a[1:]), link.plane))]
+    wait_operstate(ends, up=True, what="healthy fabric", timeout=timeout)
+    if not session.controller.running():
+        raise FaultError("healthy fabric: the controller is not running")
+    connected = connected_since(session.controller.routing_log, 0.0)
+    if set(spec.switch_names) - connected:
+        raise FaultError(f"healthy fabric: not connected to the controller: "
+                         f"{sorted(set(spec.switch_names) - connected)}")
+    faulty = {}
+    for e in ends:
+        if e.ns_pid is None:
+            cfg = _port_cfg(e.ifname)
+            if cfg[4] or cfg[5] & port_program.CFG_BLACKHOLE:
+                faulty[e.ifname] = {"drop_prob": cfg[4], "blackhole": bool(cfg[5] & port_program.CFG_BLACKHOLE)}
+    if faulty:
+        raise FaultError(f"healthy fabric: port faults left on {faulty}")
+    deadline = time.monotonic() + timeout
+    while True:
+        short = {t0: ports for t0 in spec.t0_names if len(ports := ecmp_ports(t0)) != spec.spines}
+        if not short:
+            break
+        if time.monotonic() > deadline:
+            raise FaultError(f"healthy fabric: ECMP groups still short of uplinks after {timeout:.0f} s: {short}")
+        time.sleep(0.1)
+    try:
+        wait_for_tables(spec, timeout=timeout)
+    except Exception as exc:
+        raise FaultError(f"healthy fabric: {exc}") from None
+
+
+def ecmp_ports(switch: str) -> list[int]:
+    """Output ports of a T0's ECMP group buckets, as installed in the switch."""
+    out = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-groups", switch], f"dump-groups {switch}")
+    return [int(p) for p in re.findall(r"output:(\d+)", out)]

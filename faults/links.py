@@ -1,0 +1,155 @@
+"""Fabric links and switches by name, and their state, on a live fabric.
+
+An interface end is (namespace pid or None for the root namespace, ifname):
+switch ports live in the root namespace, host NIC ports in their Mininet
+host's namespace. State changes and reads go through `ip` (via nsenter for
+host namespaces), never through Mininet's per-node shells, so a fault
+thread never interleaves with a job using those shells.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+
+from topologies.builder import installed_counts
+from topologies.fabric import FabricError, FabricSpec
+
+
+class FaultError(RuntimeError):
+    """A fault could not be injected or repaired, or did not take effect."""
+
+
+@dataclass(frozen=True)
+class End:
+    ifname: str
+    ns_pid: int | None = None  # None: root namespace
+
+    def __str__(self) -> str:
+        return self.ifname
+
+
+_T0T1 = re.compile(r"^(t0p\d+r\d+)-(t1p\d+s\d+)$")
+_NIC = re.compile(r"^h(\d+)-eth(\d+)$")
+
+
+def resolve_link(fabric, target: str) -> tuple[End, End]:
+    """'t0p<P>r<R>-t1p<P>s<S>' or 'h<H>-eth<P>' -> its two ends (switch end first
+    for a NIC link, T0 end first for a T0-T1 link)."""
+    spec: FabricSpec = fabric.spec
+    m = _T0T1.match(target)
+    if m:
+        t0, t1 = m.groups()
+        try:
+            _, p0, rack = spec.parse_switch(t0)
+            _, p1, spine = spec.parse_switch(t1)
+        except FabricError as exc:
+            raise FaultError(f"link {target!r}: {exc}") from None
+        if p0 != p1:
+            raise FaultError(f"link {target!r}: a T0 and a T1 of different planes are not linked")
+        return (End(spec.switch_intf(t0, spec.t0_uplink_port(spine))),
+                End(spec.switch_intf(t1, spec.t1_downlink_port(rack))))
+    m = _NIC.match(target)
+    if m:
+        h, plane = int(m.group(1)), int(m.group(2))
+        if not (h < spec.hosts and plane < spec.planes):
+            raise FaultError(f"link {target!r}: no such host NIC port in this fabric")
+        t0 = spec.t0_name(plane, spec.rack_of(h))
+        return (End(spec.switch_intf(t0, spec.t0_host_port(h))),
+                End(target, fabric.host(h).pid))
+    raise FaultError(f"link {target!r}: expected 't0p<P>r<R>-t1p<P>s<S>' or 'h<H>-eth<P>'")
+
+
+def plane_links(spec: FabricSpec, target: str) -> list[str]:
+    """'plane<P>' -> every T0-T1 link name of plane P."""
+    m = re.match(r"^plane(\d+)$", target)
+    if not m or int(m.group(1)) >= spec.planes:
+        raise FaultError(f"plane {target!r}: expected 'plane<P>' with P < {spec.planes}")
+    p = int(m.group(1))
+    return [f"{spec.t0_name(p, r)}-{spec.t1_name(p, s)}" for r in range(spec.racks) for s in range(spec.spines)]
+
+
+def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
+    """(own end, peer end) of every link of a switch."""
+    spec: FabricSpec = fabric.spec
+    try:
+        spec.parse_switch(switch)
+    except FabricError as exc:
+        raise FaultError(str(exc)) from None
+    ends = []
+    for link in spec.links:
+        if link.kind == "host-t0" and link.b == switch:
+            h = int(link.a[1:])
+            ends.append((End(spec.switch_intf(switch, link.b_port)),
+                         End(spec.host_intf(h, link.plane), fabric.host(h).pid)))
+        elif link.kind == "t0-t1" and switch in (link.a, link.b):
+            a, b = End(spec.switch_intf(link.a, link.a_port)), End(spec.switch_intf(link.b, link.b_port))
+            ends.append((a, b) if link.a == switch else (b, a))
+    return ends
+
+
+def _ip(ns_pid: int | None, args: list[str], input: str | None = None) -> str:
+    cmd = (["nsenter", f"--net=/proc/{ns_pid}/ns/net"] if ns_pid else []) + ["ip", *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=20, input=input)
+    if out.returncode != 0:
+        raise FaultError(f"{' '.join(cmd)}: {out.stderr.strip() or out.stdout.strip()}")
+    return out.stdout
+
+
+def set_admin(ends: list[End], up: bool) -> None:
+    """Set interfaces administratively up or down: one `ip -batch` per namespace."""
+    by_ns: dict[int | None, list[str]] = {}
+    for end in ends:
+        by_ns.setdefault(end.ns_pid, []).append(end.ifname)
+    for ns, names in by_ns.items():
+        _ip(ns, ["-batch", "-"], input="".join(f"link set dev {n} {'up' if up else 'down'}\n" for n in names))
+
+
+def operstates(ends: list[End]) -> dict[str, str]:
+    """ifname -> kernel operstate ('UP', 'DOWN', 'LOWERLAYERDOWN', ...)."""
+    by_ns: dict[int | None, set[str]] = {}
+    for end in ends:
+        by_ns.setdefault(end.ns_pid, set()).add(end.ifname)
+    states = {}
+    for ns, names in by_ns.items():
+        for link in json.loads(_ip(ns, ["-j", "link", "show"]) or "[]"):
+            if link["ifname"] in names:
+                states[link["ifname"]] = link.get("operstate", "UNKNOWN")
+    missing = {e.ifname for e in ends} - set(states)
+    if missing:
+        raise FaultError(f"interfaces not found: {sorted(missing)}")
+    return states
+
+
+def wait_operstate(ends: list[End], up: bool, what: str, timeout: float = 5.0) -> None:
+    """Poll until every end is UP (up) or not UP (down); FaultError naming the
+    ends that did not get there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = operstates(ends)
+        wrong = {n: s for n, s in states.items() if (s == "UP") != up}
+        if not wrong:
+            return
+        if time.monotonic() > deadline:
+            raise FaultError(f"{what}: {'not up' if up else 'still up'} after {timeout:.0f} s: {wrong}")
+        time.sleep(0.05)
+
+
+def wait_table(spec: FabricSpec, switch: str, want: tuple[int, int], what: str, timeout: float) -> None:
+    """Poll until `switch` holds `want` (flows, groups)."""
+    deadline = time.monotonic() + timeout
+    got = None
+    while True:
+        try:
+            got = installed_counts(switch)
+        except Exception:  # the switch may be mid-reconnect
+            got = None
+        if got == want:
+            return
+        if time.monotonic() > deadline:
+            raise FaultError(f"{what}: {switch} holds (flows, groups) {got}, expected {want} "
+                             f"after {timeout:.0f} s")
+        time.sleep(0.1)

@@ -1,0 +1,185 @@
+"""Baseline routing emulation: a dead T0 uplink leaves the T0's ECMP group
+only after a convergence delay, and comes back only after a hold-down.
+
+The baseline's traffic crosses each T0 through its ECMP select group
+(topologies/tables.py ECMP_GROUP, hash of the 5-tuple), one bucket per
+uplink. The buckets carry no watch_port, so OVS itself never skips a dead
+one: until routing removes it, flows hashed onto it are black-holed, as in
+a BGP/ECMP fabric while the hold timer runs. This module is the "routing":
+
+    link down detected  --convergence_delay-->  bucket withdrawn
+    link up detected    --hold_down-->          bucket restored
+
+A link that comes back before its withdrawal is due is never withdrawn (the
+BGP session survived); one that fails again before its restore is due stays
+withdrawn. Only link state is detected: a gray failure (black-hole, loss)
+never withdraws anything. MRC's per-EV entries are never touched.
+
+The controller (lab/controller.py) owns one RoutingEmulation; it reports
+link state with `link_state()` and applies `on_apply(t0, ports)` (the new
+bucket list) to the switch. Every detection, withdrawal and restore is
+appended as one JSON line, with CLOCK_MONOTONIC time, to the routing log;
+`read_routing_events()` turns it into events.jsonl records.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from topologies.fabric import FabricSpec
+
+ROUTING_LOG = "routing.jsonl"  # in the session workdir
+DEFAULT_CONVERGENCE_DELAY = 5.0  # s: a BGP-like hold time (no BFD)
+DEFAULT_HOLD_DOWN = 2.0  # s: a returning link is trusted only after this
+
+
+class RoutingEmulation:
+    """Per-T0 withdrawn uplinks and the timers that change them (thread-safe)."""
+
+    def __init__(self, spec: FabricSpec, convergence_delay: float, hold_down: float,
+                 on_apply: Callable[[str, list[int]], None], log_path: Path | None = None):
+        if convergence_delay < 0 or hold_down < 0:
+            raise ValueError("convergence delay and hold-down must be >= 0")
+        self.spec = spec
+        self.delay, self.hold_down = convergence_delay, hold_down
+        self.on_apply = on_apply
+        self.log_path = Path(log_path) if log_path else None
+        self.withdrawn: dict[str, set[int]] = {t0: set() for t0 in spec.t0_names}
+        self._timers: dict[tuple[str, int], threading.Timer] = {}
+        self._lock = threading.Lock()
+
+    # ---- names ------------------------------------------------------------
+    def uplinks(self, t0: str) -> list[int]:
+        return [self.spec.t0_uplink_port(s) for s in range(self.spec.spines)]
+
+    def link_name(self, t0: str, port: int) -> str:
+        _, plane, _ = self.spec.parse_switch(t0)
+        return f"{t0}-{self.spec.t1_name(plane, port - self.spec.hosts_per_rack - 1)}"
+
+    def is_uplink(self, t0: str, port: int) -> bool:
+        return t0 in self.withdrawn and port in self.uplinks(t0)
+
+    # ---- inputs -------------------------------------------------------------
+    def adopt(self, t0: str, installed_ports: list[int]) -> None:
+        """A (re)connected switch holds these buckets: start from them.
+        Pending timers of the switch are dropped; link_state() re-arms them."""
+        with self._lock:
+            self._cancel_switch(t0)
+            self.withdrawn[t0] = set(self.uplinks(t0)) - set(installed_ports)
+
+    def link_state(self, t0: str, port: int, up: bool, source: str = "port_status") -> None:
+        """Detected state of an uplink (idempotent: repeats change nothing)."""
+        if not self.is_uplink(t0, port):
+            return
+        with self._lock:
+            key = (t0, port)
+            withdrawn = port in self.withdrawn[t0]
+            pending = self._timers.get(key)
+            if up:
+                if pending is not None and pending.name == "withdraw":
+                    self._cancel(key)  # back before the hold time expired
+                    self._log("link_up_detected", t0, port, source=source, withdrawn=False)
+                elif withdrawn and pending is None:
+                    self._log("link_up_detected", t0, port, source=source, withdrawn=True)
+                    self._arm(key, "restore", self.hold_down)
+            else:
+                if pending is not None and pending.name == "restore":
+                    self._cancel(key)  # failed again during the hold-down
+                    self._log("link_down_detected", t0, port, source=source, withdrawn=True)
+                elif not withdrawn and pending is None:
+                    self._log("link_down_detected", t0, port, source=source, withdrawn=False)
+                    self._arm(key, "withdraw", self.delay)
+
+    def switch_gone(self, t0: str) -> None:
+        """The switch disconnected: its timers die with its session."""
+        with self._lock:
+            self._cancel_switch(t0)
+
+    def close(self) -> None:
+        with self._lock:
+            for key in list(self._timers):
+                self._cancel(key)
+
+    # ---- timers ---------------------------------------------------------------
+    def _arm(self, key, action: str, delay: float) -> None:
+        timer = threading.Timer(delay, self._fire, args=(key, action))
+        timer.name = action
+        timer.daemon = True
+        self._timers[key] = timer
+        timer.start()
+
+    def _cancel(self, key) -> None:
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _cancel_switch(self, t0: str) -> None:
+        for key in [k for k in self._timers if k[0] == t0]:
+            self._cancel(key)
+
+    def _fire(self, key, action: str) -> None:
+        t0, port = key
+        with self._lock:
+            if self._timers.get(key) is None or self._timers[key].name != action:
+                return  # cancelled meanwhile
+            del self._timers[key]
+            if action == "withdraw":
+                self.withdrawn[t0].add(port)
+            else:
+                self.withdrawn[t0].discard(port)
+            ports = [p for p in self.uplinks(t0) if p not in self.withdrawn[t0]]
+            self.on_apply(t0, ports)
+            self._log("route_withdrawn" if action == "withdraw" else "route_restored", t0, port,
+                      buckets=ports)
+
+    def _log(self, event: str, t0: str, port: int, **extra) -> None:
+        self.note(event, t0, port=port, link=self.link_name(t0, port), **extra)
+
+    def note(self, event: str, switch: str, **extra) -> None:
+        """Append one record to the routing log (also used by the controller for
+        switch_connected / switch_disconnected)."""
+        if self.log_path is None:
+            return
+        record = {"t_mono": time.monotonic(), "event": event, "switch": switch, **extra}
+        with open(self.log_path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def read_routing_log(path: Path) -> list[dict]:
+    """Every record of a routing log (missing file: none)."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def connected_since(path: Path, since: float) -> set[str]:
+    """Switches whose latest connect/disconnect record after `since` is a connect."""
+    state = {}
+    for r in read_routing_log(path):
+        if r["t_mono"] >= since and r["event"] in ("switch_connected", "switch_disconnected"):
+            state[r["switch"]] = r["event"] == "switch_connected"
+    return {s for s, up in state.items() if up}
+
+
+def read_routing_events(path: Path, t0: float, transport: str | None = None,
+                        until: float | None = None,
+                        kinds: tuple = ("route_withdrawn", "route_restored")) -> list[dict]:
+    """Routing log records between CLOCK_MONOTONIC t0 and `until`, as
+    events.jsonl records: {"t": s after t0, "kind": "route_withdrawn" |
+    "route_restored", "target": link, "switch", "port", "transport"}."""
+    events = []
+    for r in read_routing_log(path):
+        if r["event"] not in kinds or "link" not in r or r["t_mono"] < t0 or (until is not None and r["t_mono"] > until):
+            continue
+        event = {"t": round(r["t_mono"] - t0, 6), "kind": r["event"], "target": r["link"],
+                 "switch": r["switch"], "port": r["port"]}
+        if transport is not None:
+            event["transport"] = transport
+        events.append(event)
+    return events

@@ -1,0 +1,124 @@
+"""Run a fault timeline against a live session, on the job's clock.
+
+    log = []
+    with FaultTimeline(session, events, transport="mrc", t0=t0, log=log):
+        run_job(session, job, t0=t0)
+    # log: events.jsonl records; the fabric is healthy again here
+
+A background thread starts each FaultEvent at t0 + at (CLOCK_MONOTONIC) and
+repairs it `duration` later. Each start/repair appends to `log`:
+    {"t": s after t0, "kind": "fault_start" | "fault_end", "fault", "target",
+     "transport", "took_s", ...params}
+`stop()` (or leaving the `with`) repairs whatever is still active, waits
+until the fabric is verifiably healthy (faults.injectors.fabric_healthy),
+and re-raises the first injector error. An error is also logged as
+{"kind": "fault_error", "fault", "target", "message", ...}: never swallowed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+
+from faults.injectors import FaultError, fabric_healthy, make_injector
+from faults.model import FaultEvent
+
+
+class FaultTimeline:
+    def __init__(self, session, events: list[FaultEvent], transport: str, t0: float, log: list,
+                 healthy_timeout: float | None = None):
+        self.session, self.transport, self.t0, self.log = session, transport, t0, log
+        # built now: a bad target fails before the job starts
+        self.injectors = [(ev, make_injector(session, ev)) for ev in events]
+        # a restore waits out the routing hold-down before the fabric counts as healthy
+        self.healthy_timeout = healthy_timeout if healthy_timeout is not None else \
+            getattr(session.controller, "hold_down", 2.0) + 10.0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()  # one fault action at a time (thread vs stop())
+        self._thread = threading.Thread(target=self._run, name="fault-timeline", daemon=True)
+        self._stopped = False
+
+    def __enter__(self) -> "FaultTimeline":
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        # on an exception in the job, still repair, but let that exception win
+        try:
+            self.stop()
+        except Exception:
+            if exc_type is None:
+                raise
+
+    def start(self) -> None:
+        self._thread.start()
+
+    # ---- the thread ----------------------------------------------------------
+    def _schedule(self) -> list:
+        actions = []  # (time after t0, order, "start"/"repair", index)
+        for i, (ev, _) in enumerate(self.injectors):
+            actions.append((ev.at, 1, "start", i))
+            if ev.duration is not None:
+                actions.append((ev.at + ev.duration, 0, "repair", i))  # repairs first at a tie
+        heapq.heapify(actions)
+        return actions
+
+    def _run(self) -> None:
+        actions = self._schedule()
+        while actions and not self._stop.is_set():
+            at, _, action, i = actions[0]
+            if self._stop.wait(max(0.0, self.t0 + at - time.monotonic())):
+                return
+            heapq.heappop(actions)
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                if not self._act(action, i):
+                    self._stop.set()  # an injector failed: stop injecting; stop() re-raises
+                    return
+
+    def _act(self, action: str, i: int) -> bool:
+        ev, inj = self.injectors[i]
+        if action == "repair" and not inj.active:
+            return True
+        started = time.monotonic()
+        try:
+            inj.start() if action == "start" else inj.repair()
+        except Exception as exc:
+            self._record("fault_error", ev, started, message=str(exc), action=action)
+            if self.error is None:
+                self.error = exc
+            return False
+        self._record("fault_start" if action == "start" else "fault_end", ev, started,
+                     took_s=round(time.monotonic() - started, 6))
+        return True
+
+    def _record(self, kind: str, ev: FaultEvent, started: float, **extra) -> None:
+        self.log.append({"t": round(started - self.t0, 6), "kind": kind, "fault": ev.kind,
+                         "target": ev.target, "transport": self.transport, **ev.params, **extra})
+
+    # ---- the end ---------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop injecting, repair every active fault, wait for a healthy fabric;
+        raise the first injector error (FaultError) if there was one."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._stop.set()
+        self._thread.join()
+        with self._lock:
+            for i, (ev, inj) in enumerate(self.injectors):
+                if inj.active:
+                    self._act("repair", i)
+            try:
+                fabric_healthy(self.session, timeout=self.healthy_timeout)
+            except FaultError as exc:
+                self.log.append({"t": round(time.monotonic() - self.t0, 6), "kind": "fault_error",
+                                 "fault": "healthy_check", "target": "fabric", "transport": self.transport,
+                                 "message": str(exc)})
+                if self.error is None:
+                    self.error = exc
+        if self.error is not None:
+            raise self.error
