@@ -50,42 +50,93 @@ def default(ctx: typer.Context) -> None:
         ctx.invoke(run)
 
 
+DEFAULT_SCENARIO = "production-day"
+
+
 @app.command()
 def run(
-    iterations: int = typer.Option(30, min=1, help="All-reduce iterations per transport."),
-    buffer_mb: float = typer.Option(2.0, min=0.01, max=256, help="All-reduce buffer per rank, MiB."),
-    trimming: bool = typer.Option(True, help="Switch ports trim on congestion (--no-trimming: tail drop)."),
+    scenario: str = typer.Argument(DEFAULT_SCENARIO, help="Scenario name (faults/scenarios/NAME.yaml; "
+                                   "see the scenarios command) or path to a scenario file."),
+    iterations: Optional[int] = typer.Option(None, min=1, help="Override: iterations per transport."),
+    max_seconds: Optional[float] = typer.Option(None, min=1, help="Override: stop each transport's job after S s."),
+    buffer_mb: Optional[float] = typer.Option(None, min=0.01, max=256, help="Override: all-reduce buffer per rank, MiB."),
+    trimming: Optional[bool] = typer.Option(None, "--trimming/--no-trimming",
+                                            help="Override: switch ports trim on congestion, or tail-drop."),
     results: Path = typer.Option(Path("results"), help="Directory the run's results directory goes in."),
     json_path: Optional[Path] = JsonOption,
 ) -> None:
-    """Run an experiment: the same all-reduce job with MRC and the baseline on one fabric.
+    """Run a scenario: the same synchronous all-reduce with MRC and with the
+    baseline on one fabric, under the scenario's fault timeline."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    Fault scenarios are not wired in yet: this runs the fault-free A/B."""
-    from rich.progress import Progress
-
+    from faults.injectors import FaultError
+    from faults.scenario import ScenarioError, load_scenario
     from lab.experiment import Experiment, run_experiment
     from lab.job import JobError
     from lab.report import print_summary
     from topologies.builder import BuildError
 
-    exp = Experiment(iterations=iterations, buffer_bytes=int(buffer_mb * (1 << 20)) // 4 * 4,
-                     trimming=trimming)
-    spec = exp.fabric
-    console.print(f"experiment {exp.name!r}: {spec.planes}-plane fabric, {spec.hosts} ranks, "
-                  f"{exp.buffer_bytes / (1 << 20):g} MiB ring all-reduce x {iterations}, "
-                  f"{' vs '.join(exp.transports)}")
     try:
-        with Progress(console=console, transient=True) as bar:
-            tasks = {t: bar.add_task(t, total=iterations) for t in exp.transports}
-            path, summary = run_experiment(
-                exp, results, progress=lambda t, k, n: bar.update(tasks[t], completed=k))
-    except (BuildError, JobError) as exc:
+        exp = Experiment.from_scenario(load_scenario(scenario))
+    except ScenarioError as exc:
+        fail(str(exc))
+    if iterations is not None:
+        exp.iterations = iterations
+    if max_seconds is not None:
+        exp.max_seconds = max_seconds
+    if buffer_mb is not None:
+        exp.buffer_bytes = int(buffer_mb * (1 << 20)) // 4 * 4
+    if trimming is not None:
+        exp.trimming = trimming
+    spec = exp.fabric
+    console.print(f"scenario [bold]{exp.name}[/]: {exp.description}", highlight=False)
+    budget = f", at most {exp.max_seconds:g} s each" if exp.max_seconds else ""
+    console.print(f"{spec.planes}-plane fabric, {spec.hosts} ranks, {spec.link_mbps:g} Mb/s links; "
+                  f"{exp.buffer_bytes / (1 << 20):g} MiB ring all-reduce x {exp.iterations}{budget}; "
+                  f"{len(exp.faults)} faults; {' vs '.join(exp.transports)}"
+                  f"{'' if exp.trimming else '; trimming off'}", highlight=False)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
+                      TimeElapsedColumn(), console=console, transient=True) as bar:
+            # with a time budget the bar follows time, else iterations
+            total = exp.max_seconds or exp.iterations
+            tasks = {t: bar.add_task(t, total=total, done="") for t in exp.transports}
+
+            def progress(t: str, k: int, n: int, elapsed: float) -> None:
+                bar.update(tasks[t], completed=min(elapsed, total) if exp.max_seconds else k,
+                           done=f"{k} iterations")
+
+            path, summary = run_experiment(exp, results, progress=progress)
+    except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
     print_summary(summary, console)
     console.print(f"results: {path}", highlight=False)
-    write_json(json_path, {"results_dir": str(path), **summary})
-    ok = all(s.get("verified") for s in summary.values())
+    write_json(json_path, {"results_dir": str(path), "scenario": exp.name, **summary})
+    ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
     raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def scenarios(json_path: Optional[Path] = JsonOption) -> None:
+    """List the scenario library (faults/scenarios/) with what each shows."""
+    from faults.scenario import ScenarioError, list_scenarios, load_scenario
+
+    table = Table(title="scenarios (run one: sudo python lab/run.py run NAME)")
+    table.add_column("name")
+    table.add_column("faults", justify="right")
+    table.add_column("what it shows")
+    listed = {}
+    for name in list_scenarios():
+        try:
+            sc = load_scenario(name)
+        except ScenarioError as exc:
+            table.add_row(name, "-", f"[red]{exc}[/]")
+            continue
+        listed[name] = {"description": sc.description, "faults": len(sc.faults)}
+        table.add_row(name + (" (default)" if name == DEFAULT_SCENARIO else ""), str(len(sc.faults)),
+                      sc.description)
+    console.print(table)
+    write_json(json_path, listed)
 
 
 @app.command()
