@@ -215,12 +215,12 @@ def test_blackhole_is_never_withdrawn_by_routing(healthy):
 
 
 def test_loss_drops_about_p(healthy):
-    n, p = 1000, 0.2
+    n, p = 500, 0.2
     port = uplink(0, plane=1)
     loss = inject(healthy, "loss", "t0p1r0-t1p1s0", p=p)
     loss.start()
     before = port_program.counters(port)
-    send_on_link(healthy, spine=0, n=n, plane=1)
+    send_on_link(healthy, spine=0, n=n, plane=1, gap=2 * PACED)  # see PACED
     after = port_program.counters(port)
     loss.repair()
     dropped = after["dropped_fault"] - before["dropped_fault"]
