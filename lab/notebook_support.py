@@ -103,17 +103,17 @@ def _display(obj) -> None:
 
 
 def finish(fig, path: Path) -> Path:
-    """Save ``fig`` as a PNG at ``path``, show it inline (in a notebook), close it."""
+    """Save ``fig`` as a PNG at ``path``, show that PNG inline (in a notebook), close the figure."""
     path = Path(path)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
-    _display(fig)
     plt.close(fig)
-    return path
+    return show_png(path)
 
 
 def show_png(path: Path) -> Path:
-    """Show a PNG written by lab/plots.py inline."""
+    """Show a PNG inline. The figures are drawn with the Agg backend (lab/plots.py sets it), which
+    IPython does not render, so the notebook shows the very file it saved."""
     try:
         from IPython.display import Image
     except ImportError:
