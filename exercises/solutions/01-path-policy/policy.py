@@ -16,7 +16,9 @@ from mrc_host.path_select import RoundRobin
 
 
 class StudentPolicy(RoundRobin):
-    HOLD_S = 0.2   # a few queueing delays of the congested T1
+    # longer than the congested T1's queueing delay (60 KB at 1 Mb/s = 0.48 s):
+    # the ECN echo of a packet comes back only that late
+    HOLD_S = 1.0
 
     def __init__(self, paths, health):
         super().__init__(paths, health)
