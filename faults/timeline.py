@@ -27,8 +27,11 @@ from faults.model import FaultEvent
 
 class FaultTimeline:
     def __init__(self, session, events: list[FaultEvent], transport: str, t0: float, log: list,
-                 healthy_timeout: float | None = None):
+                 healthy_timeout: float | None = None, observer=None):
+        """observer(phase, action, event): called "before" and "after" each
+        "start"/"repair" (the conservation audit snapshots link-down instants)."""
         self.session, self.transport, self.t0, self.log = session, transport, t0, log
+        self.observer = observer
         # built now: a bad target fails before the job starts
         self.injectors = [(ev, make_injector(session, ev)) for ev in events]
         # a restore waits out the routing hold-down before the fabric counts as healthy
@@ -83,6 +86,8 @@ class FaultTimeline:
         ev, inj = self.injectors[i]
         if action == "repair" and not inj.active:
             return True
+        if self.observer:
+            self.observer("before", action, ev)
         started = time.monotonic()
         try:
             inj.start() if action == "start" else inj.repair()
@@ -93,6 +98,8 @@ class FaultTimeline:
             return False
         self._record("fault_start" if action == "start" else "fault_end", ev, started,
                      took_s=round(time.monotonic() - started, 6))
+        if self.observer:
+            self.observer("after", action, ev)
         return True
 
     def _record(self, kind: str, ev: FaultEvent, started: float, **extra) -> None:

@@ -10,10 +10,20 @@ the traffic has drained); per switch,
 
 and any non-zero value means the emulation lost packets it cannot account
 for (DESIGN.md section 3 shows how easily an OVS userspace port does).
+
+One loss has no counter anywhere: a packet OVS outputs to a port whose link
+is down (link flap, switch reboot) is discarded by ovs-vswitchd uncounted
+(measured: kernel, port program and OVS port stats all stay 0), and packets
+queued on a link when it goes down are flushed. `DownLinkLedger` takes a
+snapshot at each instant a link goes down or comes back; a switch's loss in
+a stretch of time when one of its links was down is attributed to
+"down_link" (named), everything else stays unexplained.
 """
 
 from __future__ import annotations
 
+import re
+import threading
 from collections import defaultdict
 
 from lab.fidelity import read_counter
@@ -21,6 +31,7 @@ from topologies import port_program
 from topologies.fabric import FabricSpec
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
+DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")  # faults that take links down
 
 
 def snapshot(spec: FabricSpec) -> dict:
@@ -41,26 +52,92 @@ def snapshot(spec: FabricSpec) -> dict:
     return ports
 
 
-def conservation(before: dict, after: dict) -> dict:
-    """Counts between two snapshots, in the results format."""
-    sent = received = 0
-    named = defaultdict(int)
-    per_switch = defaultdict(int)
+def _per_switch(before: dict, after: dict) -> tuple[dict, dict]:
+    """(per-port deltas, per-switch unexplained) between two snapshots."""
+    deltas, per_switch = {}, defaultdict(int)
     for name, end in after.items():
         start = before.get(name)
         if start is None:
             continue
         d = {k: end[k] - start[k] for k in ("rx", "tx", *NAMED)}
-        if end["host_facing"]:
+        deltas[name] = d
+        per_switch[end["switch"]] += d["rx"] - d["tx"] - d["dropped_fault"] - d["dropped_queue"]
+    return deltas, per_switch
+
+
+def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
+    """Counts between two snapshots, in the results format.
+
+    marks: [(snapshot, switches with a link down from then on), ...] in time
+    order between `before` and `after` (DownLinkLedger.marks); a switch's
+    loss in a stretch where it had a link down counts as "down_link"."""
+    deltas, per_switch = _per_switch(before, after)
+    sent = received = 0
+    named = defaultdict(int)
+    for name, d in deltas.items():
+        if after[name]["host_facing"]:
             sent += d["rx"]  # what hosts sent into the fabric
             received += d["tx"]  # what the fabric delivered to hosts
         for k in NAMED:
             named[k] += d[k]
-        per_switch[end["switch"]] += d["rx"] - d["tx"] - d["dropped_fault"] - d["dropped_queue"]
+    down_link = 0
+    points = [(before, frozenset())] + list(marks or []) + [(after, frozenset())]
+    for (start, down), (end, _) in zip(points, points[1:]):
+        if not down:
+            continue
+        _, stretch = _per_switch(start, end)
+        for switch, lost in stretch.items():
+            if switch in down and lost > 0:
+                per_switch[switch] -= lost
+                down_link += lost
     return {
         "sent": sent,
         "received": received,
         "named_drops": {"trimmed": named["trimmed"], "queue": named["dropped_queue"],
-                        "fault": named["dropped_fault"]},
+                        "fault": named["dropped_fault"], "down_link": down_link},
         "unexplained_per_link": {sw: n for sw, n in sorted(per_switch.items()) if n != 0},
     }
+
+
+def switches_cut_off(spec: FabricSpec, kind: str, target: str) -> set[str]:
+    """Switches that lose a link while the fault lasts."""
+    if kind == "link_flap":
+        m = re.fullmatch(r"h(\d+)-eth(\d+)", target)
+        if m:  # a NIC link: its T0 loses the port
+            h, plane = int(m.group(1)), int(m.group(2))
+            return {spec.t0_name(plane, spec.rack_of(h))}
+        return set(target.split("-"))  # "t0p..-t1p..": both ends
+    if kind == "plane_down":
+        plane = int(target.removeprefix("plane"))
+        return {n for n in spec.switch_names if spec.parse_switch(n)[1] == plane}
+    if kind == "switch_reboot":  # the switch and every neighbour in its plane
+        tier, plane, _ = spec.parse_switch(target)
+        other = "t1" if tier == "t0" else "t0"
+        return {target} | {n for n in spec.switch_names if spec.parse_switch(n)[:2] == (other, plane)}
+    return set()
+
+
+class DownLinkLedger:
+    """Observer of a FaultTimeline: a snapshot just before a link goes down
+    and just after it comes back, with the switches that have a link down
+    from then on. Pass `marks` to `conservation`."""
+
+    def __init__(self, spec: FabricSpec):
+        self.spec = spec
+        self.marks: list[tuple[dict, frozenset]] = []
+        self._active: dict[tuple, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, phase: str, action: str, event) -> None:
+        if event.kind not in DOWN_KINDS:
+            return
+        key = (event.at, event.kind, event.target)
+        with self._lock:
+            if phase == "before" and action == "start":
+                self._active[key] = switches_cut_off(self.spec, event.kind, event.target)
+            elif phase == "after" and action == "repair":
+                self._active.pop(key, None)
+            else:
+                return
+            down = frozenset().union(*self._active.values()) if self._active else frozenset()
+            self.marks.append((snapshot(self.spec), down))

@@ -76,7 +76,8 @@ PACKETS_PER_PLANE = 3
 
 
 def lab_window(spec, transport: str) -> int:
-    """Window (packets) of one connection: MRC sprays over every plane, the baseline uses one path."""
+    """Window (packets) of one connection: MRC sprays over every plane; the
+    baseline's window is per rail (one single-path flow per plane)."""
     return PACKETS_PER_PLANE * (spec.planes if transport == "mrc" else 1)
 
 

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from . import wire
-from .baseline import BaselineConnection
+from .multirail import MultiRailBaseline
 from .connection import MrcConnection, make_paths
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
 from .params import TransportParams
@@ -204,9 +204,9 @@ class Agent:
                 conn = MrcConnection(cid, paths, self.params, peer=peer, policy=policy,
                                      cc=cfg.cc, recv_buffer_size=cfg.recv_buffer_size)
             elif cfg.transport == "baseline":
-                conn = BaselineConnection(cid, paths, self.params, peer=peer,
-                                          recv_buffer_size=cfg.recv_buffer_size,
-                                          flow_key=(cfg.host_id, peer))
+                conn = MultiRailBaseline(cid, paths, self.params, peer=peer,
+                                         recv_buffer_size=cfg.recv_buffer_size,
+                                         flow_key=(cfg.host_id, peer))
             else:
                 raise ValueError(f"unknown transport {cfg.transport!r}")
             self.conns[peer] = conn

@@ -37,11 +37,8 @@ for _ in range(n):
     s.sendto(bytes(200), (dst, %d))
     time.sleep(gap)
 """ % MRC_PORT
-# Paced sends: OVS (userspace datapath) transmits a port's packets in batches
-# (sendmmsg); a packet the port program drops with TC_ACT_SHOT fails the
-# send and OVS discards the rest of that batch uncounted. One packet per
-# batch keeps the counts exact; test_burst_into_a_blackhole_is_fully_counted
-# shows the problem itself.
+# Paced sends keep the loss-rate test about the drop probability alone;
+# test_burst_into_a_blackhole_is_fully_counted sends back to back.
 PACED = 0.002
 
 
@@ -190,9 +187,9 @@ def test_blackhole_drops_everything_while_the_link_stays_up(healthy):
     assert after["passed"] - before["passed"] == 50
 
 
-@pytest.mark.xfail(strict=True, reason="port program drops with TC_ACT_SHOT: OVS userspace then discards "
-                   "the rest of its transmit batch uncounted (fix: TC_ACT_STOLEN in port_program.c)")
 def test_burst_into_a_blackhole_is_fully_counted(healthy):
+    """A back-to-back burst: every drop is counted (the port program drops
+    with TC_ACT_STOLEN; TC_ACT_SHOT made OVS discard the rest of its batch)."""
     port = uplink(1)
     hole = inject(healthy, "blackhole", "t0p0r0-t1p0s1")
     hole.start()
