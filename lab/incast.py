@@ -1,0 +1,284 @@
+"""N-to-1 incast on a live session: every sender writes to one receiver at once.
+
+    with lab_session(spec) as session:
+        r = run_incast(session, senders=8, bytes_per_sender=1 << 20)
+        print(r.completion_s, r.ideal_s, r.ratio, r.rtos, r.trims)
+
+One worker (lab/incastworker.py) per participating host runs an agent in
+that host's namespace. All senders start writing at the same CLOCK_MONOTONIC
+instant (shared by every namespace); the receiver checks every byte.
+
+Figures:
+- completion: first write -> the instant the last sender's message was
+  completely placed at the receiver;
+- ideal: total payload bytes / the receiver's last-hop capacity
+  (planes x link rate): the receiver's NIC ports are the bottleneck;
+- agent counters summed over participants (RTOs, NACKs, retransmissions...);
+- port-program counters over the whole fabric, before/after deltas
+  (trims, queue drops), and the conservation audit's unexplained loss;
+- CPU per core over the transfer (lab.fidelity), and whether it was CPU-bound.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from lab import audit, metrics
+from lab.fidelity import FidelityMonitor
+from lab.job import TRANSPORTS, lab_window, read_stats
+from lab.session import PROJECT_ROOT, Session
+
+# Transport parameters the incast benchmark and test run with (issue 4 note).
+# With trimming nothing is lost, so any RTO fires on a packet that is only
+# queued: the RTO must exceed the worst queueing delay of a live path. The
+# port program lets up to trim_threshold (60 KB) of data queue per port =
+# 48 ms at 10 Mb/s, and an incast can congest three ports in series (sender
+# T0 uplink, T1 downlink, last hop), plus the window in the sender's own NIC
+# shaper: 3 x 48 + 20 ms. RTT samples do not cover it: Karn takes none from
+# trimmed-and-resent packets, so a sender whose packets are mostly trimmed
+# keeps an early, short SRTT. Measured: rto_min 0.01 -> 281 RTOs (8 x 1 MB),
+# rto_min 0.05 -> 0..30 RTOs per run, all spurious.
+INCAST_PARAMS = {"rto_min": 0.2, "rto_initial": 0.25}
+
+START_DELAY_S = 0.5    # GO -> start instant: every worker has read GO and is waiting
+CPU_INTERVAL_S = 0.1   # fidelity samples: a 1 s transfer still gets ~10
+DRAIN_S = 0.3          # let in-flight packets land before the closing counter snapshot
+SENDER_COUNTERS = ("timeouts", "sack_losses", "spurious_losses", "retransmits",
+                   "nacks_received", "data_sent", "ecn_echoes")
+RECEIVER_COUNTERS = ("trims_seen", "nacks_sent", "duplicates", "data_received", "ecn_ce_received")
+
+
+class IncastError(RuntimeError):
+    pass
+
+
+@dataclass
+class IncastResult:
+    transport: str
+    receiver: str
+    senders: list
+    bytes_per_sender: int
+    total_bytes: int
+    ideal_s: float
+    completion_s: float | None = None     # None: not every byte arrived within the timeout
+    ratio: float | None = None
+    verified: bool = False           # every message arrived and matched byte for byte
+    rtos: int = 0                    # packets declared lost by retransmission timeout
+    nacks_received: int = 0          # NACKs the senders received
+    retransmits: int = 0
+    sack_losses: int = 0             # packets declared lost by a SACK gap (loss without trim)
+    trims: int = 0                   # DATA packets trimmed by the port program, fabric-wide
+    queue_drops: int = 0             # packets dropped by a full virtual queue, fabric-wide
+    unexplained: int = 0             # packets lost where no counter names why (must be 0)
+    cpu_mean: float | None = None    # mean CPU over cores during the transfer, percent
+    cpu_busiest_core: float | None = None   # mean over samples of the busiest core, percent
+    cpu_bound: bool = False          # lab.metrics.cpu_bound over the transfer's samples
+    cpu_samples: list = field(default_factory=list)  # lab.fidelity samples over the transfer
+    per_sender: dict = field(default_factory=dict)   # name -> {t_write, t_placed, t_acked} (s from start)
+    counters: dict = field(default_factory=dict)     # summed sender/receiver agent counters
+    stats: dict = field(default_factory=dict)        # host -> final agent stats
+    path_events: list = field(default_factory=list)  # path-state transitions, t s from start
+    conservation: dict = field(default_factory=dict)  # lab.audit.conservation() over the run
+    params: dict = field(default_factory=dict)
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("stats")
+        return d
+
+
+def pick_hosts(spec, senders: int, receiver: int) -> list[int]:
+    """`senders` hosts other than the receiver, those in other racks first (their
+    traffic crosses the T1s as well as the receiver's T0)."""
+    others = [h for h in range(spec.hosts) if h != receiver]
+    if senders > len(others):
+        raise IncastError(f"{senders} senders need {senders + 1} hosts; the fabric has {spec.hosts}")
+    others.sort(key=lambda h: (spec.rack_of(h) == spec.rack_of(receiver), h))
+    return sorted(others[:senders])
+
+
+def _agent_config(spec, h: int, peers: list[int], transport: str, payload_size: int,
+                  params: dict, stats_path: str) -> dict:
+    return {
+        "host_id": spec.host_name(h),
+        "plane_ips": [spec.host_ip(h, p) for p in range(spec.planes)],
+        "peers": {spec.host_name(n): [spec.host_ip(n, p) for p in range(spec.planes)] for n in peers},
+        "evs": spec.evs,
+        "payload_size": payload_size,
+        "transport": transport,
+        "params": params,
+        # the receiver registers its own buffers; nobody sends to a sender
+        "recv_buffer_size": 1 << 16,
+        "stats_path": stats_path,
+    }
+
+
+class _Workers:
+    def __init__(self, session: Session):
+        self.session = session
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.stats_paths: dict[str, str] = {}
+
+    def start(self, roles: dict[int, str], configs: dict[int, dict]) -> None:
+        session = self.session
+        spec = session.spec
+        for h in roles:
+            name = spec.host_name(h)
+            path = session.workdir / f"incast-{name}.json"
+            path.write_text(json.dumps(configs[h]))
+            self.stats_paths[name] = configs[h]["agent"]["stats_path"]
+            self.procs[name] = session.fabric.host(h).popen(
+                [sys.executable, "-m", "lab.incastworker", str(path)], cwd=str(PROJECT_ROOT),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            )
+
+    def expect(self, name: str, word: str) -> list[str]:
+        proc = self.procs[name]
+        line = proc.stdout.readline()
+        if not line.startswith(word):
+            err = proc.stderr.read()[-800:] if proc.poll() is not None else ""
+            raise IncastError(f"{name}: expected {word}, got {line.strip()!r} {err}")
+        return line.split()[1:]
+
+    def send(self, text: str) -> None:
+        for proc in self.procs.values():
+            proc.stdin.write(text + "\n")
+            proc.stdin.flush()
+
+    def stop(self) -> tuple[dict, list]:
+        stats, transitions = {}, []
+        for name, proc in self.procs.items():
+            if proc.poll() is None:
+                try:
+                    proc.stdin.write("STOP\n")
+                    proc.stdin.flush()
+                    proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    proc.kill()
+                    proc.wait()
+            s = read_stats(self.stats_paths[name])
+            stats[name] = s["counters"]
+            transitions += s["transitions"]
+        return stats, transitions
+
+
+def _sum(stats: dict, names: tuple) -> dict:
+    totals = dict.fromkeys(names, 0)
+    for host in stats.values():
+        for conn in host.get("peers", {}).values():
+            for n in names:
+                totals[n] += conn.get(n, 0)
+    return totals
+
+
+def run_incast(session: Session, senders: int, bytes_per_sender: int, transport: str = "mrc",
+               params: dict | None = None, *, receiver: int = 0, payload_size: int = 8192,
+               seed: int = 1, timeout: float = 60.0,
+               on_start: Callable[[float], None] | None = None) -> IncastResult:
+    """Run one incast of `senders` hosts x `bytes_per_sender` into host `receiver`.
+
+    params: TransportParams overrides for every agent (mrc_host/params.py), over
+        the lab's BDP-sized window (lab.job.lab_window, as jobs use)
+    payload_size: DATA payload bytes per packet (8192, as the job runner)
+    timeout: seconds after the start instant before the run gives up
+    on_start: called with the start instant (CLOCK_MONOTONIC) once the senders
+        were told it, e.g. to schedule faults against the incast
+    """
+    if transport not in TRANSPORTS:
+        raise IncastError(f"unknown transport {transport!r}; choose from {', '.join(TRANSPORTS)}")
+    if bytes_per_sender <= 0:
+        raise IncastError("bytes_per_sender must be positive")
+    spec = session.spec
+    window = lab_window(spec, transport)
+    params = {"cwnd_init": window, "cwnd_max": window, **(params or {})}
+    senders_h = pick_hosts(spec, senders, receiver)
+    roles = {receiver: "receiver", **{h: "sender" for h in senders_h}}
+    rname = spec.host_name(receiver)
+    configs = {}
+    for h, role in roles.items():
+        stats_path = session.workdir / f"incast-{transport}-{spec.host_name(h)}.jsonl"
+        stats_path.unlink(missing_ok=True)
+        configs[h] = {
+            "agent": _agent_config(spec, h, senders_h if role == "receiver" else [receiver],
+                                   transport, payload_size, params, str(stats_path)),
+            "incast": {"role": role, "receiver": rname, "bytes": bytes_per_sender, "seed": seed,
+                       "timeout": timeout},
+        }
+    total = senders * bytes_per_sender
+    ideal = total * 8 / spec.host_capacity_bps
+    result = IncastResult(transport, rname, [spec.host_name(h) for h in senders_h], bytes_per_sender,
+                          total, ideal, params=params)
+    workers = _Workers(session)
+    monitor = None
+    try:
+        workers.start(roles, configs)
+        for name in workers.procs:
+            workers.expect(name, "READY")
+        before = audit.snapshot(spec)
+        t_start = time.monotonic() + START_DELAY_S
+        monitor = FidelityMonitor(spec, t_start, interval=CPU_INTERVAL_S)
+        with monitor:
+            workers.send(f"GO {t_start:.6f}")
+            if on_start is not None:
+                on_start(t_start)
+            done = {name: workers.expect(name, "DONE") for name in workers.procs}
+        time.sleep(DRAIN_S)
+        conservation = audit.conservation(before, audit.snapshot(spec))
+    except IncastError as exc:
+        result.error = str(exc)
+        done, conservation = {}, None
+    finally:
+        result.stats, transitions = workers.stop()
+    if done:
+        _fill(result, done, t_start)
+        result.path_events = sorted(({**tr, "t": round(tr["time"] - t_start, 6)} for tr in transitions),
+                                    key=lambda e: e["t"])
+    if conservation is not None:
+        result.trims = conservation["named_drops"]["trimmed"]
+        result.queue_drops = conservation["named_drops"]["queue"]
+        result.unexplained = sum(conservation["unexplained_per_link"].values())
+        result.conservation = conservation
+    if monitor is not None:
+        # only the samples that cover the transfer (each covers the interval before its t)
+        end = (result.completion_s or timeout) + CPU_INTERVAL_S
+        samples = [x for x in monitor.samples if 0 < x["t"] <= end]
+        if samples:
+            totals = metrics.cpu_totals(samples)
+            result.cpu_mean = round(sum(totals) / len(totals), 1)
+            result.cpu_busiest_core = round(sum(max(x["cpu_per_core"]) for x in samples) / len(samples), 1)
+            result.cpu_bound = metrics.cpu_bound(samples)
+            result.cpu_samples = samples
+    sent = _sum({n: s for n, s in result.stats.items() if n != rname}, SENDER_COUNTERS)
+    got = _sum({rname: result.stats.get(rname, {})}, RECEIVER_COUNTERS)
+    result.counters = {**sent, **got}
+    result.rtos = sent["timeouts"]
+    result.nacks_received = sent["nacks_received"]
+    result.retransmits = sent["retransmits"]
+    result.sack_losses = sent["sack_losses"]
+    return result
+
+
+def _fill(result: IncastResult, done: dict, t_start: float) -> None:
+    fields = done[result.receiver]
+    result.verified = fields[0] == "1"
+    placed = {}
+    for item in fields[1:]:
+        peer, t = item.rsplit(":", 1)
+        placed[peer] = float(t)
+    writes = {name: float(done[name][0]) for name in result.senders}
+    for name in result.senders:
+        acked = float(done[name][1])
+        result.per_sender[name] = {
+            "t_write": round(writes[name] - t_start, 6),
+            "t_placed": round(placed[name] - t_start, 6) if placed.get(name, -1) >= 0 else None,
+            "t_acked": round(acked - t_start, 6) if acked >= 0 else None,
+        }
+    if all(placed.get(n, -1) >= 0 for n in result.senders):
+        result.completion_s = round(max(placed.values()) - min(writes.values()), 6)
+        result.ratio = round(result.completion_s / result.ideal_s, 3)
