@@ -83,3 +83,19 @@ def test_round_robin_alternates_planes_and_skips_unusable():
     assert rr.select(avoid=5) == 5            # only usable path: reused rather than stall
     h.state[5] = ASSUMED_BAD
     assert rr.select() is None
+
+
+def test_round_robin_gives_every_plane_an_equal_share_when_evs_are_retired():
+    """A plane's NIC port is the bottleneck: a plane that lost half its EVs
+    (one T1) still gets its full share, spread over its remaining EVs."""
+    paths = [(ev, plane) for plane in range(4) for ev in range(8)]
+    h = PathHealth(paths, skip_time=1.0, probe_interval=0.5, probe_successes=2, min_usable=1)
+    for pid, (ev, plane) in enumerate(paths):
+        if plane == 2 and ev % 2 == 0:
+            h.state[pid] = ASSUMED_BAD
+    rr = RoundRobin(paths, h)
+    picks = [paths[rr.select()] for _ in range(4 * 8 * 10)]
+    per_plane = [sum(1 for _ev, p in picks if p == plane) for plane in range(4)]
+    assert per_plane == [80, 80, 80, 80]
+    assert all(p != q for (_a, p), (_b, q) in zip(picks, picks[1:]))   # planes alternate
+    assert {ev for ev, p in picks if p == 2} == {1, 3, 5, 7}           # only its GOOD EVs
