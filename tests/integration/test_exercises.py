@@ -1,5 +1,6 @@
 """Every exercise's reference solution passes its grader on the lab; the
-starting file of exercise 01 (plain round robin) does not (root)."""
+starting files of exercises 01 (plain round robin) and 03 (no prediction)
+do not (root)."""
 
 import subprocess
 import sys
@@ -11,6 +12,7 @@ EXERCISES = Path(__file__).resolve().parents[2] / "exercises"
 SOLUTIONS = {
     "01-path-policy": "policy.py",
     "02-probe-interval": "choice.py",
+    "03-baseline-stall": "prediction.py",
     "04-no-trimming": "answers.py",
 }
 
@@ -36,7 +38,8 @@ def test_reference_solution_passes(exercise):
     assert r.returncode == 0 and lines and lines[-1] == "PASS", r.stdout[-3000:] + r.stderr[-3000:]
 
 
-def test_starting_policy_is_not_graded_pass():
-    r = grade("01-path-policy", EXERCISES / "01-path-policy" / "policy.py")
+@pytest.mark.parametrize("exercise", ["01-path-policy", "03-baseline-stall"])
+def test_starting_file_is_not_graded_pass(exercise):
+    r = grade(exercise, EXERCISES / exercise / SOLUTIONS[exercise])
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 1 and lines and lines[-1] == "FAIL", r.stdout[-3000:] + r.stderr[-3000:]
