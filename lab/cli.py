@@ -140,6 +140,76 @@ def scenarios(json_path: Optional[Path] = JsonOption) -> None:
 
 
 @app.command()
+def bench(
+    quick: bool = typer.Option(False, "--quick", help="Shorter jobs; skips t1-reboot and controller-crash."),
+    scale: bool = typer.Option(False, "--scale", help="Instead: grow the fabric until it stops being faithful."),
+    update_readme: bool = typer.Option(False, "--update-readme", help="Write the table into README.md's Results."),
+    results: Path = typer.Option(Path("results"), help="Directory the bench's results directory goes in."),
+    json_path: Optional[Path] = JsonOption,
+) -> None:
+    """Measure the lab's headline figures in one run: a table of figure, target, pass."""
+    import datetime
+    import platform
+
+    import psutil
+
+    from lab.bench import Bench, markdown, scale_sweep, to_json, update_readme as write_readme
+    from lab.results import ResultsDir
+    from topologies.builder import BuildError
+
+    out = ResultsDir.create(name="bench-scale" if scale else ("bench-quick" if quick else "bench"), root=results)
+    say = lambda text: console.print(text, highlight=False)  # noqa: E731
+    machine = (f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
+               f"{psutil.virtual_memory().total / 2**30:.0f} GiB")
+    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    started = __import__("time").monotonic()
+    try:
+        if scale:
+            sweep = scale_sweep(out.path, say)
+            table = Table(title="scale sweep (8 planes)")
+            for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
+                table.add_column(col, justify="right")
+            for r in sweep["rows"]:
+                if "error" in r:
+                    table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 5)
+                    continue
+                table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
+                              f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
+                              str(r["unexplained_loss"]), "yes" if r["verified"] else "NO")
+            console.print(table)
+            big = sweep["largest_faithful"]
+            console.print(f"largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches "
+                          f"(build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
+                          else "no size was faithful", highlight=False)
+            data = {"machine": machine, "date": when, **sweep}
+            (out.path / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
+            write_json(json_path, data)
+            raise typer.Exit(0 if big else 1)
+        figures = Bench(quick, out.path, say).run()
+    except BuildError as exc:
+        fail(str(exc))
+    elapsed = __import__("time").monotonic() - started
+    header = (f"`lab/run.py bench{' --quick' if quick else ''}` on {when}, {machine}; "
+              f"took {elapsed / 60:.1f} min.")
+    table = Table(title="MRC lab headline figures")
+    for col in ("figure", "measured", "target", ""):
+        table.add_column(col)
+    mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
+    for f in figures:
+        table.add_row(f.name, f.value, f.target, mark[f.ok])
+    console.print(table)
+    md = markdown(figures, header)
+    (out.path / "bench.md").write_text(md)
+    data = to_json(figures, {"machine": machine, "date": when, "quick": quick, "elapsed_s": round(elapsed, 1)})
+    (out.path / "bench.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    write_json(json_path, data)
+    if update_readme:
+        write_readme(Path(__file__).resolve().parent.parent / "README.md", md)
+    console.print(f"results: {out.path}", highlight=False)
+    raise typer.Exit(0 if all(f.ok is not False for f in figures) else 1)
+
+
+@app.command()
 def check(
     planes: int = typer.Option(DEFAULT_FABRIC.planes, help="Planes (NIC ports per host)."),
     racks: int = typer.Option(DEFAULT_FABRIC.racks, help="T0 switches per plane."),

@@ -104,12 +104,15 @@ def run_experiment(exp: Experiment, results_root: Path,
                     progress(transport, k + 1, job.iterations, now - t0)
 
             fault_log: list = []
+            ledger = audit.DownLinkLedger(exp.fabric)
             with FidelityMonitor(exp.fabric, t0) as monitor:
-                with FaultTimeline(session, exp.faults, transport=transport, t0=t0, log=fault_log):
+                with FaultTimeline(session, exp.faults, transport=transport, t0=t0, log=fault_log,
+                                   observer=ledger):
                     result = run_job(session, job, on_iteration=tick, t0=t0)
             ended = time.monotonic()
             time.sleep(DRAIN_S)
-            records.conservation[transport] = audit.conservation(before, audit.snapshot(exp.fabric))
+            records.conservation[transport] = audit.conservation(before, audit.snapshot(exp.fabric),
+                                                                 ledger.marks)
             records.iterations += result.iterations
             records.events.append({"t": 0.0, "kind": "phase", "transport": transport, "phase": "start"})
             records.events += fault_log
@@ -120,6 +123,7 @@ def run_experiment(exp: Experiment, results_root: Path,
                                        "transport": transport, "message": result.error})
             records.counters[transport] = result.stats
             records.fidelity[transport] = monitor.samples
+    records.config["timings"] = {k: round(v, 3) for k, v in session.timings.items()}
     records.events.sort(key=lambda e: (e.get("transport", ""), e.get("t", 0.0)))
     records.summary = metrics.summarize(records.iterations, records.events, records.counters,
                                         records.fidelity, records.conservation, records.config)

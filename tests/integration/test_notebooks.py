@@ -1,6 +1,7 @@
 """Every notebook runs headless on a short real experiment and writes its figures (root).
 
-Two short runs (with and without trimming) into a temporary results root;
+Two short runs (with trimming and a link flap, and without trimming) into a
+temporary results root;
 each notebook is executed with nbclient and MRCLAB_RESULTS pointing at the
 run with trimming (notebook 04 finds the other run next to it).
 """
@@ -11,6 +12,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from faults.model import FaultEvent
 from lab.experiment import Experiment, run_experiment
 from lab.notebook_cmd import NOTEBOOKS, ensure_kernel
 
@@ -27,7 +29,10 @@ EXPECTED_PNGS = {
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
     short = dict(iterations=3, buffer_bytes=512 << 10)
-    with_trimming, _ = run_experiment(Experiment(name="nb-trimming", **short), root)
+    # a real fault, so the fault markers and failover figures are drawn too
+    flap = [FaultEvent(at=0.2, kind="link_flap", target="t0p0r0-t1p0s0", duration=0.6)]
+    with_trimming, _ = run_experiment(Experiment(name="nb-trimming", faults=flap,
+                                                 **{**short, "iterations": 8}), root)
     without_trimming, _ = run_experiment(Experiment(name="nb-no-trimming", trimming=False, **short), root)
     return with_trimming, without_trimming
 

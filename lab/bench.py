@@ -1,0 +1,262 @@
+"""The headline figures, measured side by side in one run (`lab/run.py bench`).
+
+Each step runs the real lab (its own session) and yields Figures: a name,
+the measured value, its target and whether it was met. Nothing is carried
+over from earlier runs. `--quick` shortens the jobs and skips the scenarios
+that only the full pass needs; every figure printed is from this run.
+
+Steps: fabric build/verify/teardown; agent packets/s (loopback); clean
+all-reduce (efficiency, CPU-bound); `flap` (MRC P100 vs clean, baseline
+stall, link-down failover and recovery); `gray-failure` (black-hole
+failover and recovery); full pass only: `t1-reboot`, `controller-crash`;
+incast 8-to-1 with and without trimming.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from faults.scenario import load_scenario
+from lab.experiment import Experiment, run_experiment
+from lab.session import PROJECT_ROOT
+
+FAILOVER_TARGET_S = 0.010
+AGENT_TARGET_PPS = 40_000
+
+
+@dataclass
+class Figure:
+    name: str
+    value: str
+    target: str
+    ok: bool | None  # None: reported, no target
+    raw: dict = field(default_factory=dict)
+
+
+def _s(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f} s"
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{1000 * v:.0f} ms"
+
+
+def _median_max(values: list[float]) -> tuple[float | None, float | None]:
+    return (statistics.median(values), max(values)) if values else (None, None)
+
+
+def fabric_step(quick: bool) -> Iterator[Figure]:
+    from lab.check import run_check
+    from lab.session import lab_session
+    from topologies.fabric import DEFAULT_FABRIC
+
+    with lab_session(DEFAULT_FABRIC) as session:
+        check = run_check(session)
+    build, teardown = session.timings["build_s"], session.timings["teardown_s"]
+    yield Figure("default fabric build + verify", f"{build + check.verify_s:.1f} s "
+                 f"({check.paths_ok}/{check.paths_total} paths)", "<= 30 s, every path",
+                 build + check.verify_s <= 30 and check.ok,
+                 {"build_s": build, "verify_s": check.verify_s, "paths_ok": check.paths_ok})
+    yield Figure("default fabric teardown", f"{teardown:.1f} s", "<= 10 s", teardown <= 10,
+                 {"teardown_s": teardown})
+
+
+def agent_step(quick: bool) -> Iterator[Figure]:
+    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "bench" / "agent_throughput.py"),
+                           "--mb", "20" if quick else "60", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    pps = out["data_pkts_per_s"]
+    yield Figure("agent data packets/s (1 KB, one sender core, all acks)", f"{pps:,}",
+                 f">= {AGENT_TARGET_PPS:,}", pps >= AGENT_TARGET_PPS and out["complete"], out)
+
+
+def _run(scenario: str, root: Path, **overrides) -> dict:
+    exp = Experiment.from_scenario(load_scenario(scenario))
+    for k, v in overrides.items():
+        setattr(exp, k, v)
+    path, summary = run_experiment(exp, root)
+    return {"path": str(path), "summary": summary, "convergence_delay": exp.convergence_delay,
+            "faults": exp.faults}
+
+
+def _failovers(summary: dict, kinds: tuple) -> tuple[list, list]:
+    faults = [f for f in summary.get("faults", []) if f["fault"] in kinds]
+    return ([f["failover_s"] for f in faults if f["failover_s"] is not None],
+            [f["recovery_s"] for f in faults if f["recovery_s"] is not None])
+
+
+class Bench:
+    """One pass; `clean` results feed the fault steps' comparisons."""
+
+    def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print):
+        self.quick, self.root, self.say = quick, root, say
+        self.clean: dict | None = None
+
+    def clean_step(self) -> Iterator[Figure]:
+        self.clean = _run("clean", self.root, iterations=20 if self.quick else 50)
+        mrc, base = self.clean["summary"]["mrc"], self.clean["summary"]["baseline"]
+        yield Figure("clean efficiency (busbw / planes x link rate), MRC",
+                     f"{mrc['efficiency']:.3f}, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}, "
+                     f"unexplained loss {mrc['unexplained_loss']}", ">= 0.85, not CPU-bound, 0 lost",
+                     mrc["efficiency"] >= 0.85 and not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0,
+                     {"mrc": mrc, "baseline_efficiency": base["efficiency"]})
+        yield Figure("clean iteration vs analytic ideal, MRC", f"{mrc['ideal_ratio']:.2f}x "
+                     f"(P50 {_s(mrc['p50_s'])}, ideal {_s(mrc['ideal_s'])})", "<= 1.25x",
+                     mrc["ideal_ratio"] <= 1.25)
+
+    def flap_step(self) -> Iterator[Figure]:
+        run = _run("flap", self.root)
+        mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
+        clean_p100 = self.clean["summary"]["mrc"]["p100_s"]
+        ratio = mrc["p100_s"] / clean_p100
+        yield Figure("flap: MRC P100 / clean P100", f"{ratio:.2f} ({_s(mrc['p100_s'])} / {_s(clean_p100)})",
+                     "<= 1.2", ratio <= 1.2 and mrc["verified"], {"mrc": mrc})
+        delay = run["convergence_delay"]
+        yield Figure("flap: baseline P100 / MRC P100", f"{base['p100_s'] / mrc['p100_s']:.1f} "
+                     f"(baseline P100 {_s(base['p100_s'])})", f"baseline P100 >= convergence delay {delay:g} s",
+                     base["p100_s"] >= delay and base["verified"], {"baseline": base})
+        yield from self._failover_figures("link down", mrc, ("link_flap",))
+
+    def _failover_figures(self, what: str, mrc: dict, kinds: tuple) -> Iterator[Figure]:
+        failovers, recoveries = _failovers(mrc, kinds)
+        fmed, fmax = _median_max(failovers)
+        yield Figure(f"failover, {what} (median, max; {len(failovers)} faults)", f"{_ms(fmed)}, {_ms(fmax)}",
+                     f"<= {_ms(FAILOVER_TARGET_S)}", None if fmax is None else fmax <= FAILOVER_TARGET_S,
+                     {"failover_s": failovers})
+        rmed, rmax = _median_max(recoveries)
+        yield Figure(f"recovery after repair, {what} (median, max; probe-driven)", f"{_ms(rmed)}, {_ms(rmax)}",
+                     "reported", None, {"recovery_s": recoveries})
+
+    def gray_step(self) -> Iterator[Figure]:
+        transports = ("mrc",) if self.quick else ("mrc", "baseline")
+        run = _run("gray-failure", self.root, transports=transports, max_seconds=25 if self.quick else 45)
+        mrc = run["summary"]["mrc"]
+        clean_median = self.clean["summary"]["mrc"]["p50_s"]
+        worst = mrc["p100_s"] / clean_median
+        yield Figure("gray failure: MRC slowest iteration / clean median", f"{worst:.2f}", "<= 1.5",
+                     worst <= 1.5 and mrc["verified"], {"mrc": mrc})
+        if "baseline" in run["summary"]:
+            base = run["summary"]["baseline"]
+            yield Figure("gray failure: baseline P100 (stalls until repair)", _s(base["p100_s"]),
+                         ">= the 10 s black hole", base["p100_s"] >= 10 and base["verified"], {"baseline": base})
+        yield from self._failover_figures("black hole", mrc, ("blackhole",))
+
+    def reboot_step(self) -> Iterator[Figure]:
+        run = _run("t1-reboot", self.root)
+        mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
+        worst = mrc["p100_s"] / self.clean["summary"]["mrc"]["p50_s"]
+        yield Figure("T1 reboot: MRC slowest iteration / clean median", f"{worst:.2f}", "<= 1.5",
+                     worst <= 1.5 and mrc["verified"], {"mrc": mrc})
+        yield Figure("T1 reboot: baseline stalls", f"{base['stalls']} (P100 {_s(base['p100_s'])})", ">= 1",
+                     base["stalls"] >= 1 and base["verified"], {"baseline": base})
+
+    def controller_step(self) -> Iterator[Figure]:
+        run = _run("controller-crash", self.root, transports=("mrc",))
+        mrc = run["summary"]["mrc"]
+        ratio = mrc["p100_s"] / self.clean["summary"]["mrc"]["p100_s"]
+        yield Figure("controller crash: MRC P100 / clean P100", f"{ratio:.2f}", "<= 1.2 (unaffected)",
+                     ratio <= 1.2 and mrc["verified"], {"mrc": mrc})
+
+    def incast_step(self) -> Iterator[Figure]:
+        from lab.incast import INCAST_PARAMS, run_incast
+        from lab.session import lab_session
+        from topologies.fabric import FabricSpec
+
+        spec = FabricSpec(racks=3, spines=2, hosts_per_rack=3)
+        runs = {}
+        for trimming in (True, False):
+            with lab_session(spec, trimming=trimming) as session:
+                runs[trimming] = run_incast(session, 8, 1 << 20, params=dict(INCAST_PARAMS))
+        trim, tail = runs[True], runs[False]
+        yield Figure("incast 8-to-1 x 1 MB, trimming: completion / ideal, RTOs",
+                     f"{trim.ratio:.2f}, {trim.rtos} RTOs ({trim.trims} trims)" if trim.ratio else "incomplete",
+                     "<= 1.3, 0 RTOs", bool(trim.ratio and trim.ratio <= 1.3 and trim.rtos == 0 and trim.verified),
+                     trim.as_dict())
+        yield Figure("incast 8-to-1 x 1 MB, tail drop: completion / ideal, RTOs",
+                     f"{tail.ratio:.2f}, {tail.rtos} RTOs" if tail.ratio else "incomplete",
+                     "reported (the timeouts trimming avoids)", None, tail.as_dict())
+
+    def steps(self) -> list[tuple[str, Callable[[], Iterator[Figure]]]]:
+        steps = [("fabric", lambda: fabric_step(self.quick)), ("agent", lambda: agent_step(self.quick)),
+                 ("clean", self.clean_step), ("flap", self.flap_step), ("gray-failure", self.gray_step)]
+        if not self.quick:
+            steps += [("t1-reboot", self.reboot_step), ("controller-crash", self.controller_step)]
+        return steps + [("incast", self.incast_step)]
+
+    def run(self) -> list[Figure]:
+        figures = []
+        for name, step in self.steps():
+            started = time.monotonic()
+            self.say(f"bench: {name}...")
+            figures += list(step())
+            self.say(f"bench: {name} done in {time.monotonic() - started:.0f} s")
+        return figures
+
+
+def markdown(figures: list[Figure], header: str) -> str:
+    mark = {True: "pass", False: "falls short", None: "-"}
+    lines = [header, "", "| figure | measured | target | |", "|---|---|---|---|"]
+    lines += [f"| {f.name} | {f.value} | {f.target} | {mark[f.ok]} |" for f in figures]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(figures: list[Figure], meta: dict) -> dict:
+    return {**meta, "figures": [asdict(f) for f in figures]}
+
+
+README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+def update_readme(readme: Path, table: str) -> None:
+    """Replace the Results block of README.md with `table`."""
+    text = readme.read_text()
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{readme} has no {README_START} ... {README_END} block")
+    readme.write_text(text[:start + len(README_START)] + "\n" + table + text[end:])
+
+
+# ---- the scale sweep ------------------------------------------------------------------------------
+# Hosts, racks and T1s grow; planes stay 8. Each size runs a short clean MRC
+# all-reduce under the fidelity monitor; the sweep stops at the first size
+# that is CPU-bound, loses packets, fails to verify or fails to build.
+SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4))  # racks, spines, hosts/rack
+
+
+def scale_sweep(root: Path, say: Callable[[str], None] = print) -> dict:
+    from topologies.builder import BuildError
+    from topologies.fabric import FabricSpec
+
+    rows, largest = [], None
+    for racks, spines, hpr in SCALE_STEPS:
+        spec = FabricSpec(racks=racks, spines=spines, hosts_per_rack=hpr)
+        row = {"racks": racks, "spines": spines, "hosts_per_rack": hpr, "hosts": spec.hosts,
+               "switches": spec.switch_count}
+        say(f"scale: {spec.hosts} hosts, {spec.switch_count} switches...")
+        try:
+            path, summary = run_experiment(
+                Experiment(name=f"scale-{spec.hosts}h", fabric=spec, transports=("mrc",), iterations=8), root)
+        except BuildError as exc:
+            rows.append({**row, "error": str(exc)})
+            break
+        mrc = summary["mrc"]
+        timings = json.loads((path / "config.json").read_text()).get("timings", {})
+        row.update(build_s=timings.get("build_s"), efficiency=mrc["efficiency"], cpu_bound=mrc["cpu_bound"],
+                   cpu_mean_pct=mrc["cpu_mean_pct"], unexplained_loss=mrc["unexplained_loss"],
+                   verified=mrc["verified"])
+        rows.append(row)
+        faithful = not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0 and mrc["verified"]
+        say(f"scale: {spec.hosts} hosts: efficiency {mrc['efficiency']:.3f}, CPU mean "
+            f"{mrc['cpu_mean_pct']:.0f} %, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}")
+        if not faithful:
+            break
+        largest = row
+    return {"rows": rows, "largest_faithful": largest}
