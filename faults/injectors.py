@@ -27,7 +27,7 @@ from topologies import port_program
 from topologies.builder import expected_counts, wait_for_tables
 from topologies.tables import BASELINE_PORT, MRC_PORT
 
-__all__ = ["FaultError", "make_injector", "INJECTORS", "fabric_healthy", "ecmp_ports",
+__all__ = ["FaultError", "make_injector", "INJECTORS", "fabric_healthy", "ecmp_ports", "ecmp_groups",
            "wait_switches_connected"]
 
 OVS_RECONNECT_MS = 1000  # as Mininet sets it: a switch retries its controller every <= 1 s
@@ -404,7 +404,8 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
         raise FaultError(f"healthy fabric: port faults left on {faulty}")
     deadline = time.monotonic() + timeout
     while True:
-        short = {t0: ports for t0 in spec.t0_names if len(ports := ecmp_ports(t0)) != spec.spines}
+        groups = {t0: ecmp_groups(t0) for t0 in spec.t0_names}
+        short = {t0: g for t0, g in groups.items() if any(len(ports) != spec.spines for ports in g.values())}
         if not short:
             break
         if time.monotonic() > deadline:
@@ -416,7 +417,19 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
         raise FaultError(f"healthy fabric: {exc}") from None
 
 
-def ecmp_ports(switch: str) -> list[int]:
-    """Output ports of a T0's ECMP group buckets, as installed in the switch."""
+def ecmp_groups(switch: str) -> dict[int, list[int]]:
+    """A T0's ECMP groups as installed in the switch: group id -> bucket output ports."""
     out = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-groups", switch], f"dump-groups {switch}")
-    return [int(p) for p in re.findall(r"output:(\d+)", out)]
+    groups = {}
+    for line in out.splitlines():
+        m = re.search(r"group_id=(\d+)", line)
+        if m:
+            groups[int(m.group(1))] = [int(p) for p in re.findall(r"output:(\d+)", line)]
+    return groups
+
+
+def ecmp_ports(switch: str) -> list[int]:
+    """Uplink ports present in every ECMP group of a T0 (a port it withdrew
+    itself is in none; one withdrawn toward one rack only is missing from one)."""
+    groups = list(ecmp_groups(switch).values())
+    return sorted(set(groups[0]).intersection(*groups[1:])) if groups else []

@@ -1,14 +1,18 @@
-"""Baseline routing emulation: a dead T0 uplink leaves the T0's ECMP group
+"""Baseline routing emulation: a dead T0-T1 link leaves the ECMP groups
 only after a convergence delay, and comes back only after a hold-down.
 
-The baseline's traffic crosses each T0 through its ECMP select group
-(topologies/tables.py ECMP_GROUP, hash of the 5-tuple), one bucket per
-uplink. The buckets carry no watch_port, so OVS itself never skips a dead
-one: until routing removes it, flows hashed onto it are black-holed, as in
-a BGP/ECMP fabric while the hold timer runs. This module is the "routing":
+The baseline's traffic crosses each T0 through one ECMP select group per
+destination rack (topologies/tables.py ecmp_group), one bucket per uplink.
+The buckets carry no watch_port, so OVS itself never skips a dead one:
+until routing removes it, flows hashed onto it are black-holed, as in a
+BGP/ECMP fabric while the hold timer runs. This module is the "routing":
 
-    link down detected  --convergence_delay-->  bucket withdrawn
-    link up detected    --hold_down-->          bucket restored
+    link (T0 r, T1 s) down detected  --convergence_delay-->  withdrawn
+    link up detected                 --hold_down-->          restored
+
+A withdrawn link (r, s) takes T1 s out of T0 r's groups toward every rack
+(its own uplink is gone) and out of every other T0's group toward rack r
+(T1 s can no longer reach rack r: BGP would withdraw that prefix).
 
 A link that comes back before its withdrawal is due is never withdrawn (the
 BGP session survived); one that fails again before its restore is due stays
@@ -48,7 +52,11 @@ class RoutingEmulation:
         self.delay, self.hold_down = convergence_delay, hold_down
         self.on_apply = on_apply
         self.log_path = Path(log_path) if log_path else None
-        self.withdrawn: dict[str, set[int]] = {t0: set() for t0 in spec.t0_names}
+        self.withdrawn: dict[str, set[int]] = {t0: set() for t0 in spec.t0_names}  # own uplinks
+        self.seen: set[str] = set()  # T0s adopted since this process started
+        # (t0, group id) -> buckets installed; the static table installs every uplink
+        self.applied: dict[tuple[str, int], list[int]] = {
+            (t0, gid): ports for t0 in spec.t0_names for gid, ports in self.groups(t0).items()}
         self._timers: dict[tuple[str, int], threading.Timer] = {}
         self._lock = threading.Lock()
 
@@ -64,12 +72,23 @@ class RoutingEmulation:
         return t0 in self.withdrawn and port in self.uplinks(t0)
 
     # ---- inputs -------------------------------------------------------------
-    def adopt(self, t0: str, installed_ports: list[int]) -> None:
-        """A (re)connected switch holds these buckets: start from them.
-        Pending timers of the switch are dropped; link_state() re-arms them."""
+    def adopt(self, t0: str, installed: dict[int, list[int]]) -> None:
+        """A (re)connected switch holds these groups (id -> bucket ports).
+        With the emulation's own state (the switch reconnected), that state
+        is applied again; after a controller restart (no state), an uplink
+        missing from every group counts as withdrawn. Pending timers of the
+        switch are dropped; link_state() re-arms them."""
         with self._lock:
             self._cancel_switch(t0)
-            self.withdrawn[t0] = set(self.uplinks(t0)) - set(installed_ports)
+            for gid, ports in installed.items():
+                self.applied[(t0, gid)] = list(ports)
+            if t0 in self.seen:
+                self._apply_plane(t0)
+            else:
+                self.seen.add(t0)
+                if installed:
+                    present = set().union(*map(set, installed.values()))
+                    self.withdrawn[t0] = set(self.uplinks(t0)) - present
 
     def link_state(self, t0: str, port: int, up: bool, source: str = "port_status") -> None:
         """Detected state of an uplink (idempotent: repeats change nothing)."""
@@ -131,10 +150,37 @@ class RoutingEmulation:
                 self.withdrawn[t0].add(port)
             else:
                 self.withdrawn[t0].discard(port)
-            ports = [p for p in self.uplinks(t0) if p not in self.withdrawn[t0]]
-            self.on_apply(t0, ports)
+            changed = self._apply_plane(t0)
             self._log("route_withdrawn" if action == "withdraw" else "route_restored", t0, port,
-                      buckets=ports)
+                      groups={f"{sw}/{gid}": ports for (sw, gid), ports in changed.items()})
+
+    def groups(self, t0: str) -> dict[int, list[int]]:
+        """What T0 `t0`'s ECMP groups should hold now: group id -> uplink ports."""
+        from topologies.tables import ecmp_group
+
+        _, plane, rack = self.spec.parse_switch(t0)
+        own = self.withdrawn[t0]
+        out = {}
+        for dest in range(self.spec.racks):
+            if dest == rack:
+                continue
+            theirs = self.withdrawn[self.spec.t0_name(plane, dest)]
+            # the same port number on both T0s leads to the same T1
+            out[ecmp_group(dest)] = [p for p in self.uplinks(t0) if p not in own and p not in theirs]
+        return out
+
+    def _apply_plane(self, t0: str) -> dict:
+        """Install every group of the plane of `t0` that differs from what is installed."""
+        _, plane, _ = self.spec.parse_switch(t0)
+        changed = {}
+        for rack in range(self.spec.racks):
+            switch = self.spec.t0_name(plane, rack)
+            for gid, ports in self.groups(switch).items():
+                if self.applied.get((switch, gid)) != ports:
+                    self.applied[(switch, gid)] = ports
+                    self.on_apply(switch, gid, ports)
+                    changed[(switch, gid)] = ports
+        return changed
 
     def _log(self, event: str, t0: str, port: int, **extra) -> None:
         self.note(event, t0, port=port, link=self.link_name(t0, port), **extra)

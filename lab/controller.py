@@ -7,9 +7,11 @@ so MRC traffic does not notice). A switch that lost its table (a rebooted
 switch) gets it again, old entries wiped first.
 
 Baseline routing emulation (faults/routing.py): the only thing ever changed
-after install is the bucket list of a T0's ECMP group. An uplink whose link
-goes down (OFPT_PORT_STATUS) is withdrawn after --convergence-delay, and
-restored --hold-down after it comes back. MRC's per-EV entries never change.
+after install is the bucket lists of the T0s' ECMP groups (one per
+destination rack). A T0-T1 link that goes down (OFPT_PORT_STATUS) is
+withdrawn after --convergence-delay -- from its T0's groups and from the
+other T0s' groups toward its rack -- and restored --hold-down after it
+comes back. MRC's per-EV entries never change.
 
 The lab runs this module as its own process:
 
@@ -34,7 +36,7 @@ from os_ken.ofproto import ofproto_v1_3
 
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, RoutingEmulation
 from topologies.fabric import FabricSpec
-from topologies.tables import ECMP_GROUP, SwitchTable, switch_table
+from topologies.tables import SwitchTable, switch_table
 
 LOG = logging.getLogger("mrclab.controller")
 
@@ -99,11 +101,11 @@ class StaticFabricController(app_manager.OSKenApp):
         self.routing.note("switch_connected", name, table="kept" if intact else "installed")
         if intact:
             LOG.info("%s holds its table: kept", name)
-            installed = gathered["groups"].get(ECMP_GROUP, [])
+            installed = gathered["groups"]
         else:
             install_table(datapath, table)
             LOG.info("installed %s: %d flows, %d groups", name, len(table.flows), len(table.groups))
-            installed = list(table.groups[0].ports) if table.groups else []
+            installed = {g.group_id: list(g.ports) for g in table.groups}
         if name in self.routing.withdrawn:  # a T0: routing starts from what it holds
             self.routing.adopt(name, installed)
             for port in gathered["ports"]:
@@ -130,15 +132,15 @@ class StaticFabricController(app_manager.OSKenApp):
             self.routing.note("switch_disconnected", name)
             LOG.info("%s disconnected", name)
 
-    def _apply_group(self, t0: str, ports: list[int]) -> None:
+    def _apply_group(self, t0: str, group_id: int, ports: list[int]) -> None:
         datapath = self.datapaths.get(t0)
         if datapath is None:
             return  # disconnected: nothing to reconverge
         ofp, parser = datapath.ofproto, datapath.ofproto_parser
-        datapath.send_msg(parser.OFPGroupMod(datapath, ofp.OFPGC_MODIFY, ofp.OFPGT_SELECT, ECMP_GROUP,
+        datapath.send_msg(parser.OFPGroupMod(datapath, ofp.OFPGC_MODIFY, ofp.OFPGT_SELECT, group_id,
                                              _buckets(parser, ofp, ports)))
         datapath.send_msg(parser.OFPBarrierRequest(datapath))
-        LOG.info("%s ECMP group now %s", t0, ports)
+        LOG.info("%s ECMP group %d now %s", t0, group_id, ports)
 
 
 def _port_up(desc) -> bool:

@@ -8,9 +8,12 @@ SRv6 + static routes), and T1s and T0 downlinks forward on destination.
 T0 (p, r), highest priority first:
   PRIO_LOCAL     ipv4_dst = a host of this rack      -> that host's port
   PRIO_EV        udp dst MRC_PORT, udp src 0xC000+ev  -> uplink to T1 of the EV
-  PRIO_DEFAULT   any other ipv4                       -> group ECMP_GROUP
-ECMP_GROUP is a select group over the uplinks (hash of the 5-tuple): the
-path of baseline traffic and of anything that is not MRC.
+  PRIO_DEFAULT   ipv4_dst in remote rack r's /24     -> group ecmp_group(r)
+Each ecmp_group(r) is a select group over the uplinks (OVS hashes it per
+address pair, see docs/faults.md): the path of baseline traffic and of
+anything that is not MRC. One group per destination rack lets the routing
+emulation withdraw a T1 toward one rack only, as BGP does when a T1 loses
+its link to that rack.
 T1 (p, s):
   PRIO_LOCAL     ipv4_dst in rack r's /24 -> set eth_src = T1 mark, port r+1
 Anything else (ARP, IPv6) matches nothing and is dropped: hosts use static ARP.
@@ -33,7 +36,17 @@ IP_PROTO_UDP = 17
 PRIO_LOCAL = 300
 PRIO_EV = 200
 PRIO_DEFAULT = 100
-ECMP_GROUP = 1
+ECMP_GROUP_BASE = 1
+
+
+def ecmp_group(dest_rack: int) -> int:
+    """Group id of a T0's ECMP group toward `dest_rack` (one per remote rack,
+    so routing can withdraw a T1 for one destination rack only)."""
+    return ECMP_GROUP_BASE + dest_rack
+
+
+def rack_subnet(plane: int, rack: int) -> tuple[str, str]:
+    return (f"10.{plane}.{rack}.0", "255.255.255.0")
 
 
 @dataclass(frozen=True)
@@ -88,9 +101,15 @@ def _t0_table(spec: FabricSpec, plane: int, rack: int) -> SwitchTable:
                 (("output", spec.t0_uplink_port(spec.ev_t1(ev))),),
             )
         )
-    flows.append(Flow(PRIO_DEFAULT, (("eth_type", ETH_TYPE_IPV4),), (("group", ECMP_GROUP),)))
-    group = Group(ECMP_GROUP, tuple(spec.t0_uplink_port(s) for s in range(spec.spines)))
-    return SwitchTable(name, spec.dpid(name), tuple(flows), (group,))
+    uplinks = tuple(spec.t0_uplink_port(s) for s in range(spec.spines))
+    groups = []
+    for r in range(spec.racks):
+        if r == rack:
+            continue
+        flows.append(Flow(PRIO_DEFAULT, (("eth_type", ETH_TYPE_IPV4), ("ipv4_dst", rack_subnet(plane, r))),
+                          (("group", ecmp_group(r)),)))
+        groups.append(Group(ecmp_group(r), uplinks))
+    return SwitchTable(name, spec.dpid(name), tuple(flows), tuple(groups))
 
 
 def _t1_table(spec: FabricSpec, plane: int, spine: int) -> SwitchTable:
@@ -99,7 +118,7 @@ def _t1_table(spec: FabricSpec, plane: int, spine: int) -> SwitchTable:
     flows = tuple(
         Flow(
             PRIO_LOCAL,
-            (("eth_type", ETH_TYPE_IPV4), ("ipv4_dst", (f"10.{plane}.{r}.0", "255.255.255.0"))),
+            (("eth_type", ETH_TYPE_IPV4), ("ipv4_dst", rack_subnet(plane, r))),
             (("set_eth_src", mark), ("output", spec.t1_downlink_port(r))),
         )
         for r in range(spec.racks)
@@ -139,7 +158,7 @@ def trace(spec: FabricSpec, src: int, dst: int, plane: int, ev: int | None, udp_
                 port = arg
             elif action == "group":
                 # ECMP: any bucket is valid; take the first for a deterministic trace
-                port = table.groups[0].ports[0]
+                port = next(g for g in table.groups if g.group_id == arg).ports[0]
         hops.append((node, port))
         nxt = _peer(spec, node, port)
         if nxt is None:
