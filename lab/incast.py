@@ -21,17 +21,15 @@ Figures:
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from lab import audit, metrics
 from lab.fidelity import FidelityMonitor
-from lab.job import TRANSPORTS, lab_window, read_stats
-from lab.session import PROJECT_ROOT, Session
+from lab.job import TRANSPORTS, lab_window
+from lab.session import Session
+from lab.workers import HostWorkers, WorkerError
 
 # Transport parameters the incast benchmark and test run with (issue 4 note).
 # With trimming nothing is lost, so any RTO fires on a packet that is only
@@ -119,55 +117,6 @@ def _agent_config(spec, h: int, peers: list[int], transport: str, payload_size: 
     }
 
 
-class _Workers:
-    def __init__(self, session: Session):
-        self.session = session
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.stats_paths: dict[str, str] = {}
-
-    def start(self, roles: dict[int, str], configs: dict[int, dict]) -> None:
-        session = self.session
-        spec = session.spec
-        for h in roles:
-            name = spec.host_name(h)
-            path = session.workdir / f"incast-{name}.json"
-            path.write_text(json.dumps(configs[h]))
-            self.stats_paths[name] = configs[h]["agent"]["stats_path"]
-            self.procs[name] = session.fabric.host(h).popen(
-                [sys.executable, "-m", "lab.incastworker", str(path)], cwd=str(PROJECT_ROOT),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-            )
-
-    def expect(self, name: str, word: str) -> list[str]:
-        proc = self.procs[name]
-        line = proc.stdout.readline()
-        if not line.startswith(word):
-            err = proc.stderr.read()[-800:] if proc.poll() is not None else ""
-            raise IncastError(f"{name}: expected {word}, got {line.strip()!r} {err}")
-        return line.split()[1:]
-
-    def send(self, text: str) -> None:
-        for proc in self.procs.values():
-            proc.stdin.write(text + "\n")
-            proc.stdin.flush()
-
-    def stop(self) -> tuple[dict, list]:
-        stats, transitions = {}, []
-        for name, proc in self.procs.items():
-            if proc.poll() is None:
-                try:
-                    proc.stdin.write("STOP\n")
-                    proc.stdin.flush()
-                    proc.wait(timeout=10)
-                except (OSError, subprocess.TimeoutExpired):
-                    proc.kill()
-                    proc.wait()
-            s = read_stats(self.stats_paths[name])
-            stats[name] = s["counters"]
-            transitions += s["transitions"]
-        return stats, transitions
-
-
 def _sum(stats: dict, names: tuple) -> dict:
     totals = dict.fromkeys(names, 0)
     for host in stats.values():
@@ -214,10 +163,11 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     ideal = total * 8 / spec.host_capacity_bps
     result = IncastResult(transport, rname, [spec.host_name(h) for h in senders_h], bytes_per_sender,
                           total, ideal, params=params)
-    workers = _Workers(session)
+    workers = HostWorkers(session)
     monitor = None
     try:
-        workers.start(roles, configs)
+        for h in roles:
+            workers.start(h, "lab.incastworker", configs[h], session.workdir / f"incast-{spec.host_name(h)}.json")
         for name in workers.procs:
             workers.expect(name, "READY")
         before = audit.snapshot(spec)
@@ -230,11 +180,13 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
             done = {name: workers.expect(name, "DONE") for name in workers.procs}
         time.sleep(DRAIN_S)
         conservation = audit.conservation(before, audit.snapshot(spec))
-    except IncastError as exc:
+    except (IncastError, WorkerError) as exc:
         result.error = str(exc)
         done, conservation = {}, None
     finally:
-        result.stats, transitions = workers.stop()
+        final = workers.stop()
+        result.stats = {name: s["counters"] for name, s in final.items()}
+        transitions = [tr for s in final.values() for tr in s["transitions"]]
     if done:
         _fill(result, done, t_start)
         result.path_events = sorted(({**tr, "t": round(tr["time"] - t_start, 6)} for tr in transitions),

@@ -9,14 +9,12 @@ shares. It returns the records; writing them out is lab/results.py's job.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from lab.session import PROJECT_ROOT, Session
+from lab.session import Session
+from lab.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
 
 TRANSPORTS = ("mrc", "baseline")
 
@@ -107,74 +105,22 @@ def agent_config(session: Session, host: int, job: JobSpec, ring: list[str], sta
     }
 
 
-class Workers:
-    """The per-host worker processes of one job."""
-
-    def __init__(self, session: Session, job: JobSpec):
-        self.session, self.job = session, job
-        spec = session.spec
-        self.ring = [spec.host_name(h) for h in range(spec.hosts)]
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.stats_paths: dict[str, str] = {}
-        for h in range(spec.hosts):
-            name = spec.host_name(h)
-            stats_path = session.workdir / f"{job.transport}-{name}.jsonl"
-            stats_path.unlink(missing_ok=True)
-            config_path = session.workdir / f"{job.transport}-{name}.json"
-            config_path.write_text(json.dumps({
-                "agent": agent_config(session, h, job, self.ring, str(stats_path)),
-                "job": {"ring": self.ring, "count": job.count, "seed": job.seed},
-            }))
-            self.stats_paths[name] = str(stats_path)
-            self.procs[name] = session.fabric.host(h).popen(
-                [sys.executable, "-m", "lab.jobworker", str(config_path)], cwd=str(PROJECT_ROOT),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-            )
-        for name in self.ring:
-            self.expect(name, "READY")
-
-    def expect(self, name: str, word: str) -> list[str]:
-        proc = self.procs[name]
-        line = proc.stdout.readline()
-        if not line.startswith(word):
-            err = proc.stderr.read()[-800:] if proc.poll() is not None else ""
-            raise JobError(f"{name}: expected {word}, got {line.strip()!r} {err}")
-        return line.split()[1:]
-
-    def send(self, text: str) -> None:
-        for proc in self.procs.values():
-            proc.stdin.write(text + "\n")
-            proc.stdin.flush()
-
-    def stop(self) -> dict:
-        stats = {}
-        for name, proc in self.procs.items():
-            if proc.poll() is None:
-                try:
-                    proc.stdin.write("STOP\n")
-                    proc.stdin.flush()
-                    proc.wait(timeout=10)
-                except (OSError, subprocess.TimeoutExpired):
-                    proc.kill()
-                    proc.wait()
-            stats[name] = read_stats(self.stats_paths[name])
-        return stats
-
-
-def read_stats(path: str) -> dict:
-    """The last counters line and every path transition an agent wrote."""
-    last, transitions = {}, []
-    try:
-        with open(path) as f:
-            for line in f:
-                record = json.loads(line)
-                if record.get("type") == "stats":
-                    last = record
-                elif record.get("type") == "path":
-                    transitions.append(record)
-    except (OSError, ValueError):
-        pass
-    return {"counters": last, "transitions": transitions}
+def start_workers(session: Session, job: JobSpec) -> HostWorkers:
+    """One job worker per host, in ring order, each READY."""
+    spec = session.spec
+    ring = [spec.host_name(h) for h in range(spec.hosts)]
+    workers = HostWorkers(session)
+    for h in range(spec.hosts):
+        name = spec.host_name(h)
+        stats_path = session.workdir / f"{job.transport}-{name}.jsonl"
+        stats_path.unlink(missing_ok=True)
+        workers.start(h, "lab.jobworker", {
+            "agent": agent_config(session, h, job, ring, str(stats_path)),
+            "job": {"ring": ring, "count": job.count, "seed": job.seed},
+        }, session.workdir / f"{job.transport}-{name}.json")
+    for name in ring:
+        workers.expect(name, "READY")
+    return workers
 
 
 def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float], None] | None = None,
@@ -183,7 +129,11 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     (progress bar, fault timeline)."""
     if job.transport not in TRANSPORTS:
         raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
-    workers = Workers(session, job)
+    try:
+        workers = start_workers(session, job)
+    except WorkerError as exc:
+        raise JobError(str(exc)) from None
+    ring = list(workers.procs)
     t0 = time.monotonic() if t0 is None else t0
     result = JobResult(job.transport, t0)
     try:
@@ -193,7 +143,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
             started = time.monotonic()
             workers.send(f"ITER {k}")
             ranks, verified = [], True
-            for name in workers.ring:
+            for name in ring:
                 fields = workers.expect(name, "DONE")
                 ranks.append([float(fields[1]) - t0, float(fields[2]) - t0])
                 verified &= fields[3] == "1"
@@ -205,7 +155,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
             })
             if on_iteration is not None:
                 on_iteration(k, ended)
-    except JobError as exc:
+    except WorkerError as exc:
         result.error = str(exc)
     finally:
         stats = workers.stop()
