@@ -227,7 +227,9 @@ def update_readme(readme: Path, table: str) -> None:
 # ---- the scale sweep ------------------------------------------------------------------------------
 # Hosts, racks and T1s grow; planes stay 8. Each size runs a short clean MRC
 # all-reduce under the fidelity monitor; the sweep stops at the first size
-# that is CPU-bound, loses packets, fails to verify or fails to build.
+# that is CPU-bound, loses packets, fails to verify, falls below the clean
+# efficiency target (the emulator, not the links, set the pace) or fails to build.
+SCALE_MIN_EFFICIENCY = 0.85
 SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4))  # racks, spines, hosts/rack
 
 
@@ -253,7 +255,10 @@ def scale_sweep(root: Path, say: Callable[[str], None] = print) -> dict:
                    cpu_mean_pct=mrc["cpu_mean_pct"], unexplained_loss=mrc["unexplained_loss"],
                    verified=mrc["verified"])
         rows.append(row)
-        faithful = not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0 and mrc["verified"]
+        # faithful: the links, not the emulator, set the pace (a clean run then
+        # reaches the efficiency the default fabric does)
+        faithful = (not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0 and mrc["verified"]
+                    and mrc["efficiency"] >= SCALE_MIN_EFFICIENCY)
         say(f"scale: {spec.hosts} hosts: efficiency {mrc['efficiency']:.3f}, CPU mean "
             f"{mrc['cpu_mean_pct']:.0f} %, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}")
         if not faithful:

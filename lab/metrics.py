@@ -274,12 +274,20 @@ def cpu_totals(samples: Sequence[Mapping]) -> list[float]:
     return [float(np.mean(s["cpu_per_core"])) if s.get("cpu_per_core") else 0.0 for s in samples]
 
 
-def cpu_bound(samples: Sequence[Mapping], threshold: float = 90.0, share: float = 0.2) -> bool:
+CPU_BOUND_THRESHOLD = 85.0  # % of every core, mean over cores
+CPU_BOUND_SHARE = 0.2       # of the samples
+
+
+def cpu_bound(samples: Sequence[Mapping], threshold: float = CPU_BOUND_THRESHOLD,
+              share: float = CPU_BOUND_SHARE) -> bool:
     """True if total CPU (mean over cores) was >= ``threshold`` % in >= ``share`` of the samples.
 
     Why: the emulated fabric, the switches' datapath and the Python agents
     share the same cores; a run that saturated them for a fifth of its time
-    measured the CPU, not the transport. No samples: False (nothing shows it).
+    measured the CPU, not the transport. 85 %, not 100 %: ovs-vswitchd is
+    one thread, so the datapath saturates before both cores do (measured by
+    the scale sweep: 9 hosts ran at a median 85 % and reached only 0.69
+    efficiency, 4 hosts at 67 % reach 0.92). No samples: False.
     """
     totals = cpu_totals(samples)
     if not totals:

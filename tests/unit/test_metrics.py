@@ -133,8 +133,8 @@ def samples(totals):
 def test_cpu_bound_threshold_and_share():
     assert cpu_bound(samples([95, 95] + [10] * 8))            # 2/10 = 0.2 >= 0.2
     assert not cpu_bound(samples([95] + [10] * 9))             # 0.1
-    assert not cpu_bound(samples([89.9] * 10))                 # below threshold
-    assert cpu_bound(samples([90] * 10))                       # at threshold counts
+    assert not cpu_bound(samples([84.9] * 10))                 # below threshold
+    assert cpu_bound(samples([85] * 10))                       # at threshold counts
     assert cpu_bound(samples([50] * 10), threshold=50, share=1.0)
     assert not cpu_bound([])
 
