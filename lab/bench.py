@@ -212,16 +212,30 @@ def to_json(figures: list[Figure], meta: dict) -> dict:
     return {**meta, "figures": [asdict(f) for f in figures]}
 
 
-README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
-
-
-def update_readme(readme: Path, table: str) -> None:
-    """Replace the Results block of README.md with `table`."""
+def update_readme(readme: Path, table: str, block: str = "bench") -> None:
+    """Replace the `<!-- {block}:start -->` ... `<!-- {block}:end -->` block of README.md."""
+    start_mark, end_mark = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
     text = readme.read_text()
-    start, end = text.find(README_START), text.find(README_END)
+    start, end = text.find(start_mark), text.find(end_mark)
     if start < 0 or end < start:
-        raise ValueError(f"{readme} has no {README_START} ... {README_END} block")
-    readme.write_text(text[:start + len(README_START)] + "\n" + table + text[end:])
+        raise ValueError(f"{readme} has no {start_mark} ... {end_mark} block")
+    readme.write_text(text[:start + len(start_mark)] + "\n" + table + text[end:])
+
+
+def scale_markdown(sweep: dict, header: str) -> str:
+    lines = [header, "", "| hosts | switches | build | efficiency | CPU mean | CPU-bound | lost | verified |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in sweep["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['hosts']} | {r['switches']} | build failed: {r['error']} | | | | | |")
+            continue
+        lines.append(f"| {r['hosts']} | {r['switches']} | {r['build_s']:.1f} s | {r['efficiency']:.3f} | "
+                     f"{r['cpu_mean_pct']:.0f} % | {'yes' if r['cpu_bound'] else 'no'} | "
+                     f"{r['unexplained_loss']} | {'yes' if r['verified'] else 'NO'} |")
+    big = sweep["largest_faithful"]
+    lines += ["", f"Largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches "
+                  f"(efficiency {big['efficiency']:.3f})." if big else "No size was faithful."]
+    return "\n".join(lines) + "\n"
 
 
 # ---- the scale sweep ------------------------------------------------------------------------------

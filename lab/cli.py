@@ -143,7 +143,8 @@ def scenarios(json_path: Optional[Path] = JsonOption) -> None:
 def bench(
     quick: bool = typer.Option(False, "--quick", help="Shorter jobs; skips t1-reboot and controller-crash."),
     scale: bool = typer.Option(False, "--scale", help="Instead: grow the fabric until it stops being faithful."),
-    update_readme: bool = typer.Option(False, "--update-readme", help="Write the table into README.md's Results."),
+    update_readme: bool = typer.Option(False, "--update-readme",
+                                       help="Write the table into README.md (Results, or the scale section)."),
     results: Path = typer.Option(Path("results"), help="Directory the bench's results directory goes in."),
     json_path: Optional[Path] = JsonOption,
 ) -> None:
@@ -153,7 +154,7 @@ def bench(
 
     import psutil
 
-    from lab.bench import Bench, markdown, scale_sweep, to_json, update_readme as write_readme
+    from lab.bench import Bench, markdown, scale_markdown, scale_sweep, to_json, update_readme as write_readme
     from lab.results import ResultsDir
     from topologies.builder import BuildError
 
@@ -184,6 +185,10 @@ def bench(
             data = {"machine": machine, "date": when, **sweep}
             (out.path / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
             write_json(json_path, data)
+            md = scale_markdown(sweep, f"`lab/run.py bench --scale` on {when}, {machine}.")
+            (out.path / "bench.md").write_text(md)
+            if update_readme:
+                write_readme(Path(__file__).resolve().parent.parent / "README.md", md, block="scale")
             raise typer.Exit(0 if big else 1)
         figures = Bench(quick, out.path, say).run()
     except BuildError as exc:
