@@ -401,9 +401,16 @@ def _ovs_teardown():
         sh(cmd + " 2>/dev/null", check=False)
 
 
-@pytest.mark.skipif(os.environ.get("MRCLAB_TEST_OVS") != "1",
-                    reason="opt in with MRCLAB_TEST_OVS=1 (needs ovs-vswitchd running)")
-def test_trims_conserved_through_ovs_userspace_bridge():
+@pytest.fixture
+def lab_machine():
+    """This test's bridge shares ovs-vswitchd with lab runs: hold the lab lock."""
+    from lab.lock import lab_lock
+
+    with lab_lock():
+        yield
+
+
+def test_trims_conserved_through_ovs_userspace_bridge(lab_machine):
     if sh("ovs-vsctl show", check=False).returncode != 0:
         pytest.fail("ovs-vswitchd not running: /usr/share/openvswitch/scripts/ovs-ctl start")
     lab_root, pp.PIN_ROOT = pp.PIN_ROOT, pp.BPFFS / "mrclab-pt"
