@@ -154,7 +154,9 @@ def bench(
 
     import psutil
 
+    from faults.injectors import FaultError
     from lab.bench import Bench, markdown, scale_markdown, scale_sweep, to_json, update_readme as write_readme
+    from lab.job import JobError
     from lab.results import ResultsDir
     from topologies.builder import BuildError
 
@@ -191,7 +193,7 @@ def bench(
                 write_readme(Path(__file__).resolve().parent.parent / "README.md", md, block="scale")
             raise typer.Exit(0 if big else 1)
         figures = Bench(quick, out.path, say).run()
-    except BuildError as exc:
+    except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
     elapsed = __import__("time").monotonic() - started
     header = (f"`lab/run.py bench{' --quick' if quick else ''}` on {when}, {machine}; "
