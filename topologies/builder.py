@@ -206,13 +206,20 @@ def prepare_ovs_tx_buffer(configs: dict) -> int:
     transmit socket (see port_program: beyond its send buffer OVS drops
     packets no counter names). That socket takes net.core.wmem_default when
     ovs-vswitchd first transmits, so: if it already exists and is too
-    small, restart ovs-vswitchd (only the lab's bridges exist now: the
-    session cleaned up first); the caller keeps wmem_default at the returned
-    size until the fabric's first packet has been sent."""
+    small, restart ovs-vswitchd -- only when no bridge exists (the session
+    cleaned up the lab's first; anyone else's would be disturbed: then fail
+    and say what to do); the caller keeps wmem_default at the returned size
+    until the fabric's first packet has been sent."""
     from topologies import port_program
 
     need, have = port_program.ovs_backlog_budget(configs.values())
     if have is not None and have < need:
+        others = subprocess.run(["ovs-vsctl", "list-br"], capture_output=True, text=True).stdout.split()
+        if others:  # never disturb bridges that are not the lab's
+            raise BuildError(
+                f"ovs-vswitchd's transmit socket buffer is {have} bytes, the fabric's queues need {need}, "
+                f"and restarting it would disturb bridges that are not the lab's ({', '.join(others)}): "
+                f"restart ovs-vswitchd yourself with net.core.wmem_default >= {need}, or remove them")
         out = subprocess.run([OVS_CTL, "--no-ovsdb-server", "restart"], capture_output=True, text=True)
         if out.returncode != 0:
             raise BuildError(f"could not restart ovs-vswitchd to enlarge its transmit buffer "
