@@ -78,7 +78,7 @@ class BaselineConnection:
         self.rttvar = 0.0
         self.last_progress = 0.0
         self.sent_at: dict[int, float] = {}   # psn -> first send time (RTT samples)
-        self.next_msg_id = 1
+        self.msg_ids = wire.MessageIds()
         # receiver
         self.buf = memoryview(bytearray(recv_buffer_size) if recv_buffer is None else recv_buffer).cast("B")
         self.rcv_conn: int | None = None
@@ -92,9 +92,7 @@ class BaselineConnection:
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
         if len(data) == 0:
             raise ValueError("empty message")
-        if msg_id is None:
-            msg_id = self.next_msg_id
-            self.next_msg_id = (self.next_msg_id + 1) & 0xFFFFFFFF or 1
+        msg_id = self.msg_ids.take(msg_id)
         self.queue.append([_Msg(msg_id, memoryview(data).cast("B"), remote_offset), 0])
         return msg_id
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Hashable, Optional, Sequence
 
+from . import wire
 from .baseline import BaselineConnection
 from .counters import Counters
 from .events import Event, MessageComplete, WriteComplete
@@ -49,7 +50,7 @@ class MultiRailBaseline:
             self.rails[plane] = rail
         self._rail_list = list(self.rails.values())
         self.paths = [rail.path for rail in self._rail_list]
-        self.next_msg_id = 1
+        self.msg_ids = wire.MessageIds(ID_MASK)
         self._sending: dict[int, list] = {}    # stripe id -> [user id, stripes left, length]
         self._arriving: dict[int, list] = {}   # stripe id -> [stripes left, offset, length]
         self._events: deque[Event] = deque()
@@ -59,9 +60,7 @@ class MultiRailBaseline:
         data = memoryview(data).cast("B")
         if len(data) == 0:
             raise ValueError("empty message")
-        if msg_id is None:
-            msg_id = self.next_msg_id
-            self.next_msg_id = (self.next_msg_id + 1) & ID_MASK or 1
+        msg_id = self.msg_ids.take(msg_id)
         if not 0 <= msg_id <= ID_MASK:
             raise ValueError(f"multi-rail message ids are 0..{ID_MASK}, got {msg_id}")
         n = min(len(self._rail_list), len(data))

@@ -107,7 +107,7 @@ class Sender:
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
         self.min_rtt: float | None = None
         self.reo_mult = 1                          # reorder window, in min_rtt/4 units
-        self.next_msg_id = 1
+        self.msg_ids = wire.MessageIds()
         self.srtt: float | None = None
         self.rttvar = 0.0
         self.rto = params.rto_initial
@@ -119,9 +119,7 @@ class Sender:
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
         if len(data) == 0:
             raise ValueError("empty message")
-        if msg_id is None:
-            msg_id = self.next_msg_id
-            self.next_msg_id = (self.next_msg_id + 1) & 0xFFFFFFFF or 1
+        msg_id = self.msg_ids.take(msg_id)
         self.queue.append(_Message(msg_id, memoryview(data).cast("B"), remote_offset))
         return msg_id
 

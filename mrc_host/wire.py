@@ -67,6 +67,23 @@ HDR_LEN = {
     T_PROBE_REPLY: PROBE_HDR_LEN,
 }
 MAX_PAYLOAD = 0xFFFF  # the DATA length field is 16 bits
+MSG_ID_MASK = 0xFFFFFFFF  # the DATA msg_id field is 32 bits
+
+
+class MessageIds:
+    """Ids for messages written without one: 1, 2, ... wrapping within
+    `mask`, never 0."""
+
+    def __init__(self, mask: int = MSG_ID_MASK):
+        self.mask = mask
+        self.next = 1
+
+    def take(self, msg_id: int | None = None) -> int:
+        """`msg_id` if the caller chose one, else the next free id."""
+        if msg_id is None:
+            msg_id = self.next
+            self.next = (msg_id + 1) & self.mask or 1
+        return msg_id
 
 
 class WireError(ValueError):
