@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from lab.jobworker import read_command
+from lab.workerloop import serve
 from mrc_host.agent import Agent, AgentConfig
 
 
@@ -75,25 +75,14 @@ def main(argv=None) -> int:
         for peer in agent.config.peers:
             buffers[peer] = bytearray(cfg["bytes"])
             agent.register_buffer(peer, buffers[peer])
-    print("READY", flush=True)
-    try:
-        while True:
-            command = read_command(agent)
-            if command.startswith("GO"):
-                t_start = float(command.split()[1])
-                if cfg["role"] == "sender":
-                    print(run_sender(agent, cfg, t_start), flush=True)
-                else:
-                    print(run_receiver(agent, cfg, t_start, placed, buffers), flush=True)
-            elif command in ("STOP", ""):
-                break
-            else:
-                print(f"ERROR unknown command {command!r}", flush=True)
-                return 1
-    finally:
-        agent.close()  # writes the final counters to the stats file
-    print("BYE", flush=True)
-    return 0
+
+    def go(args: list[str]) -> str:
+        t_start = float(args[0])
+        if cfg["role"] == "sender":
+            return run_sender(agent, cfg, t_start)
+        return run_receiver(agent, cfg, t_start, placed, buffers)
+
+    return serve(agent, {"GO": go})
 
 
 if __name__ == "__main__":
