@@ -45,6 +45,29 @@ def sh(cmd: str, check: bool = True):
     return r
 
 
+def quiet_veth(ns: str, peer: str, ip: str) -> None:
+    """A veth from the root namespace (`peer`) into `ns` (`<ns>0`, address `ip`),
+    both ends up and silent: no IPv6 (router solicitations, MLD), no
+    multicast (IGMP), so the only packets on the wire are the test's and
+    counters can be checked exactly; software checksums, as on the lab's
+    OVS-userspace ports."""
+    sh(f"ip link add {peer} type veth peer name {ns}0 netns {ns}")
+    sh(f"sysctl -qw net.ipv6.conf.{peer}.disable_ipv6=1")
+    sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.{ns}0.disable_ipv6=1")
+    sh(f"ip netns exec {ns} ethtool -K {ns}0 tx off rx off >/dev/null")
+    sh(f"ethtool -K {peer} tx off rx off >/dev/null")
+    sh(f"ip netns exec {ns} ip addr add {ip}/24 dev {ns}0")
+    sh(f"ip netns exec {ns} ip link set {ns}0 multicast off up")
+    sh(f"ip link set {peer} multicast off up")
+
+
+def static_neighbours(a: tuple[str, str], b: tuple[str, str]) -> None:
+    """Permanent ARP entries both ways between two namespaces' `<ns>0` (no ARP on the wire)."""
+    mac = {ns: sh(f"ip netns exec {ns} cat /sys/class/net/{ns}0/address").stdout.strip() for ns, _ in (a, b)}
+    for (ns, _ip), (other, other_ip) in ((a, b), (b, a)):
+        sh(f"ip netns exec {ns} ip neigh replace {other_ip} lladdr {mac[other]} dev {ns}0 nud permanent")
+
+
 def socket_in_ns(ns: str) -> socket.socket:
     """A UDP socket living in network namespace ns (setns on this thread, then back)."""
     own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
@@ -83,25 +106,12 @@ def net():
         sh("ip netns add pt-a && ip netns add pt-b")
         sh("ip link add pt-lbr type bridge stp_state 0 forward_delay 0")
         for ns, peer, ip in (("pt-a", "pt-sa", A_IP), ("pt-b", "pt-sb", B_IP)):
-            sh(f"ip link add {peer} type veth peer name {ns}0 netns {ns}")
-            # no IPv6 (router solicitations, MLD) and no ARP: the only packets
-            # on the wire are the test's, so counters can be checked exactly
-            sh(f"sysctl -qw net.ipv6.conf.{peer}.disable_ipv6=1")
-            sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.{ns}0.disable_ipv6=1")
-            # software checksums, as on the lab's OVS-userspace ports
-            sh(f"ip netns exec {ns} ethtool -K {ns}0 tx off rx off >/dev/null")
-            sh(f"ethtool -K {peer} tx off rx off >/dev/null")
-            sh(f"ip netns exec {ns} ip addr add {ip}/24 dev {ns}0")
-            # multicast off: no IGMP reports either
-            sh(f"ip netns exec {ns} ip link set {ns}0 multicast off up")
+            quiet_veth(ns, peer, ip)
             sh(f"ip netns exec {ns} ip link set lo up")
-            sh(f"ip link set {peer} master pt-lbr multicast off up")
+            sh(f"ip link set {peer} master pt-lbr")
         sh("sysctl -qw net.ipv6.conf.pt-lbr.disable_ipv6=1")
         sh("ip link set pt-lbr up")
-        mac = {ns: sh(f"ip netns exec {ns} cat /sys/class/net/{ns}0/address").stdout.strip()
-               for ns in ("pt-a", "pt-b")}
-        sh(f"ip netns exec pt-a ip neigh replace {B_IP} lladdr {mac['pt-b']} dev pt-a0 nud permanent")
-        sh(f"ip netns exec pt-b ip neigh replace {A_IP} lladdr {mac['pt-a']} dev pt-b0 nud permanent")
+        static_neighbours(("pt-a", A_IP), ("pt-b", B_IP))
         tx = socket_in_ns("pt-a")
         tx.bind((A_IP, wire.EV_PORT_BASE + 7))
         tx.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
@@ -420,21 +430,11 @@ def test_trims_conserved_through_ovs_userspace_bridge(lab_machine):
            "fail_mode=secure other_config:disable-in-band=true")
         for ns, peer, ip in (("pt-c", "pt-oc", C_IP), ("pt-d", "pt-od", D_IP)):
             sh(f"ip netns add {ns}")
-            sh(f"ip link add {peer} type veth peer name {ns}0 netns {ns}")
-            sh(f"sysctl -qw net.ipv6.conf.{peer}.disable_ipv6=1")
-            sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.{ns}0.disable_ipv6=1")
-            sh(f"ip netns exec {ns} ethtool -K {ns}0 tx off rx off >/dev/null")
-            sh(f"ethtool -K {peer} tx off rx off >/dev/null")
-            sh(f"ip netns exec {ns} ip addr add {ip}/24 dev {ns}0")
-            sh(f"ip netns exec {ns} ip link set {ns}0 multicast off up")
-            sh(f"ip link set {peer} multicast off up")
+            quiet_veth(ns, peer, ip)
             sh(f"ovs-vsctl add-port pt-br {peer}")
         sh("ovs-ofctl add-flow pt-br in_port=pt-oc,actions=output:pt-od")
         sh("ovs-ofctl add-flow pt-br in_port=pt-od,actions=output:pt-oc")
-        mac = {ns: sh(f"ip netns exec {ns} cat /sys/class/net/{ns}0/address").stdout.strip()
-               for ns in ("pt-c", "pt-d")}
-        sh(f"ip netns exec pt-c ip neigh replace {D_IP} lladdr {mac['pt-d']} dev pt-c0 nud permanent")
-        sh(f"ip netns exec pt-d ip neigh replace {C_IP} lladdr {mac['pt-c']} dev pt-d0 nud permanent")
+        static_neighbours(("pt-c", C_IP), ("pt-d", D_IP))
         tx = socket_in_ns("pt-c")
         tx.bind((C_IP, wire.EV_PORT_BASE + 7))
         rx = socket_in_ns("pt-d")
