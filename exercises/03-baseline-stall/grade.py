@@ -8,8 +8,8 @@ start). In each session it first runs two clean baseline iterations and
 reads the port program's `passed` counters of plane 0's T0 uplinks: the T1
 whose uplinks carried the baseline's packets is the one its plane-0 flows
 cross (the T0 select group hashes per address pair, so one T1 per plane).
-It then cuts that T1 off (both of its T0-T1 links down: both T0s withdraw
-it, as both directions of the flow cross it) FAIL_AT s into a ring
+It then cuts that T1 off (both of its T0-T1 links down: each T0 withdraws
+its own uplink to it at D) FAIL_AT s into a ring
 all-reduce, for the settings in SETTINGS, and runs the same fault once with
 MRC. The stall of a run is its worst iteration minus its median iteration.
 
