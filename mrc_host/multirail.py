@@ -129,8 +129,12 @@ class MultiRailBaseline:
             self._collect(rail)
 
     def next_deadline(self) -> float | None:
-        deadlines = [d for rail in self._rail_list if (d := rail.next_deadline()) is not None]
-        return min(deadlines) if deadlines else None
+        soonest = None
+        for rail in self._rail_list:   # per agent poll: no list built
+            d = rail.next_deadline()
+            if d is not None and (soonest is None or d < soonest):
+                soonest = d
+        return soonest
 
     def datagrams_to_send(self, now: float) -> list:
         out = []
