@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -106,12 +108,15 @@ def run(
                 bar.update(tasks[t], completed=min(elapsed, total) if exp.max_seconds else k,
                            done=f"{k} iterations")
 
+            started = time.monotonic()
             path, summary = run_experiment(exp, results, progress=progress)
+            elapsed = time.monotonic() - started
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
     print_summary(summary, console)
-    console.print(f"results: {path}", highlight=False)
-    write_json(json_path, {"results_dir": str(path), "scenario": exp.name, **summary})
+    console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
+    write_json(json_path, {"results_dir": str(path), "scenario": exp.name, "elapsed_s": round(elapsed, 1),
+                           **summary})
     ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
     raise typer.Exit(0 if ok else 1)
 
@@ -165,7 +170,7 @@ def bench(
     machine = (f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
                f"{psutil.virtual_memory().total / 2**30:.0f} GiB")
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    started = __import__("time").monotonic()
+    started = time.monotonic()
     try:
         if scale:
             sweep = scale_sweep(out.path, say)
@@ -195,7 +200,7 @@ def bench(
         figures = Bench(quick, out.path, say).run()
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
-    elapsed = __import__("time").monotonic() - started
+    elapsed = time.monotonic() - started
     header = (f"`lab/run.py bench{' --quick' if quick else ''}` on {when}, {machine}; "
               f"took {elapsed / 60:.1f} min.")
     table = Table(title="MRC lab headline figures")
@@ -277,7 +282,7 @@ def clean(json_path: Optional[Path] = JsonOption) -> None:
     """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
     from lab import cleanup
 
-    if __import__("os").geteuid() != 0:
+    if os.geteuid() != 0:
         fail("clean needs root: run it with sudo")
     removed = cleanup.clean()
     left = cleanup.leftovers()

@@ -318,6 +318,20 @@ def counter_totals(per_host: Mapping[str, Mapping]) -> dict:
     return totals
 
 
+def median_srtt(per_host: Mapping[str, Mapping]) -> float | None:
+    """Median smoothed RTT (s) over the connections (and baseline rails) that
+    sent data: the time scale failover and recovery are measured against."""
+    samples = []
+    for stats in per_host.values():
+        for conn in (stats.get("peers") or {}).values():
+            if not conn.get("data_sent"):
+                continue
+            for flow in conn.get("rails") or [conn]:
+                if flow.get("srtt") is not None:
+                    samples.append(float(flow["srtt"]))
+    return float(np.median(samples)) if samples else None
+
+
 def _pick(totals: Mapping, *names: str) -> int:
     """First of ``names`` present (agent and runner spell some counters differently)."""
     for name in names:
@@ -387,6 +401,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "nacks": _pick(totals, "nacks", "nacks_sent"),
         "ecn_echoes": _pick(totals, "ecn_echoes"),
         "probes_sent": _pick(totals, "probes_sent"),
+        "srtt_median_s": median_srtt(counters or {}),
         "garbage": _pick(totals, "garbage"),
         # No iterations proves nothing: verified only if there were some and all passed.
         "verified": bool(its) and failed == 0,

@@ -51,6 +51,7 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
         row("ideal iteration / ratio",
             lambda t: f"{_s(t.get('ideal_s'))} / "
                       f"{'-' if t.get('ideal_ratio') is None else format(t['ideal_ratio'], '.2f') + 'x'}"),
+        row("RTT (median smoothed, per connection)", lambda t: _s(t.get("srtt_median_s"))),
         row("retransmissions", lambda t: str(t.get("retransmits", 0))),
         row("trims", lambda t: str(t.get("trims", 0))),
         row("timeouts", lambda t: str(t.get("timeouts", 0))),

@@ -267,3 +267,15 @@ def test_percentiles_match_numpy_on_random_data():
     p = percentiles(d)
     assert p["p99_s"] == pytest.approx(np.percentile(d, 99))
     assert p["p99_s"] < p["p100_s"]
+
+
+def test_median_srtt_over_sending_connections_and_baseline_rails():
+    from lab.metrics import median_srtt
+
+    mrc = {"h0": {"peers": {"h1": {"data_sent": 10, "srtt": 0.03}, "h3": {"data_sent": 0, "srtt": None}}},
+           "h1": {"peers": {"h2": {"data_sent": 10, "srtt": 0.01}}}}
+    assert median_srtt(mrc) == 0.02
+    baseline = {"h0": {"peers": {"h1": {"data_sent": 5, "rails": [{"srtt": 0.02}, {"srtt": 0.04},
+                                                                  {"srtt": None}]}}}}
+    assert median_srtt(baseline) == 0.03
+    assert median_srtt({}) is None
