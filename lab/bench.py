@@ -83,8 +83,7 @@ def _run(scenario: str, root: Path, **overrides) -> dict:
     for k, v in overrides.items():
         setattr(exp, k, v)
     path, summary = run_experiment(exp, root)
-    return {"path": str(path), "summary": summary, "convergence_delay": exp.convergence_delay,
-            "faults": exp.faults}
+    return {"path": str(path), "summary": summary, "convergence_delay": exp.convergence_delay}
 
 
 def _failovers(summary: dict, kinds: tuple) -> tuple[list, list]:

@@ -51,7 +51,7 @@ import socket
 import struct
 import subprocess
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, Optional, Tuple
 

@@ -1,12 +1,10 @@
 """Every notebook runs headless on a short real experiment and writes its figures (root).
 
 Two short runs (with trimming and a link flap, and without trimming) into a
-temporary results root;
-each notebook is executed with nbclient and MRCLAB_RESULTS pointing at the
-run with trimming (notebook 04 finds the other run next to it).
+temporary results root; each notebook is executed with nbclient and
+MRCLAB_RESULTS pointing at the run with trimming (notebook 04 finds the
+other run next to it).
 """
-
-import os
 
 import nbformat
 import pytest

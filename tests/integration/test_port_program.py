@@ -19,7 +19,6 @@ import statistics
 import struct
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
