@@ -45,11 +45,12 @@ def sh(cmd: str, check: bool = True):
 
 
 def quiet_veth(ns: str, peer: str, ip: str) -> None:
-    """A veth from the root namespace (`peer`) into `ns` (`<ns>0`, address `ip`),
-    both ends up and silent: no IPv6 (router solicitations, MLD), no
-    multicast (IGMP), so the only packets on the wire are the test's and
-    counters can be checked exactly; software checksums, as on the lab's
-    OVS-userspace ports."""
+    """A veth from the root namespace (`peer`) into `ns` (`<ns>0`, address `ip`,
+    up), silent: no IPv6 (router solicitations, MLD), no multicast (IGMP),
+    so the only packets on the wire are the test's and counters can be
+    checked exactly; software checksums, as on the lab's OVS-userspace
+    ports. The caller brings `peer` up where it belongs (bridge or OVS),
+    with multicast off."""
     sh(f"ip link add {peer} type veth peer name {ns}0 netns {ns}")
     sh(f"sysctl -qw net.ipv6.conf.{peer}.disable_ipv6=1")
     sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.{ns}0.disable_ipv6=1")
@@ -57,7 +58,6 @@ def quiet_veth(ns: str, peer: str, ip: str) -> None:
     sh(f"ethtool -K {peer} tx off rx off >/dev/null")
     sh(f"ip netns exec {ns} ip addr add {ip}/24 dev {ns}0")
     sh(f"ip netns exec {ns} ip link set {ns}0 multicast off up")
-    sh(f"ip link set {peer} multicast off up")
 
 
 def static_neighbours(a: tuple[str, str], b: tuple[str, str]) -> None:
@@ -107,7 +107,7 @@ def net():
         for ns, peer, ip in (("pt-a", "pt-sa", A_IP), ("pt-b", "pt-sb", B_IP)):
             quiet_veth(ns, peer, ip)
             sh(f"ip netns exec {ns} ip link set lo up")
-            sh(f"ip link set {peer} master pt-lbr")
+            sh(f"ip link set {peer} master pt-lbr multicast off up")
         sh("sysctl -qw net.ipv6.conf.pt-lbr.disable_ipv6=1")
         sh("ip link set pt-lbr up")
         static_neighbours(("pt-a", A_IP), ("pt-b", B_IP))
@@ -430,6 +430,7 @@ def test_trims_conserved_through_ovs_userspace_bridge(lab_machine):
         for ns, peer, ip in (("pt-c", "pt-oc", C_IP), ("pt-d", "pt-od", D_IP)):
             sh(f"ip netns add {ns}")
             quiet_veth(ns, peer, ip)
+            sh(f"ip link set {peer} multicast off up")
             sh(f"ovs-vsctl add-port pt-br {peer}")
         sh("ovs-ofctl add-flow pt-br in_port=pt-oc,actions=output:pt-od")
         sh("ovs-ofctl add-flow pt-br in_port=pt-od,actions=output:pt-oc")
