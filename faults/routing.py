@@ -20,20 +20,23 @@ withdrawn. Only link state is detected: a gray failure (black-hole, loss)
 never withdraws anything. MRC's per-EV entries are never touched.
 
 The controller (lab/controller.py) owns one RoutingEmulation; it reports
-link state with `link_state()` and applies `on_apply(t0, ports)` (the new
+link state with `link_state()` and applies `on_apply(t0, group_id, ports)` (the new
 bucket list) to the switch. Every detection, withdrawal and restore is
 appended as one JSON line, with CLOCK_MONOTONIC time, to the routing log;
-`read_routing_events()` turns it into events.jsonl records.
+`read_routing_events()` turns it into events.jsonl records. The timers and
+the log's times come from a clock (faults/clock.py): the real monotonic one,
+or in tests a manual one they advance.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from faults.clock import MONOTONIC, Clock, TimerHandle
 from topologies.fabric import FabricSpec
 
 ROUTING_LOG = "routing.jsonl"  # in the session workdir
@@ -41,14 +44,22 @@ DEFAULT_CONVERGENCE_DELAY = 5.0  # s: a BGP-like hold time (no BFD)
 DEFAULT_HOLD_DOWN = 2.0  # s: a returning link is trusted only after this
 
 
+@dataclass
+class _Pending:
+    """A withdrawal or restore waiting for its deadline."""
+    action: str  # "withdraw" | "restore"
+    timer: TimerHandle | None = None
+
+
 class RoutingEmulation:
     """Per-T0 withdrawn uplinks and the timers that change them (thread-safe)."""
 
     def __init__(self, spec: FabricSpec, convergence_delay: float, hold_down: float,
-                 on_apply: Callable[[str, list[int]], None], log_path: Path | None = None):
+                 on_apply: Callable[[str, int, list[int]], None], log_path: Path | None = None,
+                 clock: Clock = MONOTONIC):
         if convergence_delay < 0 or hold_down < 0:
             raise ValueError("convergence delay and hold-down must be >= 0")
-        self.spec = spec
+        self.spec, self.clock = spec, clock
         self.delay, self.hold_down = convergence_delay, hold_down
         self.on_apply = on_apply
         self.log_path = Path(log_path) if log_path else None
@@ -57,7 +68,7 @@ class RoutingEmulation:
         # (t0, group id) -> buckets installed; the static table installs every uplink
         self.applied: dict[tuple[str, int], list[int]] = {
             (t0, gid): ports for t0 in spec.t0_names for gid, ports in self.groups(t0).items()}
-        self._timers: dict[tuple[str, int], threading.Timer] = {}
+        self._timers: dict[tuple[str, int], _Pending] = {}  # at most one per link
         self._lock = threading.Lock()
 
     # ---- names ------------------------------------------------------------
@@ -97,16 +108,16 @@ class RoutingEmulation:
         with self._lock:
             key = (t0, port)
             withdrawn = port in self.withdrawn[t0]
-            pending = self._timers.get(key)
+            pending = self._timers[key].action if key in self._timers else None
             if up:
-                if pending is not None and pending.name == "withdraw":
+                if pending == "withdraw":
                     self._cancel(key)  # back before the hold time expired
                     self._log("link_up_detected", t0, port, source=source, withdrawn=False)
                 elif withdrawn and pending is None:
                     self._log("link_up_detected", t0, port, source=source, withdrawn=True)
                     self._arm(key, "restore", self.hold_down)
             else:
-                if pending is not None and pending.name == "restore":
+                if pending == "restore":
                     self._cancel(key)  # failed again during the hold-down
                     self._log("link_down_detected", t0, port, source=source, withdrawn=True)
                 elif not withdrawn and pending is None:
@@ -125,26 +136,25 @@ class RoutingEmulation:
 
     # ---- timers ---------------------------------------------------------------
     def _arm(self, key, action: str, delay: float) -> None:
-        timer = threading.Timer(delay, self._fire, args=(key, action))
-        timer.name = action
-        timer.daemon = True
-        self._timers[key] = timer
-        timer.start()
+        pending = _Pending(action)
+        pending.timer = self.clock.call_at(self.clock.now() + delay, lambda: self._fire(key, pending),
+                                           name=f"routing-{action}")
+        self._timers[key] = pending
 
     def _cancel(self, key) -> None:
-        timer = self._timers.pop(key, None)
-        if timer is not None:
-            timer.cancel()
+        pending = self._timers.pop(key, None)
+        if pending is not None:
+            pending.timer.cancel()
 
     def _cancel_switch(self, t0: str) -> None:
         for key in [k for k in self._timers if k[0] == t0]:
             self._cancel(key)
 
-    def _fire(self, key, action: str) -> None:
-        t0, port = key
+    def _fire(self, key, pending: _Pending) -> None:
+        t0, port, action = *key, pending.action
         with self._lock:
-            if self._timers.get(key) is None or self._timers[key].name != action:
-                return  # cancelled meanwhile
+            if self._timers.get(key) is not pending:
+                return  # cancelled (maybe re-armed) while this timer's thread was starting
             del self._timers[key]
             if action == "withdraw":
                 self.withdrawn[t0].add(port)
@@ -190,7 +200,7 @@ class RoutingEmulation:
         switch_connected / switch_disconnected)."""
         if self.log_path is None:
             return
-        record = {"t_mono": time.monotonic(), "event": event, "switch": switch, **extra}
+        record = {"t_mono": self.clock.now(), "event": event, "switch": switch, **extra}
         with open(self.log_path, "a") as f:
             f.write(json.dumps(record) + "\n")
 

@@ -5,8 +5,10 @@
         run_job(session, job, t0=t0)
     # log: events.jsonl records; the fabric is healthy again here
 
-A background thread starts each FaultEvent at t0 + at (CLOCK_MONOTONIC) and
-repairs it `duration` later. Each start/repair appends to `log`:
+Each FaultEvent starts at t0 + at and is repaired `duration` later, on a
+timer of the clock (faults/clock.py): CLOCK_MONOTONIC and a timer thread in
+production; a test passes a ManualClock and advances it, and every action
+then due runs in the test's own thread. Each start/repair appends to `log`:
     {"t": s after t0, "kind": "fault_start" | "fault_end", "fault", "target",
      "transport", "took_s", ...params}
 `stop()` (or leaving the `with`) repairs whatever is still active, waits
@@ -19,18 +21,20 @@ from __future__ import annotations
 
 import heapq
 import threading
-import time
 
+from faults.clock import MONOTONIC, Clock
 from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.model import FaultEvent
 
 
 class FaultTimeline:
     def __init__(self, session, events: list[FaultEvent], transport: str, t0: float, log: list,
-                 healthy_timeout: float | None = None, observer=None):
+                 healthy_timeout: float | None = None, observer=None, clock: Clock = MONOTONIC):
         """observer(phase, action, event): called "before" and "after" each
-        "start"/"repair" (the conservation audit snapshots link-down instants)."""
+        "start"/"repair" (the conservation audit snapshots link-down instants).
+        t0 is a time of `clock`."""
         self.session, self.transport, self.t0, self.log = session, transport, t0, log
+        self.clock = clock
         self.observer = observer
         # built now: a bad target fails before the job starts
         self.injectors = [(ev, make_injector(session, ev)) for ev in events]
@@ -38,9 +42,10 @@ class FaultTimeline:
         self.healthy_timeout = healthy_timeout if healthy_timeout is not None else \
             getattr(session.controller, "hold_down", 2.0) + 10.0
         self.error: BaseException | None = None
+        self._actions = self._schedule()
+        self._timer = None  # the clock's timer for the next due action
         self._stop = threading.Event()
-        self._lock = threading.Lock()  # one fault action at a time (thread vs stop())
-        self._thread = threading.Thread(target=self._run, name="fault-timeline", daemon=True)
+        self._lock = threading.Lock()  # one fault action at a time (timer vs stop())
         self._stopped = False
 
     def __enter__(self) -> "FaultTimeline":
@@ -56,9 +61,10 @@ class FaultTimeline:
                 raise
 
     def start(self) -> None:
-        self._thread.start()
+        with self._lock:
+            self._arm_next()
 
-    # ---- the thread ----------------------------------------------------------
+    # ---- on the clock's timer ------------------------------------------------
     def _schedule(self) -> list:
         actions = []  # (time after t0, order, "start"/"repair", index)
         for i, (ev, _) in enumerate(self.injectors):
@@ -68,19 +74,23 @@ class FaultTimeline:
         heapq.heapify(actions)
         return actions
 
-    def _run(self) -> None:
-        actions = self._schedule()
-        while actions and not self._stop.is_set():
-            at, _, action, i = actions[0]
-            if self._stop.wait(max(0.0, self.t0 + at - time.monotonic())):
-                return
-            heapq.heappop(actions)
-            with self._lock:
-                if self._stop.is_set():
-                    return
+    def _arm_next(self) -> None:
+        """Set the timer for the earliest action left (lock held)."""
+        if self._actions and not self._stop.is_set():
+            self._timer = self.clock.call_at(self.t0 + self._actions[0][0], self._run_due,
+                                             name="fault-timeline")
+
+    def _run_due(self) -> None:
+        """Run every action due by now, in order (one that took long makes the
+        next ones due at once), then wait for the next."""
+        with self._lock:
+            while self._actions and not self._stop.is_set() \
+                    and self.t0 + self._actions[0][0] <= self.clock.now():
+                _, _, action, i = heapq.heappop(self._actions)
                 if not self._act(action, i):
                     self._stop.set()  # an injector failed: stop injecting; stop() re-raises
                     return
+            self._arm_next()
 
     def _act(self, action: str, i: int) -> bool:
         ev, inj = self.injectors[i]
@@ -88,7 +98,7 @@ class FaultTimeline:
             return True
         if self.observer:
             self.observer("before", action, ev)
-        started = time.monotonic()
+        started = self.clock.now()
         try:
             inj.start() if action == "start" else inj.repair()
         except Exception as exc:
@@ -97,7 +107,7 @@ class FaultTimeline:
                 self.error = exc
             return False
         self._record("fault_start" if action == "start" else "fault_end", ev, started,
-                     took_s=round(time.monotonic() - started, 6))
+                     took_s=round(self.clock.now() - started, 6))
         if self.observer:
             self.observer("after", action, ev)
         return True
@@ -114,15 +124,16 @@ class FaultTimeline:
             return
         self._stopped = True
         self._stop.set()
-        self._thread.join()
-        with self._lock:
+        with self._lock:  # waits for an action under way; no timer acts after this
+            if self._timer is not None:
+                self._timer.cancel()
             for i, (ev, inj) in enumerate(self.injectors):
                 if inj.active:
                     self._act("repair", i)
             try:
                 fabric_healthy(self.session, timeout=self.healthy_timeout)
             except FaultError as exc:
-                self.log.append({"t": round(time.monotonic() - self.t0, 6), "kind": "fault_error",
+                self.log.append({"t": round(self.clock.now() - self.t0, 6), "kind": "fault_error",
                                  "fault": "healthy_check", "target": "fabric", "transport": self.transport,
                                  "message": str(exc)})
                 if self.error is None:

@@ -1,39 +1,49 @@
 """FaultTimeline's scheduling, logging, repair-at-stop and error handling,
-with recording injectors instead of a fabric."""
-
-import time
+with recording injectors instead of a fabric and a manual clock: the test
+advances time and every due action runs in its own thread, at an exact instant."""
 
 import pytest
 
 from faults import timeline
+from faults.clock import ManualClock
 from faults.injectors import FaultError
 from faults.model import FaultEvent
 
+TICK = 2.0 ** -10  # the smallest step the tests take (exact in binary: no rounding)
+
 
 class Recorder:
-    def __init__(self, actions, target, fail_on=None):
-        self.actions, self.target, self.fail_on, self.active = actions, target, fail_on, False
+    def __init__(self, actions, clock, target, fail_on=None):
+        self.actions, self.clock, self.target, self.fail_on, self.active = actions, clock, target, fail_on, False
 
     def start(self):
         self.active = True
-        self.actions.append(("start", self.target, time.monotonic()))
+        self.actions.append(("start", self.target, self.clock.now()))
         if self.fail_on == "start":
             raise FaultError(f"{self.target}: did not take effect")
 
     def repair(self):
-        self.actions.append(("repair", self.target, time.monotonic()))
+        self.actions.append(("repair", self.target, self.clock.now()))
         self.active = False
 
 
 class Actions(list):
     healthy: list
 
+    def names(self):
+        return [(action, target) for action, target, _ in self]
+
 
 @pytest.fixture
-def actions(monkeypatch):
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def actions(monkeypatch, clock):
     actions, healthy = Actions(), []
     monkeypatch.setattr(timeline, "make_injector",
-                        lambda session, ev: Recorder(actions, ev.target, ev.params.get("fail_on")))
+                        lambda session, ev: Recorder(actions, clock, ev.target, ev.params.get("fail_on")))
     monkeypatch.setattr(timeline, "fabric_healthy", lambda session, timeout: healthy.append(timeout))
     actions.healthy = healthy
     return actions
@@ -44,47 +54,89 @@ class Session:
         hold_down = 1.0
 
 
-def test_fires_on_the_job_clock_repairs_after_duration_and_at_stop(actions):
-    events = [FaultEvent(at=0.05, kind="link_flap", target="a", duration=0.1),
-              FaultEvent(at=0.1, kind="loss", target="b", params={"p": 0.01})]
-    log = []
-    t0 = time.monotonic()
-    with timeline.FaultTimeline(Session, events, "mrc", t0, log):
-        time.sleep(0.3)
-    assert [(a, t) for a, t, _ in actions] == [("start", "a"), ("start", "b"), ("repair", "a"), ("repair", "b")]
-    assert 0.05 <= actions[0][2] - t0 < 0.1 and 0.15 <= actions[2][2] - t0 < 0.2
-    assert [(e["kind"], e["target"]) for e in log] == [("fault_start", "a"), ("fault_start", "b"),
-                                                      ("fault_end", "a"), ("fault_end", "b")]
+def make(events, clock, log, transport="mrc"):
+    return timeline.FaultTimeline(Session, events, transport, clock.now(), log, clock=clock)
+
+
+def test_fires_on_the_job_clock_repairs_after_duration_and_at_stop(actions, clock):
+    events = [FaultEvent(at=0.5, kind="link_flap", target="a", duration=1.0),
+              FaultEvent(at=1.0, kind="loss", target="b", params={"p": 0.01})]
+    log, t0 = [], clock.now()
+    with make(events, clock, log):
+        clock.advance(0.5 - TICK)
+        assert actions == []
+        clock.advance(TICK)
+        assert actions.names() == [("start", "a")]
+        clock.advance(3.0)
+    assert actions.names() == [("start", "a"), ("start", "b"), ("repair", "a"), ("repair", "b")]
+    assert [t - t0 for _, _, t in actions] == [0.5, 1.0, 1.5, 3.5]  # b: repaired at stop
+    assert [(e["kind"], e["target"], e["t"]) for e in log] == [
+        ("fault_start", "a", 0.5), ("fault_start", "b", 1.0), ("fault_end", "a", 1.5), ("fault_end", "b", 3.5)]
     assert log[1]["p"] == 0.01 and log[1]["fault"] == "loss" and log[1]["transport"] == "mrc"
     assert actions.healthy == [11.0]  # waited for a healthy fabric, hold-down included
+    assert clock.pending() == 0
 
 
-def test_events_after_stop_never_fire(actions):
+def test_a_repair_runs_before_a_start_due_at_the_same_instant(actions, clock):
+    events = [FaultEvent(at=2.0, kind="loss", target="later", duration=1.0),
+              FaultEvent(at=1.0, kind="link_flap", target="first", duration=1.0)]
+    with make(events, clock, []):
+        clock.advance(5.0)
+    assert actions.names() == [("start", "first"), ("repair", "first"), ("start", "later"), ("repair", "later")]
+
+
+def test_events_after_stop_never_fire(actions, clock):
     log = []
-    tl = timeline.FaultTimeline(Session, [FaultEvent(at=5.0, kind="loss", target="late")], "mrc",
-                                time.monotonic(), log)
+    tl = make([FaultEvent(at=5.0, kind="loss", target="late")], clock, log)
     tl.start()
     tl.stop()
-    assert actions == [] and log == []
+    clock.advance(10.0)
+    assert actions == [] and log == [] and clock.pending() == 0
 
 
-def test_an_injector_error_is_logged_repaired_and_reraised(actions):
+def test_an_injector_error_is_logged_repaired_and_reraised(actions, clock):
     events = [FaultEvent(at=0.0, kind="link_flap", target="bad", params={"fail_on": "start"}),
-              FaultEvent(at=0.05, kind="loss", target="next")]
+              FaultEvent(at=0.5, kind="loss", target="next")]
     log = []
-    tl = timeline.FaultTimeline(Session, events, "baseline", time.monotonic(), log)
+    tl = make(events, clock, log, transport="baseline")
     tl.start()
-    time.sleep(0.15)
+    clock.advance(1.0)
     with pytest.raises(FaultError, match="did not take effect"):
         tl.stop()
-    assert log[0]["kind"] == "fault_error" and log[0]["target"] == "bad"
-    assert ("repair", "bad") in [(a, t) for a, t, _ in actions]  # half-made fault undone
-    assert "next" not in [t for _, t, _ in actions]  # injection stopped at the error
+    assert log[0]["kind"] == "fault_error" and log[0]["target"] == "bad" and log[0]["action"] == "start"
+    assert actions.names() == [("start", "bad"), ("repair", "bad")]  # half-made fault undone, "next" never
+    assert clock.pending() == 0
 
 
-def test_exit_with_a_job_exception_keeps_that_exception(actions):
+def test_an_unhealthy_fabric_at_stop_is_logged_and_raised(actions, clock, monkeypatch):
+    def unhealthy(session, timeout):
+        raise FaultError("t0p0r0: 3 of 4 uplinks up")
+
+    monkeypatch.setattr(timeline, "fabric_healthy", unhealthy)
+    log = []
+    tl = make([], clock, log)
+    tl.start()
+    clock.advance(2.0)
+    with pytest.raises(FaultError, match="3 of 4 uplinks up"):
+        tl.stop()
+    assert log == [{"t": 2.0, "kind": "fault_error", "fault": "healthy_check", "target": "fabric",
+                    "transport": "mrc", "message": "t0p0r0: 3 of 4 uplinks up"}]
+
+
+def test_exit_with_a_job_exception_keeps_that_exception(actions, clock):
     with pytest.raises(KeyError):
-        with timeline.FaultTimeline(Session, [FaultEvent(0.0, "loss", "x", params={"fail_on": "start"})],
-                                    "mrc", time.monotonic(), []):
-            time.sleep(0.05)
+        with make([FaultEvent(0.0, "loss", "x", params={"fail_on": "start"})], clock, []):
+            clock.advance(0.0)
             raise KeyError("job failed")
+    assert actions.names() == [("start", "x"), ("repair", "x")]
+
+
+def test_the_observer_sees_each_action_before_and_after(actions, clock):
+    seen = []
+    tl = timeline.FaultTimeline(Session, [FaultEvent(1.0, "link_flap", "a", duration=1.0)], "mrc", clock.now(),
+                                [], observer=lambda phase, action, ev: seen.append((phase, action, ev.target)),
+                                clock=clock)
+    with tl:
+        clock.advance(2.0)
+    assert seen == [("before", "start", "a"), ("after", "start", "a"),
+                    ("before", "repair", "a"), ("after", "repair", "a")]
