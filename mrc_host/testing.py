@@ -8,7 +8,14 @@ Path failures hit both directions, as a dead link does (ACKs echo the ev/plane
 of the data they acknowledge, so they cross the same path backwards).
 
 Every transmitted datagram is recorded in ``log`` (SentRecord) so tests can
-check where data went and when.
+check where data went and when. ``inject`` delivers any bytes (garbage
+included) to an endpoint later on the simulated clock, and ``tamper``, if
+set, sees every transmission and may add extra datagrams (mutants,
+replays) next to it; the original is still delivered.
+
+``field_mutants(datagram)`` gives structure-aware mutants of one valid
+datagram (every truncation, extensions, each header field at boundary
+values, the header read as another type) for fuzz tests.
 
     net = SimNetwork(seed=1)
     a = net.add("a", MrcConnection(1, paths, peer="b"))
@@ -22,8 +29,9 @@ from __future__ import annotations
 
 import heapq
 import random
+import struct
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import wire
 
@@ -60,6 +68,10 @@ class SentRecord(NamedTuple):
     fate: str            # delivered / lost / dead_path / trimmed / ...
 
 
+# tamper(src, dst, datagram, ev, plane) -> extra (datagram, extra delay) to deliver to dst
+Tamper = Callable[[str, str, bytes, int, int], Iterable[tuple[bytes, float]]]
+
+
 class Endpoint:
     def __init__(self, name, conn):
         self.name = name
@@ -79,6 +91,7 @@ class SimNetwork:
         self.heap: list = []
         self._seq = 0
         self.log: list[SentRecord] = []
+        self.tamper: Tamper | None = None
 
     def add(self, name: str, conn) -> Endpoint:
         ep = self.endpoints[name] = Endpoint(name, conn)
@@ -102,9 +115,19 @@ class SimNetwork:
             return "trimmed", wire.trim(dgram)
         return "delivered", dgram
 
+    def inject(self, dst: str, dgram, delay: float = 0.0, plane: int = 0, ce: bool = False) -> None:
+        """Deliver ``dgram`` (any bytes) to ``dst`` one network delay plus ``delay`` from now,
+        as if it arrived on ``plane``."""
+        self._seq += 1
+        heapq.heappush(self.heap, (self.now + self.imp.delay + max(delay, 0.0), self._seq, dst,
+                                   bytes(dgram), ce, plane))
+
     def _send(self, src: Endpoint, dgram: bytes, ev: int, plane: int) -> None:
         fate, out = self._fate(dgram, ev, plane)
         self.log.append(SentRecord(self.now, src.name, src.peer, wire.parse(dgram), ev, plane, fate))
+        if self.tamper is not None:
+            for extra, delay in self.tamper(src.name, src.peer, dgram, ev, plane):
+                self.inject(src.peer, extra, delay, plane)
         if out is None:
             return
         imp, rng = self.imp, self.rng
@@ -170,3 +193,72 @@ class SimNetwork:
     def data_sent(self, src: str | None = None) -> list[SentRecord]:
         return [r for r in self.log if isinstance(r.header, wire.DataHeader)
                 and (src is None or r.src == src)]
+
+
+# --- structure-aware mutants of valid datagrams -------------------------------------------------
+# (name, byte offset, struct code) of every header field a mutant varies, by packet type
+_COMMON_FIELDS = [("version", 0, "B"), ("type", 1, "B"), ("flags", 2, "B"), ("hdr_len", 3, "B"),
+                  ("ev", 4, "H"), ("plane", 6, "B"), ("reserved", 7, "B"), ("conn", 8, "I")]
+_PROBE_FIELDS = [("seq", 12, "I"), ("timestamp_ns", 16, "Q")]
+FIELDS = {
+    wire.T_DATA: _COMMON_FIELDS + [("msg_id", 12, "I"), ("psn", 16, "I"), ("offset", 20, "Q"),
+                                   ("msg_len", 28, "I"), ("length", 32, "H"), ("reserved2", 34, "H")],
+    wire.T_ACK: _COMMON_FIELDS + [("cum_psn", 12, "I"), ("sack", 16, "Q"), ("acked_psn", 24, "I")],
+    wire.T_NACK: _COMMON_FIELDS + [("psn", 12, "I"), ("reason", 16, "B"), ("reserved2", 17, "B")],
+    wire.T_PROBE: _COMMON_FIELDS + _PROBE_FIELDS,
+    wire.T_PROBE_REPLY: _COMMON_FIELDS + _PROBE_FIELDS,
+}
+
+
+def _boundary_values(name: str, code: str, value: int, dgram: bytes) -> set[int]:
+    """Values worth trying in one field: its edges, neighbours of the current value, every
+    single-bit flip of a byte, and the values the parser compares this field against."""
+    top = (1 << (8 * struct.calcsize(code))) - 1
+    vals = {0, 1, value - 1, value + 1, top - 1, top}
+    if code == "B":
+        vals |= {value ^ (1 << bit) for bit in range(8)}
+    special = {
+        "version": {wire.VERSION},
+        "type": set(range(8)),
+        "hdr_len": set(wire.HDR_LEN.values()),
+        "ev": {wire.EV_LIMIT - 1, wire.EV_LIMIT},
+        "reason": {wire.NACK_TRIMMED, wire.NACK_OTHER, 3},
+    }.get(name, set())
+    if dgram[1] == wire.T_DATA and len(dgram) >= wire.DATA_HDR_LEN:
+        msg_len, length = struct.unpack_from("!IH", dgram, 28)
+        payload = len(dgram) - wire.DATA_HDR_LEN
+        special |= {"length": {payload, payload - 1, payload + 1, msg_len, msg_len + 1},
+                    "msg_len": {length - 1, length, length + 1}}.get(name, set())
+    return {v for v in vals | special if 0 <= v <= top}
+
+
+def field_mutants(dgram: bytes) -> Iterator[tuple[str, bytes]]:
+    """(label, bytes) mutants of one valid datagram, in a fixed order: every truncation,
+    the datagram extended by 1 and 8 bytes, each header field set to each boundary value,
+    and the header relabelled as every other type (with that type's hdr_len). Mutants of
+    mutants work too: fields the datagram is too short for are left out, and a datagram of
+    unknown type gets the common header's fields."""
+    dgram = bytes(dgram)
+    for cut in range(len(dgram)):
+        yield f"truncated to {cut}", dgram[:cut]
+    for extra in (1, 8):
+        yield f"extended by {extra}", dgram + bytes(extra)
+    if len(dgram) < 2:
+        return
+    for name, off, code in FIELDS.get(dgram[1], _COMMON_FIELDS):
+        fmt = "!" + code
+        if off + struct.calcsize(fmt) > len(dgram):
+            continue
+        current = struct.unpack_from(fmt, dgram, off)[0]
+        for value in sorted(_boundary_values(name, code, current, dgram)):
+            if value != current:
+                b = bytearray(dgram)
+                struct.pack_into(fmt, b, off, value)
+                yield f"{name}={value}", bytes(b)
+    for ptype, hdr_len in wire.HDR_LEN.items():
+        if ptype != dgram[1]:
+            b = bytearray(dgram)
+            b[1] = ptype
+            if len(b) > 3:
+                b[3] = hdr_len
+            yield f"read as type {ptype}", bytes(b)
