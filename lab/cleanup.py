@@ -5,9 +5,11 @@ start of every run (a previous run killed with SIGKILL), and as
 `lab/run.py clean`. It finds what to remove by the lab's own names, never by
 "everything": OVS bridges tagged `external_ids:mrclab=1` or named like fabric
 switches, root-namespace veths named like fabric switch ports, processes
-whose command line names a lab module or a Mininet host of the lab, the BPF
-pin directory of the port program. Sysctls the lab changed are restored from
-the state file written before the change.
+whose command line names a lab module or a Mininet node of the lab, every
+process inside a network namespace that holds a lab host NIC (`h<H>-eth<P>`),
+tc attachments of the port program on any interface, the BPF pin directory
+of the port program. Sysctls the lab changed are restored from the state
+file written before the change.
 """
 
 from __future__ import annotations
@@ -25,12 +27,24 @@ STATE_DIR = Path("/run/mrclab")
 SYSCTL_STATE = STATE_DIR / "sysctl.json"
 BPF_PIN_DIR = Path("/sys/fs/bpf/mrclab")
 
-SWITCH_RE = re.compile(r"^t[01]p\d+[rs]\d+$")
-SWITCH_PORT_RE = re.compile(r"^t[01]p\d+[rs]\d+-eth\d+$")
-# Command lines of processes the lab starts (Mininet host shells included).
+SWITCH = r"t[01]p\d+[rs]\d+"
+SWITCH_RE = re.compile(rf"^{SWITCH}$")
+SWITCH_PORT_RE = re.compile(rf"^{SWITCH}-eth\d+$")
+HOST_NIC_RE = re.compile(r"^h\d+-eth\d+$")
+# Every module the lab starts as `python -m MODULE`: the controller, check's
+# path probes, the job and incast workers, incast background traffic, a
+# standalone agent. A new one must be added here or a crashed run leaves it
+# running; tests/unit/test_lock.py fails if the code launches one not listed.
+LAB_MODULES = ("lab.controller", "lab.pathprobe", "lab.jobworker", "lab.incastworker",
+               "faults.incast", "mrc_host.agent")
+# Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
+MININET_NODE = rf"mininet:(h\d+|{SWITCH}|c0)"
+# Command lines of processes the lab starts (`mrclab-`: the lab's temp files and tags).
 PROCESS_RE = re.compile(
-    r"(-m lab\.controller|-m lab\.pathprobe|-m lab\.jobworker|-m mrc_host\.|mininet:h\d+\b|mrclab-)"
+    "|".join([rf"-m {re.escape(m)}(\s|$)" for m in LAB_MODULES] + [rf"{MININET_NODE}(\s|$)", "mrclab-"])
 )
+# The switch port program's function name (topologies/port_program.c), as bpftool shows it.
+PORT_PROGRAM_NAME = "port_egress"
 
 
 def run(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProcess:
@@ -60,19 +74,61 @@ def restore_sysctls() -> list[str]:
 
 
 # ---- what is left -----------------------------------------------------------
-def lab_processes() -> list[tuple[int, str]]:
+def _other_pids() -> list[int]:
     me = os.getpid()
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and int(p.name) != me]
+
+
+def lab_processes() -> list[tuple[int, str]]:
     found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == me:
-            continue
+    for pid in _other_pids():
         try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         if PROCESS_RE.search(cmdline):
-            found.append((int(proc.name), cmdline.strip()))
+            found.append((pid, cmdline.strip()))
     return found
+
+
+def lab_namespaces() -> dict[str, list[int]]:
+    """Network namespaces holding a lab host NIC -> the processes inside them.
+    Mininet's host namespaces are unnamed: they live as long as one process
+    in them does, whatever its command line, so every such process is the lab's."""
+    ours = os.readlink("/proc/self/ns/net")
+    members: dict[str, list[int]] = {}
+    for pid in _other_pids():
+        try:
+            ns = os.readlink(f"/proc/{pid}/ns/net")
+        except OSError:
+            continue
+        if ns != ours:
+            members.setdefault(ns, []).append(pid)
+    return {ns: pids for ns, pids in members.items() if any(_sees_host_nic(pid) for pid in pids[:3])}
+
+
+def _sees_host_nic(pid: int) -> bool:
+    try:  # /proc/PID/net/dev lists the interfaces of PID's network namespace
+        lines = Path(f"/proc/{pid}/net/dev").read_text().splitlines()[2:]
+    except OSError:
+        return False
+    return any(HOST_NIC_RE.match(line.split(":", 1)[0].strip()) for line in lines)
+
+
+def lab_tc_filters() -> list[str]:
+    """Interfaces of this namespace where tc runs a port program no one else
+    pinned (the port program's own tests pin theirs elsewhere and clean up
+    after themselves; the lab's pins may already be gone)."""
+    if shutil.which("bpftool") is None:
+        return []
+    progs, attached = run(["bpftool", "-j", "-f", "prog", "show"]), run(["bpftool", "-j", "net", "show"])
+    try:
+        progs, attached = json.loads(progs.stdout or "[]"), json.loads(attached.stdout or "[]")
+    except json.JSONDecodeError:
+        return []
+    ours = {p["id"] for p in progs if p.get("name") == PORT_PROGRAM_NAME
+            and all(Path(pin).is_relative_to(BPF_PIN_DIR) for pin in p.get("pinned", []))}
+    return sorted({a["devname"] for entry in attached for a in entry.get("tc", []) if a.get("id") in ours})
 
 
 def lab_bridges() -> list[str]:
@@ -105,8 +161,10 @@ def lab_links() -> list[str]:
 def leftovers() -> dict[str, list]:
     return {
         "processes": [pid for pid, _ in lab_processes()],
+        "namespaces": sorted(lab_namespaces()),
         "bridges": lab_bridges(),
         "links": lab_links(),
+        "tc_filters": lab_tc_filters(),
         "bpf_pins": [str(p) for p in BPF_PIN_DIR.rglob("*")] if BPF_PIN_DIR.exists() else [],
         "sysctls": list(json.loads(SYSCTL_STATE.read_text())) if SYSCTL_STATE.exists() else [],
     }
@@ -114,16 +172,19 @@ def leftovers() -> dict[str, list]:
 
 # ---- removal ----------------------------------------------------------------
 def kill_processes(grace: float = 2.0) -> int:
-    procs = lab_processes()
-    for pid, _ in procs:
+    """SIGTERM the lab's processes and everything in its hosts' namespaces
+    (which ends those namespaces); SIGKILL what is still there after `grace` s."""
+    pids = {pid for pid, _ in lab_processes()}
+    pids.update(pid for members in lab_namespaces().values() for pid in members)
+    for pid in pids:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(pid) for pid, _ in procs):
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.05)
-    for pid, _ in procs:
+    for pid in pids:
         if _alive(pid):
             _signal(pid, signal.SIGKILL)
-    return len(procs)
+    return len(pids)
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -158,6 +219,16 @@ def delete_links(links: list[str]) -> None:
     subprocess.run(["ip", "-force", "-batch", "-"], input=batch, text=True, capture_output=True)
 
 
+def detach_tc_filters(interfaces: list[str]) -> None:
+    """Port program attachments that outlived their interface's lab name or their pins."""
+    if not interfaces:
+        return
+    from topologies import port_program
+
+    for ifname in interfaces:
+        port_program.detach(ifname)
+
+
 def remove_bpf_pins() -> None:
     """The port program's loader owns its pins; fall back to removing the
     directory if that module cannot be imported (broken checkout)."""
@@ -186,11 +257,14 @@ def _clean() -> dict[str, int]:
     delete_bridges(bridges)
     links = lab_links()
     delete_links(links)
+    filters = lab_tc_filters()
+    detach_tc_filters(filters)
     remove_bpf_pins()
     sysctls = restore_sysctls()
     return {
         "processes": processes,
         "bridges": len(bridges),
         "links": len(links),
+        "tc_filters": len(filters),
         "sysctls": len(sysctls),
     }

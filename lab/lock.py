@@ -39,6 +39,11 @@ def _holder() -> str:
         return "?"
 
 
+def busy_message(holder: str) -> str:
+    # short enough for one 80-column line after the CLI's "error: ", whatever the pid
+    return f"lab in use by pid {holder} ({LOCK_PATH}): wait for it or stop it"
+
+
 def default_wait() -> float:
     try:
         return float(os.environ.get("MRCLAB_LOCK_WAIT", "0"))
@@ -71,8 +76,7 @@ def lab_lock(wait: float | None = None):
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 os.close(fd)
-                raise LabBusy(f"another lab run (pid {_holder()}) is using this machine; wait for it to "
-                              f"finish or stop it (the lock is {LOCK_PATH})") from None
+                raise LabBusy(busy_message(_holder())) from None
             time.sleep(0.2)
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
