@@ -10,6 +10,10 @@ Everything is checked before anything is built, in two passes:
      entry (one-off, periodic or random process), its target, its params, its
      times against job.max_seconds, and no two faults on one element at once.
 Any problem raises ScenarioError with one line: "<file>: <field path>: <problem>".
+Numbers must be finite, and the size of the expansion is computed from the
+entries (period and span, rate and span, targets) and held to MAX_FAULT_EVENTS
+and MAX_OVERLAP_CHECKS BEFORE any event is generated, so a bad file is refused
+at once instead of looping.
 
 Random processes are expanded with the scenario seed, so the timeline is the
 same on every run of one file and identical for every transport (the A/B).
@@ -18,10 +22,13 @@ The file format is documented in docs/scenarios.md.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import functools
 import math
 import random
 import re
+import reprlib
 import typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -42,6 +49,19 @@ TRANSPORTS = ("mrc", "baseline")  # as lab/job.py TRANSPORTS (not imported: no l
 PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
 ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
 IP_UDP_HEADER_BYTES = 28
+
+# The most fault events one scenario may expand to. Each event is two injector
+# actions on the live fabric (tens of ms each) and two lines of events.jsonl, and
+# a library scenario holds fewer than 20; more than this is a slip (a rate per
+# second written per minute, an `until` in ms) that would only flood the run.
+MAX_FAULT_EVENTS = 10_000
+# The most (fault instant, fabric element) pairs the expansion may check for
+# overlaps: a random process checks every target at each draw, a switch reboot
+# every link of the switch. Bounds the loader's own work so that any file is
+# answered in well under a second (about 0.1 s at this cap on a 2-core VM).
+MAX_OVERLAP_CHECKS = 100_000
+MAX_YAML_DEPTH = 16  # a scenario nests 4 levels (faults[0].params.p); deeper is junk
+TIME_DECIMALS = 6  # random instants and durations are rounded to the microsecond
 
 
 class ScenarioError(ValueError):
@@ -125,8 +145,9 @@ class Scenario:
 
 
 class _Strict(BaseModel):
-    # strict: "10" is not a number and 1 is not true; YAML already gives real types
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # strict: "10" is not a number and 1 is not true; YAML already gives real types.
+    # No .inf/.nan: every time, rate and size must be a real number.
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class _FabricModel(_Strict):
@@ -211,10 +232,16 @@ _PARAMS_MODELS = {"loss": _LossParams, "incast": _IncastParams}
 
 
 def _field_path(loc: tuple) -> str:
-    """('faults', 2, 'target') -> 'faults[2].target'."""
+    """('faults', 2, 'target') -> 'faults[2].target'; a key that is not a plain name
+    (a number, null, a newline) is quoted so the message stays one readable line."""
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif isinstance(part, str) and re.fullmatch(r"[A-Za-z_][\w-]*", part):
+            text += f".{_clip(part, 40)}" if text else _clip(part, 40)
+        else:
+            text += f"[{_short(part, 40)}]"
     return text
 
 
@@ -248,16 +275,42 @@ def _first_schema_problem(error: ValidationError, root: type[BaseModel], prefix:
         problem = "required"
     elif first["type"] in ("model_type", "dict_type"):
         problem = f"should be a mapping of keys, got {_short(first['input'])}"
+    elif first["type"] == "finite_number":
+        problem = f"must be finite, got {_short(first['input'])}"
     else:
         problem = f"{first['msg'][0].lower()}{first['msg'][1:]}, got {_short(first['input'])}"
+        problem += _yaml_type_hint(first["type"], first["input"])
     if len(errors) > 1:
         problem += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return _Invalid(_field_path(prefix + loc), problem)
 
 
+# repr of at most a few levels and items: a YAML file can alias one list into a
+# structure of billions of elements (or into itself), which a plain repr would walk
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 2, 4, 4, 60, 60
+
+
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    return _clip(_REPR.repr(value), limit)
+
+
+def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _yaml_type_hint(error_type: str, value: Any) -> str:
+    """Why YAML gave a type the writer did not mean (YAML 1.1, as PyYAML reads it)."""
+    if isinstance(value, bool):
+        return " (YAML reads yes/no/on/off/true/false as a boolean)"
+    if error_type in ("float_type", "int_type") and isinstance(value, str) and len(value) < 40:
+        try:
+            if not math.isfinite(float(value)):
+                return ""
+        except ValueError:
+            return ""
+        return " (YAML reads this as text: write a number with a dot and a signed exponent, e.g. 1.0e+3)"
+    return ""
 
 
 def _unknown_key_problem(key: str, model: type[BaseModel] | None) -> str:
@@ -314,10 +367,16 @@ def links_of_switch(spec: FabricSpec, switch: str) -> list[str]:
     tier, plane, index = spec.parse_switch(switch)
     if tier == "t1":
         return [t0_t1_link_name(spec, plane, r, index) for r in range(spec.racks)]
-    hosts = [h for h in range(spec.hosts) if spec.rack_of(h) == index]
+    hosts = range(index * spec.hosts_per_rack, (index + 1) * spec.hosts_per_rack)  # those of rack `index`
     return [t0_t1_link_name(spec, plane, index, s) for s in range(spec.spines)] + [
         spec.host_intf(h, plane) for h in hosts
     ]
+
+
+def _below(text: str, count: int) -> bool:
+    """Whether the index written as `text` (digits, no leading zeros) is below `count`;
+    compared by length first so a name with thousands of digits is no int() to build."""
+    return len(text) < len(str(count)) or (len(text) == len(str(count)) and int(text) < count)
 
 
 def _out_of_range(spec: FabricSpec, groups: dict) -> str | None:
@@ -333,7 +392,7 @@ def _out_of_range(spec: FabricSpec, groups: dict) -> str | None:
         if text is None:
             continue
         count, unit, letter = bounds[group]
-        if int(text) >= count:
+        if not _below(text, count):
             return f"the fabric has {count} {unit} ({letter}0-{letter}{count - 1})"
     if groups.get("plane") and groups.get("plane2") and groups["plane"] != groups["plane2"]:
         return "a T0 and a T1 are linked only within one plane"
@@ -348,24 +407,24 @@ def _target_problem(spec: FabricSpec, kind: str, name: str) -> str | None:
         if match is None:
             continue
         if form not in accepted:
-            return f"{kind} takes a {' or a '.join(accepted)}, not a {form} ({name!r})"
+            return f"{kind} takes a {' or a '.join(accepted)}, not a {form} ({_short(name)})"
         reason = _out_of_range(spec, match.groupdict())
-        return f"no {form} {name}: {reason}" if reason else None
+        return f"no {form} {_clip(name, 40)}: {reason}" if reason else None
     forms = " or ".join(f"{form} {_TARGET_FORMS[form][1]}" for form in accepted)
-    return f"{kind} takes a {forms}, got {name!r}"
+    return f"{kind} takes a {forms}, got {_short(name)}"
 
 
-def _expand_target_group(spec: FabricSpec, name: str) -> list[str] | None:
-    """'t0-t1-links' / 't0-t1-links:plane<P>' -> link names; None if `name` is not a group."""
+def _target_group_plane(spec: FabricSpec, name: str) -> tuple[bool, int | None]:
+    """(is a group, its plane or None for all planes) of a random-process target name."""
     if name == ALL_T0_T1_LINKS:
-        return t0_t1_links(spec)
+        return True, None
     match = re.fullmatch(re.escape(ALL_T0_T1_LINKS) + f":plane{_index('plane')}", name)
     if match is None:
-        return None
-    plane = int(match.group("plane"))
-    if plane >= spec.planes:
-        raise ValueError(f"no plane {plane}: the fabric has {spec.planes} planes (0-{spec.planes - 1})")
-    return t0_t1_links(spec, plane)
+        return False, None
+    if not _below(match.group("plane"), spec.planes):
+        raise ValueError(f"no plane {_clip(match.group('plane'), 20)}: "
+                         f"the fabric has {spec.planes} planes (0-{spec.planes - 1})")
+    return True, int(match.group("plane"))
 
 
 # ---- pass 2: each fault entry against the fabric -------------------------------------
@@ -407,6 +466,9 @@ def _fault_mode(fault: _FaultModel, path: str) -> str:
         _require(fault, path, mode, ("targets", "until", "duration"), ("target",))
         if fault.duration_max is not None and fault.duration_max < fault.duration:
             raise _Invalid(f"{path}.duration_max", f"{fault.duration_max:g} s is below duration ({fault.duration:g} s)")
+        if fault.duration < 10.0 ** -TIME_DECIMALS:
+            raise _Invalid(f"{path}.duration", f"{fault.duration:g} s is below the {10.0 ** -TIME_DECIMALS:g} s "
+                                               "to which random durations are rounded")
     if mode != "one-off" and fault.until <= (fault.start or 0.0):
         raise _Invalid(f"{path}.until", f"{fault.until:g} s is not after start ({fault.start or 0.0:g} s)")
     if mode == "random" and fault.kind == PLANE_DOWN:
@@ -433,21 +495,35 @@ def _entry_targets(spec: FabricSpec, fault: _FaultModel, path: str) -> list[str]
         if not fault.targets:
             raise _Invalid(f"{path}.targets", "empty list")
         names = [(f"{path}.targets[{j}]", name) for j, name in enumerate(fault.targets)]
-    targets: list[str] = []
+    targets: dict[str, None] = {}  # keeps the file's order; a repeated name counts once
     for name_path, name in names:
-        try:
-            group = _expand_target_group(spec, name)
-        except ValueError as exc:
-            raise _Invalid(name_path, str(exc)) from None
-        if group is not None and "T0-T1 link" not in _KIND_TARGETS[fault.kind]:
-            raise _Invalid(name_path, f"{fault.kind} does not take T0-T1 links")
-        for target in group or [name]:
-            problem = _target_problem(spec, fault.kind, target)
-            if problem:
-                raise _Invalid(name_path, problem)
-            if target not in targets:
-                targets.append(target)
-    return targets
+        targets.update(dict.fromkeys(_named_targets(spec, fault, name_path, name)))
+        if len(targets) > MAX_OVERLAP_CHECKS:
+            raise _Invalid(name_path, f"more than {MAX_OVERLAP_CHECKS:,} targets (MAX_OVERLAP_CHECKS)")
+    return list(targets)
+
+
+def _named_targets(spec: FabricSpec, fault: _FaultModel, name_path: str, name: str) -> list[str]:
+    """The targets one name stands for: the name itself, or the links of a group. A group's
+    size is computed before its names are built: a big fabric's group may be too big to draw from."""
+    try:
+        is_group, plane = _target_group_plane(spec, name)
+    except ValueError as exc:
+        raise _Invalid(name_path, str(exc)) from None
+    if not is_group:
+        problem = _target_problem(spec, fault.kind, name)
+        if problem:
+            raise _Invalid(name_path, problem)
+        return [name]
+    if fault.target is not None:
+        raise _Invalid(name_path, f"{name} names many links: use it in targets (a random process)")
+    if "T0-T1 link" not in _KIND_TARGETS[fault.kind]:
+        raise _Invalid(name_path, f"{fault.kind} does not take T0-T1 links")
+    size = (spec.planes if plane is None else 1) * spec.racks * spec.spines
+    if size > MAX_OVERLAP_CHECKS:
+        raise _Invalid(name_path, f"{name} is {size:,} links in this fabric; a random process draws among "
+                                  f"at most {MAX_OVERLAP_CHECKS:,} (MAX_OVERLAP_CHECKS)")
+    return t0_t1_links(spec, plane)
 
 
 def _entry_params(spec: FabricSpec, fault: _FaultModel, index: int) -> dict:
@@ -476,15 +552,73 @@ def _entry(spec: FabricSpec, fault: _FaultModel, index: int, max_seconds: float 
     return _Entry(index, fault.kind, mode, fault, _entry_targets(spec, fault, path), _entry_params(spec, fault, index))
 
 
-# ---- expansion into the concrete timeline --------------------------------------------
+# ---- the size of the expansion, known before it is made ----------------------------
 
 
-def _resources(spec: FabricSpec, event: FaultEvent) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _resources(spec: FabricSpec, kind: str, target: str) -> tuple[str, ...]:
     """The fabric elements a fault acts on: two faults sharing one must not overlap in time
     (the repair of one would undo the other)."""
-    if event.kind == "switch_reboot":
-        return [event.target, *links_of_switch(spec, event.target)]
-    return [event.target]
+    if kind == "switch_reboot":
+        return (target, *links_of_switch(spec, target))
+    return (target,)
+
+
+_ADVICE = {
+    "one-off": "split the scenario",
+    "periodic": "raise every or bring until closer to start",
+    "random": "lower rate_per_min, bring until closer to start or name fewer targets",
+}
+_SIZE_FIELD = {"one-off": "", "periodic": ".every", "random": ".rate_per_min"}
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if value < 1e9 else f"{value:.3g}"
+
+
+class _Budget:
+    """MAX_FAULT_EVENTS and MAX_OVERLAP_CHECKS, spent entry by entry in file order."""
+
+    def __init__(self) -> None:
+        self.events: float = 0
+        self.checks: float = 0
+
+    def spend(self, entry: _Entry, events: float, checks: float) -> None:
+        self.events += events
+        self.checks += checks
+        field_path = f"faults[{entry.index}]{_SIZE_FIELD[entry.mode]}"
+        if self.events > MAX_FAULT_EVENTS:
+            raise _Invalid(field_path, f"the scenario expands to {_count(self.events)} fault events up to here, "
+                                       f"more than MAX_FAULT_EVENTS ({MAX_FAULT_EVENTS:,}): {_ADVICE[entry.mode]}")
+        if self.checks > MAX_OVERLAP_CHECKS:
+            raise _Invalid(field_path, f"the expansion checks {_count(self.checks)} (fault, fabric element) pairs "
+                                       f"for overlaps up to here, more than MAX_OVERLAP_CHECKS "
+                                       f"({MAX_OVERLAP_CHECKS:,}): {_ADVICE[entry.mode]}")
+
+
+def _instants(fault: _FaultModel, mode: str) -> float:
+    """How many instants a one-off or periodic entry has; a float, possibly huge, never a loop."""
+    if mode == "one-off":
+        return 1
+    count = (fault.until - (fault.start or 0.0)) / fault.every
+    return math.ceil(count) if math.isfinite(count) else count
+
+
+def _expected_size(spec: FabricSpec, entry: _Entry) -> tuple[float, float]:
+    """(fault events, overlap checks) of an entry, computed from its fields alone. A random
+    process's are for its expected draws (rate x span), +1 for looking at its targets at all."""
+    fault = entry.fault
+    if entry.mode == "random":
+        draws = fault.rate_per_min / 60.0 * (fault.until - (fault.start or 0.0))
+        per_draw = sum(len(_resources(spec, entry.kind, target)) for target in entry.targets)
+        return draws, (draws + 1) * per_draw
+    instants = _instants(fault, entry.mode)
+    if entry.kind == PLANE_DOWN:  # one link_flap per T0-T1 link of the plane, each one element
+        return instants * spec.racks * spec.spines, instants * spec.racks * spec.spines
+    return instants, instants * len(_resources(spec, entry.kind, entry.targets[0]))
+
+
+# ---- expansion into the concrete timeline --------------------------------------------
 
 
 def _end(event: FaultEvent) -> float:
@@ -492,22 +626,34 @@ def _end(event: FaultEvent) -> float:
 
 
 class _Occupancy:
-    """Which fault holds each fabric element, and when."""
+    """Which fault holds each fabric element, and when. An element's intervals never overlap
+    (a claim follows a free check), so kept sorted by start one bisection finds the only
+    interval that can overlap a new one."""
 
     def __init__(self, spec: FabricSpec):
         self.spec = spec
-        self.held: dict[str, list[tuple[float, float, str]]] = {}
+        self.starts: dict[str, list[float]] = {}
+        self.held: dict[str, list[tuple[float, float, str]]] = {}  # (start, end, label), as starts
 
-    def conflict(self, event: FaultEvent) -> str | None:
-        for resource in _resources(self.spec, event):
-            for start, end, label in self.held.get(resource, []):
-                if start < _end(event) and event.at < end:
-                    return label
+    def holder(self, kind: str, target: str, start: float, end: float) -> str | None:
+        """The label of a fault holding an element of this one during [start, end), or None."""
+        for resource in _resources(self.spec, kind, target):
+            starts = self.starts.get(resource)
+            if starts:
+                last = bisect.bisect_left(starts, end) - 1  # the last interval starting before `end`
+                if last >= 0 and self.held[resource][last][1] > start:
+                    return self.held[resource][last][2]
         return None
 
+    def conflict(self, event: FaultEvent) -> str | None:
+        return self.holder(event.kind, event.target, event.at, _end(event))
+
     def claim(self, event: FaultEvent, label: str) -> None:
-        for resource in _resources(self.spec, event):
-            self.held.setdefault(resource, []).append((event.at, _end(event), label))
+        for resource in _resources(self.spec, event.kind, event.target):
+            starts = self.starts.setdefault(resource, [])
+            position = bisect.bisect_left(starts, event.at)
+            starts.insert(position, event.at)
+            self.held.setdefault(resource, []).insert(position, (event.at, _end(event), label))
 
 
 def _describe(event: FaultEvent, entry: _Entry) -> str:
@@ -520,9 +666,7 @@ def _fixed_events(spec: FabricSpec, entry: _Entry) -> list[FaultEvent]:
     if entry.mode == "one-off":
         instants = [fault.at]
     else:
-        start = fault.start or 0.0
-        count = math.ceil((fault.until - start) / fault.every)
-        instants = [start + k * fault.every for k in range(count)]
+        instants = [(fault.start or 0.0) + k * fault.every for k in range(_instants(fault, entry.mode))]
     events = []
     for at in instants:
         if entry.kind == PLANE_DOWN:
@@ -534,32 +678,44 @@ def _fixed_events(spec: FabricSpec, entry: _Entry) -> list[FaultEvent]:
     return events
 
 
-def _random_events(entry: _Entry, seed: int, occupancy: _Occupancy) -> list[FaultEvent]:
+def _random_events(spec: FabricSpec, entry: _Entry, seed: int, occupancy: _Occupancy,
+                   budget: _Budget) -> list[FaultEvent]:
     """A Poisson process: exponential gaps at rate_per_min; each fault on a target drawn
     uniformly among those not already faulted for its whole duration (none free: no fault)."""
     fault = entry.fault
     rng = random.Random(f"{seed}/faults[{entry.index}]")  # one stream per entry: editing one leaves the others
     rate_per_s = fault.rate_per_min / 60.0
+    if rate_per_s == 0.0:  # so small a rate that it underflows: no fault in any finite span
+        return []
+    per_draw = sum(len(_resources(spec, entry.kind, target)) for target in entry.targets)
     events, t = [], fault.start or 0.0
     while True:
         t += rng.expovariate(rate_per_s)
-        if t >= fault.until:
+        at = round(t, TIME_DECIMALS)
+        if t >= fault.until or at >= fault.until:
             return events
+        budget.spend(entry, 0, per_draw)  # a Poisson count can pass its mean: the caps hold anyway
         duration = fault.duration if fault.duration_max is None else rng.uniform(fault.duration, fault.duration_max)
-        candidates = [FaultEvent(round(t, 6), entry.kind, target, round(duration, 6), dict(entry.params))
-                      for target in entry.targets]
-        free = [event for event in candidates if occupancy.conflict(event) is None]
+        duration = round(duration, TIME_DECIMALS)
+        free = [target for target in entry.targets
+                if occupancy.holder(entry.kind, target, at, at + duration) is None]
         if free:
-            event = rng.choice(free)
+            event = FaultEvent(at, entry.kind, rng.choice(free), duration, dict(entry.params))
+            budget.spend(entry, 1, 0)
             occupancy.claim(event, _describe(event, entry))
             events.append(event)
 
 
 def _expand(spec: FabricSpec, entries: list[_Entry], seed: int) -> list[FaultEvent]:
-    """The sorted concrete timeline. Fixed entries first (an overlap between them is an
+    """The sorted concrete timeline. Its size is checked first, from the entries alone, so
+    nothing below can run long. Fixed entries come first (an overlap between them is an
     error), then random processes in file order, which avoid every element already faulted."""
+    expected, spent = _Budget(), _Budget()
+    for entry in entries:
+        expected.spend(entry, *_expected_size(spec, entry))
     occupancy, events = _Occupancy(spec), []
     for entry in (e for e in entries if e.mode != "random"):
+        spent.spend(entry, *_expected_size(spec, entry))  # exact for a fixed entry
         for event in _fixed_events(spec, entry):
             other = occupancy.conflict(event)
             if other:
@@ -568,7 +724,7 @@ def _expand(spec: FabricSpec, entries: list[_Entry], seed: int) -> list[FaultEve
             occupancy.claim(event, _describe(event, entry))
             events.append(event)
     for entry in (e for e in entries if e.mode == "random"):
-        events += _random_events(entry, seed, occupancy)
+        events += _random_events(spec, entry, seed, occupancy, spent)
     return sorted(events, key=lambda e: (e.at, e.kind, e.target))
 
 
@@ -596,18 +752,61 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _read_yaml(path: Path, library_name: bool) -> dict:
+def _read_text(path: Path, library_name: bool) -> str:
+    if path.is_dir():
+        raise _Invalid("", "is a directory, not a scenario file")
     if not path.is_file():
         if library_name:
             raise _Invalid("", f"no such scenario; the library has: {', '.join(list_scenarios())}")
         raise _Invalid("", "no such file")
     try:
-        data = yaml.safe_load(path.read_text())
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise _Invalid("", f"cannot read it: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _Invalid("", f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                           "save it as UTF-8") from None
+
+
+class _ShallowLoader(yaml.SafeLoader):
+    """yaml.safe_load that refuses nesting deeper than MAX_YAML_DEPTH where it starts: PyYAML
+    composes nodes recursively and its scanner slows with the square of the flow depth, so a
+    file of 20,000 '[' would take seconds to end in a RecursionError."""
+
+    depth = 0
+
+    def fetch_flow_collection_start(self, token_class):  # '[' or '{': refused as the scanner meets it
+        if self.flow_level >= MAX_YAML_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
+                                            self.get_mark())
+        super().fetch_flow_collection_start(token_class)
+
+    def compose_node(self, parent, index):
+        if self.depth >= MAX_YAML_DEPTH:
+            raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
+                                              self.peek_event().start_mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _read_yaml(path: Path, library_name: bool) -> dict:
+    text = _read_text(path, library_name)
+    try:
+        data = yaml.load(text, Loader=_ShallowLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise _Invalid("", f"YAML syntax error{where}: {problem}") from None
+    except RecursionError:
+        raise _Invalid("", "YAML nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a scalar PyYAML matched but cannot build: 2001-13-45, 10**5000
+        raise _Invalid("", f"YAML value that cannot be read: {_short(str(exc), 120)}") from None
     if data is None:
         raise _Invalid("", "empty file")
     if not isinstance(data, dict):
@@ -656,4 +855,9 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     try:
         return _build(path, _read_yaml(path, library_name=path.parent == SCENARIO_DIR))
     except _Invalid as exc:
-        raise ScenarioError(f"{_display(path)}: {exc}") from None
+        raise ScenarioError(_one_line(f"{_display(path)}: {exc}")) from None
+
+
+def _one_line(text: str) -> str:
+    """Line breaks (from a file name, say) written as escapes: the message is one line."""
+    return "".join(repr(part)[1:-1] if part.splitlines() != [part] else part for part in text)
