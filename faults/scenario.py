@@ -58,8 +58,11 @@ MAX_FAULT_EVENTS = 10_000
 # The most (fault instant, fabric element) pairs the expansion may check for
 # overlaps: a random process checks every target at each draw, a switch reboot
 # every link of the switch. Bounds the loader's own work so that any file is
-# answered in well under a second (about 0.1 s at this cap on a 2-core VM).
+# answered in well under a second (under 0.5 s at either cap on a busy 2-core VM).
 MAX_OVERLAP_CHECKS = 100_000
+# A scenario is a page of YAML (the library's are under 1 KiB); PyYAML parses in pure
+# Python at roughly 100 KiB/s on a busy 2-core VM, so a larger file is refused unread.
+MAX_FILE_BYTES = 32 * 1024
 MAX_YAML_DEPTH = 16  # a scenario nests 4 levels (faults[0].params.p); deeper is junk
 TIME_DECIMALS = 6  # random instants and durations are rounded to the microsecond
 
@@ -753,16 +756,21 @@ def _display(path: Path) -> str:
 
 
 def _read_text(path: Path, library_name: bool) -> str:
-    if path.is_dir():
-        raise _Invalid("", "is a directory, not a scenario file")
-    if not path.is_file():
+    if not path.exists():
         if library_name:
             raise _Invalid("", f"no such scenario; the library has: {', '.join(list_scenarios())}")
         raise _Invalid("", "no such file")
+    if path.is_dir():
+        raise _Invalid("", "is a directory, not a scenario file")
+    if not path.is_file():
+        raise _Invalid("", "not a regular file")
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise _Invalid("", f"cannot read it: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise _Invalid("", f"larger than MAX_FILE_BYTES ({MAX_FILE_BYTES:,} bytes): not a scenario file?")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
