@@ -23,6 +23,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from lab.atomic import write_json_atomic
+
 STATE_DIR = Path("/run/mrclab")
 SYSCTL_STATE = STATE_DIR / "sysctl.json"
 BPF_PIN_DIR = Path("/sys/fs/bpf/mrclab")
@@ -59,7 +61,7 @@ def set_sysctl(name: str, value: str) -> None:
     path = Path("/proc/sys") / name.replace(".", "/")
     if name not in saved:
         saved[name] = path.read_text().strip()
-        SYSCTL_STATE.write_text(json.dumps(saved))
+        write_json_atomic(SYSCTL_STATE, saved, indent=None)
     path.write_text(value)
 
 

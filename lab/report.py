@@ -1,37 +1,67 @@
-"""The printed summary of a run: one rich table (a column per transport), faults, warnings.
+"""The printed summary of a run: one rich table (a column per transport), faults, warnings,
+and what of the run could not be read.
 
-``summary_rows`` and ``warnings`` are pure (tested without a terminal);
-``print_summary`` only lays them out on a rich Console.
+``summary_rows``, ``warnings`` and ``problem_lines`` are pure (tested without a terminal);
+``print_summary`` only lays them out on a rich Console. ``print_run`` reads a results
+directory, damaged or not, and prints all of it:
+
+    .venv/bin/python -m lab.report results/<run>
+
+A summary.json written by another version, or damaged by hand, shows "?" for a
+figure that is not a number instead of stopping the report.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+import sys
+from pathlib import Path
+from typing import Mapping, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from lab import metrics
+from lab.results import Records, load
+
+PROBLEMS_SHOWN = 20   # a file of garbage must not bury the summary
+
+
+def _num(v, spec: str, unit: str = "") -> str:
+    """``v`` formatted with ``spec``; "-" when undefined, "?" when not a number."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "?"
+    return format(v, spec) + unit
 
 
 def _s(v) -> str:
     """Seconds with 3 significant digits; "-" when undefined."""
-    return "-" if v is None else f"{v:.3g} s"
+    return _num(v, ".3g", " s")
 
 
 def _mbps(v) -> str:
-    return "-" if v is None else f"{v:.3g} Mb/s"
+    return _num(v, ".3g", " Mb/s")
 
 
 def _pct(v) -> str:
-    return "-" if v is None else f"{100 * v:.1f} %"
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    return _num(100 * v if number else v, ".1f", " %")
 
 
 def _yes(v: bool) -> str:
     return "yes" if v else "no"
 
 
+def _entries(summary: Mapping) -> dict[str, Mapping]:
+    """The transports of ``summary``; an entry that is not a dict counts as empty."""
+    return {name: t if isinstance(t, Mapping) else {} for name, t in summary.items()}
+
+
 def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
     """(metric label, one cell per transport) in the order of ``summary``."""
-    ts = list(summary.values())
+    ts = list(_entries(summary).values())
 
     def row(label, fmt):
         return (label, [fmt(t) for t in ts])
@@ -42,15 +72,14 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
         row("P99", lambda t: _s(t.get("p99_s"))),
         row("P100 (max)", lambda t: _s(t.get("p100_s"))),
         row("stalls (> k x clean median)",
-            lambda t: f"{t.get('stalls', 0)} (k={t.get('stall_factor', 2.0):g}, "
+            lambda t: f"{t.get('stalls', 0)} (k={_num(t.get('stall_factor', metrics.DEFAULT_STALL_FACTOR), 'g')}, "
                       f"median {_s(t.get('clean_median_s'))}"
                       f"{', all faulted' if t.get('clean_median_fallback') else ''})"),
         row("algbw (median)", lambda t: _mbps(t.get("algbw_mbps"))),
         row("busbw (median)", lambda t: _mbps(t.get("busbw_mbps"))),
         row("efficiency (busbw / P x R)", lambda t: _pct(t.get("efficiency"))),
         row("ideal iteration / ratio",
-            lambda t: f"{_s(t.get('ideal_s'))} / "
-                      f"{'-' if t.get('ideal_ratio') is None else format(t['ideal_ratio'], '.2f') + 'x'}"),
+            lambda t: f"{_s(t.get('ideal_s'))} / {_num(t.get('ideal_ratio'), '.2f', 'x')}"),
         row("RTT (median smoothed, per connection)", lambda t: _s(t.get("srtt_median_s"))),
         row("retransmissions", lambda t: str(t.get("retransmits", 0))),
         row("trims", lambda t: str(t.get("trims", 0))),
@@ -64,13 +93,15 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
 def warnings(summary: Mapping[str, Mapping]) -> list[str]:
     """Lines that say which figures not to trust, per transport."""
     out = []
-    for name, t in summary.items():
+    for name, t in _entries(summary).items():
         if not t.get("iterations"):
             out.append(f"{name}: no iterations completed")
         if t.get("cpu_bound"):
             out.append(f"{name}: run was CPU-bound: its figures are not trustworthy")
         if t.get("unexplained_loss"):
-            links = ", ".join(f"{link} ({n})" for link, n in sorted((t.get("unexplained_links") or {}).items()))
+            per_link = t.get("unexplained_links")
+            links = ", ".join(f"{link} ({n})" for link, n in sorted(per_link.items())) \
+                if isinstance(per_link, Mapping) else ""
             out.append(f"{name}: unexplained loss on links {links or '?'}: the emulator lost packets")
         if t.get("verify_failures"):
             out.append(f"{name}: verification FAILED in {t['verify_failures']} iterations")
@@ -82,14 +113,17 @@ def warnings(summary: Mapping[str, Mapping]) -> list[str]:
 def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
     """[transport, fault, target, window, failover, recovery] per fault of every transport."""
     rows = []
-    for name, t in summary.items():
-        for f in t.get("faults") or ():
-            end = "open" if f.get("end") is None else f"{f['end']:.3g}"
+    for name, t in _entries(summary).items():
+        faults = t.get("faults")
+        for f in faults if isinstance(faults, list) else ():
+            if not isinstance(f, Mapping):
+                continue
+            end = "open" if f.get("end") is None else _num(f["end"], ".3g")
             recovery = _s(f.get("recovery_s"))
             if f.get("paths_unrecovered"):
                 recovery = f"{f['paths_unrecovered']} path(s) never back"
             rows.append([name, str(f.get("fault", "")), str(f.get("target", "")),
-                         f"{f.get('start', 0):.3g}-{end} s",
+                         f"{_num(f.get('start', 0), '.3g')}-{end} s",
                          f"{_s(f.get('failover_s'))} ({f.get('paths_failed', 0)} paths)", recovery])
     return rows
 
@@ -97,7 +131,7 @@ def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
 def print_summary(summary: Mapping[str, Mapping], console: Console | None = None) -> None:
     """Print the metrics table, the fault table (if any faults) and the warnings."""
     console = console or Console()
-    if not summary:
+    if not isinstance(summary, Mapping) or not summary:
         console.print("[yellow]no results: the run produced no records[/]")
         return
     table = Table(title="All-reduce results")
@@ -111,9 +145,71 @@ def print_summary(summary: Mapping[str, Mapping], console: Console | None = None
     if faults:
         ft = Table(title="Faults (failover ~ last path retired; recovery = back to GOOD)")
         for col in ("transport", "fault", "target", "window", "failover", "recovery"):
-            ft.add_column(col)
+            ft.add_column(col, overflow="fold")  # a narrow terminal wraps a target, never cuts it
         for r in faults:
             ft.add_row(*r)
         console.print(ft)
     for line in warnings(summary):
-        console.print(f"[bold red]WARNING[/] {line}")
+        console.print(f"[bold red]WARNING[/] {escape(line)}")
+
+
+# ---- a results directory, damaged or not -------------------------------------------------------
+
+def problem_lines(problems: Sequence, limit: int = PROBLEMS_SHOWN) -> list[str]:
+    """One line per problem (file, line, what), at most ``limit`` and a count of the rest."""
+    lines = [str(p) for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"... and {len(problems) - limit} more")
+    return lines
+
+
+def summary_or_recomputed(rec: Records) -> tuple[dict, str | None]:
+    """(the run's summary, a note when it is not summary.json as written).
+
+    Without a readable summary.json the figures are recomputed from the records
+    that could be read (lab.metrics.summarize), and the note says so.
+    """
+    if rec.summary:
+        return rec.summary, None
+    if not (rec.iterations or rec.counters or rec.fidelity or rec.conservation):
+        return {}, None
+    try:
+        summary = metrics.summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
+                                    rec.conservation, rec.config)
+    except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        return {}, f"no summary: summary.json is unreadable and the records do not give one ({exc})"
+    return summary, "summary.json is unreadable: figures recomputed from the records that could be read"
+
+
+def print_problems(problems: Sequence, console: Console) -> None:
+    if not problems:
+        return
+    console.print(f"[yellow]This run is incomplete or damaged: {len(problems)} problem(s); "
+                  "everything else is shown.[/]")
+    for line in problem_lines(problems):
+        console.print(f"  - {escape(line)}", highlight=False)
+
+
+def print_run(results_dir: str | Path, console: Console | None = None) -> Records:
+    """Print what of ``results_dir`` could not be read, then its summary; returns the records."""
+    console = console or Console()
+    rec = load(results_dir)
+    print_problems(rec.problems, console)
+    summary, note = summary_or_recomputed(rec)
+    if note:
+        console.print(f"[yellow]{escape(note)}[/]")
+    print_summary(summary, console)
+    return rec
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """python -m lab.report RESULTS_DIR: exit 0 if the run was read whole, 1 if not."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m lab.report RESULTS_DIR", file=sys.stderr)
+        return 2
+    return 1 if print_run(args[0]).problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

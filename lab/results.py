@@ -11,8 +11,14 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     conservation.json  {transport: {"sent", "received", "named_drops", "unexplained_per_link"}}
     summary.json       lab.metrics.summarize() output
 
-``load(path)`` returns a ``Records`` with exactly what was written (missing
-files give empty records), so notebooks and plots work from files alone.
+``load(path)`` returns a ``Records`` with exactly what was written, so
+notebooks and plots work from files alone. It never raises on a damaged run:
+a missing or unreadable file, a torn last line (what a crash or a full disk
+leaves) or a garbage line anywhere is skipped and named in
+``Records.problems`` (file, line, what was wrong); the rest is read.
+
+Every file is written atomically (lab/atomic.py): a reader sees the old file
+or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -20,13 +26,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from lab.atomic import write_json_atomic, write_text_atomic
+
 ITERATION_COLUMNS = ("transport", "iteration", "start", "end", "duration", "verified", "rank_times")
+# JSON files: name -> the type each top-level entry must have (None: anything)
+JSON_FILES = {"config.json": None, "counters.json": dict, "fidelity.json": list,
+              "conservation.json": dict, "summary.json": dict}
 STAMP_FORMAT = "%Y%m%d-%H%M%S"
 _RUN_DIR = re.compile(r"^\d{8}-\d{6}(-|$)")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -43,12 +55,24 @@ class Records:
     fidelity: dict = field(default_factory=dict)
     conservation: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)   # Problem: what load() could not read
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something of a results directory that could not be read (and was skipped)."""
+
+    file: str               # file name inside the run's directory
+    line: int | None        # 1-based; None when it concerns the whole file
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.file}{'' if self.line is None else f' line {self.line}'}: {self.what}"
 
 
 def _dump_json(obj, path: Path) -> Path:
     # default=str: configs may hold Paths or enums; the file must still be written.
-    path.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-    return path
+    return write_json_atomic(path, obj, indent=2, sort_keys=True, default=str)
 
 
 class ResultsDir:
@@ -82,23 +106,19 @@ class ResultsDir:
         return _dump_json(dict(config), self.path / "config.json")
 
     def write_iterations(self, iterations: Iterable[Mapping]) -> Path:
-        path = self.path / "iterations.csv"
-        with path.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(ITERATION_COLUMNS)
-            for it in iterations:
-                w.writerow([it["transport"], int(it["iteration"]), repr(float(it["start"])),
-                            repr(float(it["end"])), repr(float(it["duration"])),
-                            "true" if it.get("verified") else "false",
-                            json.dumps(it.get("rank_times", []))])
-        return path
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(ITERATION_COLUMNS)
+        for it in iterations:
+            w.writerow([it["transport"], int(it["iteration"]), repr(float(it["start"])),
+                        repr(float(it["end"])), repr(float(it["duration"])),
+                        "true" if it.get("verified") else "false",
+                        json.dumps(it.get("rank_times", []))])
+        return write_text_atomic(self.path / "iterations.csv", buf.getvalue())
 
     def write_events(self, events: Iterable[Mapping]) -> Path:
-        path = self.path / "events.jsonl"
-        with path.open("w") as f:
-            for ev in events:
-                f.write(json.dumps(dict(ev), sort_keys=True, default=str) + "\n")
-        return path
+        text = "".join(json.dumps(dict(ev), sort_keys=True, default=str) + "\n" for ev in events)
+        return write_text_atomic(self.path / "events.jsonl", text)
 
     def write_counters(self, counters: Mapping) -> Path:
         return _dump_json(counters, self.path / "counters.json")
@@ -122,42 +142,188 @@ class ResultsDir:
         return paths
 
 
-def _read_json(path: Path, empty):
-    return json.loads(path.read_text()) if path.exists() else empty
+# ---- reading: what cannot be read is skipped and named, never raised ---------------------------
+
+TORN = "torn last line (no newline at its end: a crash or a full disk cut the file short?)"
+_JSON_KINDS = ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "string"),
+               ((int, float), "number"), (type(None), "null"))
 
 
-def read_iterations(path: Path) -> list[dict]:
-    """iterations.csv back to dicts with the types the runner produced."""
-    if not path.exists():
+def _kind(value) -> str:
+    """The JSON name of ``value``'s type, for messages."""
+    return next(name for t, name in _JSON_KINDS if isinstance(value, t))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _read_text(path: Path, problems: list) -> str | None:
+    """The file's text; None, with a Problem, when it is missing or unreadable."""
+    try:
+        # errors="replace": garbage bytes become a line that fails to parse, and is named
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        problems.append(Problem(path.name, None, "missing"))
+    except OSError as exc:
+        problems.append(Problem(path.name, None, f"unreadable ({exc.strerror or exc})"))
+    return None
+
+
+def _lines(text: str) -> Iterable[tuple[int, str, bool]]:
+    """(line number, line, whether it is an unterminated last line) of every non-blank line."""
+    pieces = text.split("\n")   # not splitlines(): garbage may hold \x0b, \x1c... that it splits on
+    for n, line in enumerate(pieces, 1):
+        if line.strip():
+            # after the final newline split() leaves "", so a non-blank last piece has no newline
+            yield n, line.rstrip("\r"), n == len(pieces)
+
+
+def _skip_line(problems: list, name: str, n: int, torn: bool, what: str) -> None:
+    problems.append(Problem(name, n, f"{TORN}: {what}; line skipped" if torn else f"{what}; line skipped"))
+
+
+def _read_json(path: Path, problems: list) -> dict:
+    """A JSON object file (config.json, summary.json...); {} when it cannot be read."""
+    text = _read_text(path, problems)
+    if text is None:
+        return {}
+    if not text.strip():
+        problems.append(Problem(path.name, None, "empty file; ignored"))
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        problems.append(Problem(path.name, getattr(exc, "lineno", None),
+                                f"not valid JSON ({getattr(exc, 'msg', exc)}); file ignored"))
+        return {}
+    if not isinstance(data, dict):
+        problems.append(Problem(path.name, None, f"holds a JSON {_kind(data)}, not an object; file ignored"))
+        return {}
+    entry_type = JSON_FILES.get(path.name)
+    for key, value in list(data.items()):
+        if entry_type is not None and not isinstance(value, entry_type):
+            problems.append(Problem(path.name, None, f"entry {key!r} is a JSON {_kind(value)}, "
+                                    f"not {'an object' if entry_type is dict else 'an array'}; entry ignored"))
+            del data[key]
+    return data
+
+
+def _event_problem(ev) -> str | None:
+    """What makes ``ev`` unusable as an event (lab.metrics' contract), or None."""
+    if not isinstance(ev, dict):
+        return f"a JSON {_kind(ev)}, not an event object"
+    if not _is_number(ev.get("t")):
+        return "no number in field 't'"
+    if not isinstance(ev.get("kind"), str):
+        return "no string in field 'kind'"
+    if ev["kind"] == "path_state" and not (_is_int(ev.get("plane")) and _is_int(ev.get("ev"))):
+        return "path_state event without integer 'plane' and 'ev'"
+    paths = ev.get("paths")
+    if paths is not None and not (isinstance(paths, list) and all(
+            isinstance(p, list) and len(p) == 2 and all(map(_is_int, p)) for p in paths)):
+        return "field 'paths' is not a list of [plane, ev] pairs"
+    return None
+
+
+def read_events(path: Path, problems: list | None = None) -> list[dict]:
+    """events.jsonl back to dicts; unusable lines are skipped and added to ``problems``."""
+    problems = [] if problems is None else problems
+    text = _read_text(path, problems)
+    events = []
+    for n, line, torn in _lines(text or ""):
+        try:
+            ev = json.loads(line)
+        except ValueError as exc:
+            _skip_line(problems, path.name, n, torn, f"not valid JSON ({getattr(exc, 'msg', exc)})")
+            continue
+        what = _event_problem(ev)
+        if what:
+            _skip_line(problems, path.name, n, torn, what)
+        else:
+            events.append(ev)
+    return events
+
+
+def _iteration(fields: dict) -> dict:
+    """One iterations.csv row (column -> text) with the runner's types; ValueError names the field."""
+    def convert(name, parse, expected):
+        try:
+            return parse(fields[name])
+        except (ValueError, TypeError):
+            raise ValueError(f"field {name!r} is {fields[name]!r}, not {expected}") from None
+
+    def flag(text):
+        if text not in ("true", "false"):
+            raise ValueError
+        return text == "true"
+
+    def rank_times(text):
+        value = json.loads(text)
+        if not isinstance(value, list):
+            raise ValueError
+        return value
+
+    if not fields["transport"]:
+        raise ValueError("field 'transport' is empty")
+    return {"transport": fields["transport"], "iteration": convert("iteration", int, "an integer"),
+            "start": convert("start", float, "a number"), "end": convert("end", float, "a number"),
+            "duration": convert("duration", float, "a number"), "verified": convert("verified", flag, "true/false"),
+            "rank_times": convert("rank_times", rank_times, "a JSON list") if "rank_times" in fields else []}
+
+
+def read_iterations(path: Path, problems: list | None = None) -> list[dict]:
+    """iterations.csv back to dicts with the types the runner produced; unusable rows are
+    skipped and added to ``problems``. The writer never puts a newline inside a field, so
+    each line is parsed on its own: a stray quote cannot swallow the lines after it."""
+    problems = [] if problems is None else problems
+    text = _read_text(path, problems)
+    if text is None:
         return []
-    rows = csv.DictReader(io.StringIO(path.read_text()))
-    return [{"transport": r["transport"], "iteration": int(r["iteration"]), "start": float(r["start"]),
-             "end": float(r["end"]), "duration": float(r["duration"]), "verified": r["verified"] == "true",
-             "rank_times": json.loads(r["rank_times"]) if r.get("rank_times") else []}
-            for r in rows]
-
-
-def read_events(path: Path) -> list[dict]:
-    if not path.exists():
+    if not text.strip():
+        problems.append(Problem(path.name, None, "empty file; ignored"))
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = iter(_lines(text))
+    first = next(lines, None)
+    header = next(csv.reader([first[1]])) if first else []
+    missing = [c for c in ITERATION_COLUMNS[:-1] if c not in header]
+    if missing:
+        problems.append(Problem(path.name, 1, f"header lacks column(s) {', '.join(missing)}; file ignored"))
+        return []
+    rows = []
+    for n, line, torn in lines:
+        try:
+            values = next(csv.reader([line]))
+            if len(values) != len(header):
+                raise ValueError(f"{len(values)} fields, the header has {len(header)}")
+            rows.append(_iteration(dict(zip(header, values))))
+        except (ValueError, csv.Error) as exc:
+            _skip_line(problems, path.name, n, torn, str(exc))
+    return rows
 
 
 def load(path: str | Path) -> Records:
-    """Read a results directory back into Records (missing files: empty)."""
+    """Read a results directory back into Records. Never raises for a damaged or missing
+    run: whatever could not be read is left empty and named in ``Records.problems``."""
     path = Path(path)
     if not path.is_dir():
-        raise FileNotFoundError(f"no results directory at {path}")
-    return Records(
-        config=_read_json(path / "config.json", {}),
-        iterations=read_iterations(path / "iterations.csv"),
-        events=read_events(path / "events.jsonl"),
-        counters=_read_json(path / "counters.json", {}),
-        fidelity=_read_json(path / "fidelity.json", {}),
-        conservation=_read_json(path / "conservation.json", {}),
-        summary=_read_json(path / "summary.json", {}),
+        return Records(problems=[Problem(str(path), None, "no such results directory")])
+    problems: list[Problem] = []
+    rec = Records(
+        config=_read_json(path / "config.json", problems),
+        iterations=read_iterations(path / "iterations.csv", problems),
+        events=read_events(path / "events.jsonl", problems),
+        counters=_read_json(path / "counters.json", problems),
+        fidelity=_read_json(path / "fidelity.json", problems),
+        conservation=_read_json(path / "conservation.json", problems),
+        summary=_read_json(path / "summary.json", problems),
     )
-
+    rec.problems = problems
+    return rec
 
 def newest(root: str | Path = "results") -> Path:
     """The newest run directory under ``root`` (by its timestamp, then modification time)."""

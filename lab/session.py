@@ -12,7 +12,6 @@ anything that is left.
 from __future__ import annotations
 
 import contextlib
-import json
 import signal
 import socket
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG
 from lab import cleanup
+from lab.atomic import write_json_atomic
 from lab.lock import lab_lock
 from topologies.builder import BuildError, Fabric, build_fabric
 from topologies.fabric import FabricSpec
@@ -39,7 +39,7 @@ class ControllerProcess:
                  convergence_delay: float = DEFAULT_CONVERGENCE_DELAY, hold_down: float = DEFAULT_HOLD_DOWN):
         self.port = port
         self.fabric_file = workdir / "fabric.json"
-        self.fabric_file.write_text(json.dumps(spec.to_dict()))
+        write_json_atomic(self.fabric_file, spec.to_dict(), indent=None)
         self.log_path = workdir / "controller.log"
         # baseline routing emulation (faults/routing.py): its delays and log
         self.convergence_delay, self.hold_down = convergence_delay, hold_down

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lab.atomic import write_json_atomic
 from lab.session import PROJECT_ROOT, Session
 
 
@@ -32,7 +33,7 @@ class HostWorkers:
     def start(self, host: int, module: str, config: dict, config_path: Path) -> None:
         """Write `config` (with its agent's stats_path) and start the worker in `host`'s namespace."""
         name = self.session.spec.host_name(host)
-        config_path.write_text(json.dumps(config))
+        write_json_atomic(config_path, config, indent=None)
         self.stats_paths[name] = config["agent"]["stats_path"]
         self.procs[name] = self.session.fabric.host(host).popen(
             [sys.executable, "-m", module, str(config_path)], cwd=str(PROJECT_ROOT),

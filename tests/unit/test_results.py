@@ -90,9 +90,14 @@ def test_summary_json_is_strict_json(tmp_path):
 
 def test_load_missing_files_and_dir(tmp_path):
     rd = ResultsDir.create(root=tmp_path, name="empty")
-    assert load(rd.path) == Records()
-    with pytest.raises(FileNotFoundError):
-        load(tmp_path / "nope")
+    rec = load(rd.path)
+    assert [str(p) for p in rec.problems] == [f"{name}: missing" for name in (
+        "config.json", "iterations.csv", "events.jsonl", "counters.json", "fidelity.json", "conservation.json",
+        "summary.json")]
+    rec.problems = []
+    assert rec == Records()
+    # no directory at all: named, not raised
+    assert [str(p) for p in load(tmp_path / "nope").problems] == [f"{tmp_path / 'nope'}: no such results directory"]
 
 
 def test_newest(tmp_path):
