@@ -128,6 +128,8 @@ def lab_tc_filters() -> list[str]:
         progs, attached = json.loads(progs.stdout or "[]"), json.loads(attached.stdout or "[]")
     except json.JSONDecodeError:
         return []
+    if not (isinstance(progs, list) and isinstance(attached, list)):
+        return []  # bpftool's {"error": ...}, e.g. without root
     ours = {p["id"] for p in progs if p.get("name") == PORT_PROGRAM_NAME
             and all(Path(pin).is_relative_to(BPF_PIN_DIR) for pin in p.get("pinned", []))}
     return sorted({a["devname"] for entry in attached for a in entry.get("tc", []) if a.get("id") in ours})

@@ -2,6 +2,7 @@
 cleanup recognises every process the lab starts."""
 
 import ast
+import json
 import importlib.util
 import subprocess
 import sys
@@ -134,3 +135,21 @@ def test_every_module_the_lab_launches_is_a_lab_process_for_cleanup():
 ])
 def test_process_pattern_is_the_labs_own(cmdline, lab):
     assert bool(cleanup.PROCESS_RE.search(cmdline)) is lab
+
+
+def test_stray_port_program_attachments_are_the_labs_unless_pinned_elsewhere(monkeypatch):
+    progs = [
+        {"id": 7, "name": "port_egress", "pinned": []},                                   # lab's, pins gone
+        {"id": 8, "name": "port_egress", "pinned": [f"{cleanup.BPF_PIN_DIR}/b1/prog"]},   # lab's
+        {"id": 9, "name": "port_egress", "pinned": ["/sys/fs/bpf/mrclab-pt/b1/prog"]},    # a test's own
+        {"id": 10, "name": "other", "pinned": []},
+    ]
+    attached = [{"tc": [{"devname": f"if{i}", "kind": "clsact/egress", "id": i} for i in (7, 8, 9, 10)]}]
+    answers = {"prog": json.dumps(progs), "net": json.dumps(attached)}
+    monkeypatch.setattr(cleanup.shutil, "which", lambda tool: "/usr/sbin/" + tool)
+    monkeypatch.setattr(cleanup, "run", lambda cmd, timeout=20: subprocess.CompletedProcess(
+        cmd, 0, stdout=answers[cmd[-2]], stderr=""))
+    assert cleanup.lab_tc_filters() == ["if7", "if8"]
+    for broken in ("not json", '{"error": "permission denied"}'):
+        answers["net"] = broken
+        assert cleanup.lab_tc_filters() == []
