@@ -50,8 +50,10 @@ def wait_until_running(lab: subprocess.Popen, output: Path) -> None:
 
 def session_state() -> dict:
     """What a second command must not touch: the running lab's fabric and its
-    session-long processes (job workers come and go between transports)."""
-    processes = sorted(pid for pid, cmdline in cleanup.lab_processes() if "-m lab.jobworker" not in cmdline)
+    session-long processes, the controller and the Mininet nodes' shells (job
+    workers come and go between transports)."""
+    processes = sorted(pid for pid, cmdline in cleanup.lab_processes()
+                       if "-m lab.controller" in cmdline or "mininet:" in cmdline)
     return {"bridges": sorted(cleanup.lab_bridges()), "links": sorted(cleanup.lab_links()),
             "namespaces": sorted(cleanup.lab_namespaces()), "processes": processes}
 
