@@ -77,6 +77,7 @@ def test_a_second_run_and_a_clean_refuse_while_a_lab_runs(tmp_path):
     try:
         wait_until_running(lab, output)
         before = session_state()
+        assert all(before.values()), before  # the lab's fabric is there to be touched
         second = subprocess.run([sys.executable, RUN_PY, "run", "clean", "--iterations", "1",
                                  "--results", str(tmp_path / "second")],
                                 capture_output=True, text=True, timeout=120, env=user_env())
