@@ -78,8 +78,10 @@ def lab_lock(wait: float | None = None):
                 os.close(fd)
                 raise LabBusy(busy_message(_holder())) from None
             time.sleep(0.2)
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
+    # overwrite, then cut: a refused process reading meanwhile never sees an empty file
+    me = f"{os.getpid()}\n".encode()
+    os.pwrite(fd, me, 0)
+    os.ftruncate(fd, len(me))
     _fd, _depth = fd, 1
     try:
         yield
