@@ -17,7 +17,8 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 command -v apt-get >/dev/null || die "needs apt (Debian 12 or Ubuntu 22.04+)"
 
 APT_PACKAGES=(mininet openvswitch-switch ethtool iputils-ping iproute2 tcpdump
-              clang llvm libbpf-dev linux-libc-dev gcc python3-venv python3-dev)
+              clang llvm libbpf-dev linux-libc-dev gcc python3-venv python3-dev
+              python-is-python3)  # the README's `sudo python ...`: sudo's PATH has only /usr/bin-like dirs
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

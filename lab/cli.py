@@ -1,13 +1,21 @@
-"""Subcommands of `lab/run.py` (typer). Every subcommand takes --json PATH."""
+"""Subcommands of `lab/run.py` (typer). Every command, the bare one too, takes --json PATH.
+
+MRCLAB_PLAN_ONLY=1 makes the long benchmarks (`bench`, `bench --quick`,
+`bench --scale`, with or without `--update-readme`) print their plan and exit
+0 right before their first lab action: nothing is built, no results directory
+is made, README.md is not touched. Tests use it to run those commands through
+the same code path as a user without their 5-20 minutes.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -21,9 +29,29 @@ app = typer.Typer(
     invoke_without_command=True,
     help="The MRC lab: MRC vs a single-path baseline on an emulated eight-plane fabric.",
 )
-console = Console()
 
-JsonOption = typer.Option(None, "--json", help="Write this command's figures to PATH as JSON.")
+# Off a terminal (a log file, CI, `| tee`) rich would lay tables out in 80
+# columns and cut names to "t0p6r0-t1p…"; there a line is as long as its content.
+NON_TERMINAL_WIDTH = 1000
+
+
+def make_console() -> Console:
+    terminal = Console()
+    return terminal if terminal.is_terminal else Console(width=NON_TERMINAL_WIDTH)
+
+
+console = make_console()
+
+JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
+DEFAULT_SCENARIO = "production-day"
+DEFAULT_RESULTS = Path("results")
+README = Path(__file__).resolve().parent.parent / "README.md"
+PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
+
+
+def plan_only() -> bool:
+    """The one place MRCLAB_PLAN_ONLY is read (see the module docstring)."""
+    return os.environ.get(PLAN_ONLY_ENV, "") not in ("", "0")
 
 
 def write_json(path: Optional[Path], data: dict) -> None:
@@ -46,37 +74,58 @@ def fabric_options(planes: int, racks: int, spines: int, hosts_per_rack: int, li
 
 
 @app.callback()
-def default(ctx: typer.Context) -> None:
-    """Without a command: run the default experiment."""
+def default(ctx: typer.Context, json_path: JsonPath = None) -> None:
+    """Without a command: run the default experiment (= run production-day)."""
     if ctx.invoked_subcommand is None:
-        ctx.invoke(run)
-
-
-DEFAULT_SCENARIO = "production-day"
+        run(json_path=json_path)  # a plain call: run's own defaults apply
+    elif json_path is not None:
+        fail(f"--json goes after the command: lab/run.py {ctx.invoked_subcommand} ... --json {json_path}")
 
 
 @app.command()
 def run(
-    scenario: str = typer.Argument(DEFAULT_SCENARIO, help="Scenario name (faults/scenarios/NAME.yaml; "
-                                   "see the scenarios command) or path to a scenario file."),
-    iterations: Optional[int] = typer.Option(None, min=1, help="Override: iterations per transport."),
-    max_seconds: Optional[float] = typer.Option(None, min=1, help="Override: stop each transport's job after S s."),
-    buffer_mb: Optional[float] = typer.Option(None, min=0.01, max=256, help="Override: all-reduce buffer per rank, MiB."),
-    trimming: Optional[bool] = typer.Option(None, "--trimming/--no-trimming",
-                                            help="Override: switch ports trim on congestion, or tail-drop."),
-    results: Path = typer.Option(Path("results"), help="Directory the run's results directory goes in."),
-    json_path: Optional[Path] = JsonOption,
+    scenario: Annotated[str, typer.Argument(help="Scenario name (faults/scenarios/NAME.yaml; see the "
+                                            "scenarios command) or path to a scenario file.")] = DEFAULT_SCENARIO,
+    iterations: Annotated[Optional[int], typer.Option(min=1, help="Override: iterations per transport.")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option(
+        min=1, help="Override: stop each transport's job after S s.")] = None,
+    buffer_mb: Annotated[Optional[float], typer.Option(
+        min=0.01, max=256, help="Override: all-reduce buffer per rank, MiB.")] = None,
+    trimming: Annotated[Optional[bool], typer.Option(
+        "--trimming/--no-trimming", help="Override: switch ports trim on congestion, or tail-drop.")] = None,
+    results: Annotated[Path, typer.Option(help="Directory the run's results directory goes in.")] = DEFAULT_RESULTS,
+    json_path: JsonPath = None,
 ) -> None:
-    """Run a scenario: the same synchronous all-reduce with MRC and with the
-    baseline on one fabric, under the scenario's fault timeline."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
+    """Run a scenario: the same all-reduce with MRC and with the baseline on one fabric, under its faults."""
     from faults.injectors import FaultError
-    from faults.scenario import ScenarioError, load_scenario
-    from lab.experiment import Experiment, run_experiment
+    from lab.experiment import run_experiment
     from lab.job import JobError
     from lab.report import print_summary
     from topologies.builder import BuildError
+
+    exp = load_experiment(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
+                          trimming=trimming)
+    describe_experiment(exp)
+    try:
+        started = time.monotonic()
+        with run_progress(exp) as progress:
+            path, summary = run_experiment(exp, results, progress=progress)
+        elapsed = time.monotonic() - started
+    except (BuildError, JobError, FaultError) as exc:
+        fail(str(exc))
+    print_summary(summary, console)
+    console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
+    write_json(json_path, {"results_dir": str(path), "scenario": exp.name, "elapsed_s": round(elapsed, 1),
+                           **summary})
+    ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
+    raise typer.Exit(0 if ok else 1)
+
+
+def load_experiment(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
+                    buffer_mb: Optional[float], trimming: Optional[bool]):
+    """The scenario's Experiment with the command line's overrides (None: keep the file's)."""
+    from faults.scenario import ScenarioError, load_scenario
+    from lab.experiment import Experiment
 
     try:
         exp = Experiment.from_scenario(load_scenario(scenario))
@@ -90,6 +139,10 @@ def run(
         exp.buffer_bytes = int(buffer_mb * (1 << 20)) // 4 * 4
     if trimming is not None:
         exp.trimming = trimming
+    return exp
+
+
+def describe_experiment(exp) -> None:
     spec = exp.fabric
     console.print(f"scenario [bold]{exp.name}[/]: {exp.description}", highlight=False)
     budget = f", at most {exp.max_seconds:g} s each" if exp.max_seconds else ""
@@ -97,39 +150,35 @@ def run(
                   f"{exp.buffer_bytes / (1 << 20):g} MiB ring all-reduce x {exp.iterations}{budget}; "
                   f"{len(exp.faults)} faults; {' vs '.join(exp.transports)}"
                   f"{'' if exp.trimming else '; trimming off'}", highlight=False)
-    try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
-                      TimeElapsedColumn(), console=console, transient=True) as bar:
-            # with a time budget the bar follows time, else iterations
-            total = exp.max_seconds or exp.iterations
-            tasks = {t: bar.add_task(t, total=total, done="") for t in exp.transports}
 
-            def progress(t: str, k: int, n: int, elapsed: float) -> None:
-                bar.update(tasks[t], completed=min(elapsed, total) if exp.max_seconds else k,
-                           done=f"{k} iterations")
 
-            started = time.monotonic()
-            path, summary = run_experiment(exp, results, progress=progress)
-            elapsed = time.monotonic() - started
-    except (BuildError, JobError, FaultError) as exc:
-        fail(str(exc))
-    print_summary(summary, console)
-    console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
-    write_json(json_path, {"results_dir": str(path), "scenario": exp.name, "elapsed_s": round(elapsed, 1),
-                           **summary})
-    ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
-    raise typer.Exit(0 if ok else 1)
+@contextlib.contextmanager
+def run_progress(exp):
+    """A progress bar per transport; yields the callback run_experiment reports to."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        # with a time budget the bar follows time, else iterations
+        total = exp.max_seconds or exp.iterations
+        tasks = {t: bar.add_task(t, total=total, done="") for t in exp.transports}
+
+        def progress(t: str, k: int, n: int, elapsed: float) -> None:
+            bar.update(tasks[t], completed=min(elapsed, total) if exp.max_seconds else k,
+                       done=f"{k} iterations")
+
+        yield progress
 
 
 @app.command()
-def scenarios(json_path: Optional[Path] = JsonOption) -> None:
+def scenarios(json_path: JsonPath = None) -> None:
     """List the scenario library (faults/scenarios/) with what each shows."""
     from faults.scenario import ScenarioError, list_scenarios, load_scenario
 
     table = Table(title="scenarios (run one: sudo python lab/run.py run NAME)")
-    table.add_column("name")
+    table.add_column("name", overflow="fold")
     table.add_column("faults", justify="right")
-    table.add_column("what it shows")
+    table.add_column("what it shows", overflow="fold")
     listed = {}
     for name in list_scenarios():
         try:
@@ -144,14 +193,14 @@ def scenarios(json_path: Optional[Path] = JsonOption) -> None:
     write_json(json_path, listed)
 
 
-@app.command()
+@app.command(epilog=f"{PLAN_ONLY_ENV}=1: print the plan and stop before building anything (tests use it).")
 def bench(
     quick: bool = typer.Option(False, "--quick", help="Shorter jobs; skips t1-reboot and controller-crash."),
     scale: bool = typer.Option(False, "--scale", help="Instead: grow the fabric until it stops being faithful."),
     update_readme: bool = typer.Option(False, "--update-readme",
                                        help="Write the table into README.md (Results, or the scale section)."),
-    results: Path = typer.Option(Path("results"), help="Directory the bench's results directory goes in."),
-    json_path: Optional[Path] = JsonOption,
+    results: Path = typer.Option(DEFAULT_RESULTS, help="Directory the bench's results directory goes in."),
+    json_path: JsonPath = None,
 ) -> None:
     """Measure the lab's headline figures in one run: a table of figure, target, pass."""
     import datetime
@@ -160,65 +209,102 @@ def bench(
     import psutil
 
     from faults.injectors import FaultError
-    from lab.bench import Bench, markdown, scale_markdown, scale_sweep, to_json, update_readme as write_readme
+    from lab.bench import Bench, scale_sweep
     from lab.job import JobError
     from lab.results import ResultsDir
     from topologies.builder import BuildError
 
+    command = f"bench{' --scale' if scale else (' --quick' if quick else '')}"
+    stop_if_plan_only(command, bench_plan(quick, scale), update_readme, json_path)
     out = ResultsDir.create(name="bench-scale" if scale else ("bench-quick" if quick else "bench"), root=results)
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
     machine = (f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
                f"{psutil.virtual_memory().total / 2**30:.0f} GiB")
-    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    meta = {"machine": machine, "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     started = time.monotonic()
     try:
         if scale:
             sweep = scale_sweep(out.path, say)
-            table = Table(title="scale sweep (8 planes)")
-            for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
-                table.add_column(col, justify="right")
-            for r in sweep["rows"]:
-                if "error" in r:
-                    table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 5)
-                    continue
-                table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
-                              f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
-                              str(r["unexplained_loss"]), "yes" if r["verified"] else "NO")
-            console.print(table)
-            big = sweep["largest_faithful"]
-            console.print(f"largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches "
-                          f"(build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
-                          else "no size was faithful", highlight=False)
-            data = {"machine": machine, "date": when, **sweep}
-            (out.path / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
-            write_json(json_path, data)
-            md = scale_markdown(sweep, f"`lab/run.py bench --scale` on {when}, {machine}.")
-            (out.path / "bench.md").write_text(md)
-            if update_readme:
-                write_readme(Path(__file__).resolve().parent.parent / "README.md", md, block="scale")
-            raise typer.Exit(0 if big else 1)
+            report_scale(sweep, meta, out.path, update_readme, json_path)
+            raise typer.Exit(0 if sweep["largest_faithful"] else 1)
         figures = Bench(quick, out.path, say).run()
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
-    elapsed = time.monotonic() - started
-    header = (f"`lab/run.py bench{' --quick' if quick else ''}` on {when}, {machine}; "
-              f"took {elapsed / 60:.1f} min.")
+    meta.update(quick=quick, elapsed_s=round(time.monotonic() - started, 1))
+    report_figures(figures, meta, out.path, update_readme, json_path)
+    raise typer.Exit(0 if all(f.ok is not False for f in figures) else 1)
+
+
+def bench_plan(quick: bool, scale: bool) -> list[str]:
+    """What the bench will run, in order: its steps, or the fabric sizes the scale sweep tries."""
+    from lab.bench import SCALE_STEPS, Bench
+
+    if scale:
+        sizes = (FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS)
+        return [f"{spec.hosts} hosts/{spec.switch_count} switches" for spec in sizes]
+    return [name for name, _ in Bench(quick, DEFAULT_RESULTS).steps()]
+
+
+def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_path: Optional[Path]) -> None:
+    """Print the plan; under MRCLAB_PLAN_ONLY stop here, before the first lab action."""
+    console.print(f"{command} plan: {', '.join(plan)}"
+                  f"{'; then README.md is rewritten' if update_readme else ''}", highlight=False)
+    if not plan_only():
+        return
+    console.print(f"{PLAN_ONLY_ENV} is set: stopping before the first lab action", highlight=False)
+    write_json(json_path, {"command": command, "plan_only": True, "plan": plan, "update_readme": update_readme})
+    raise typer.Exit(0)
+
+
+def report_scale(sweep: dict, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
+    """The sweep's table and largest faithful size, on the console and in bench.md/bench.json."""
+    from lab.bench import scale_markdown, update_readme as write_readme
+
+    table = Table(title="scale sweep (8 planes)")
+    for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
+        table.add_column(col, justify="right", overflow="fold")
+    for r in sweep["rows"]:
+        if "error" in r:
+            table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 5)
+            continue
+        table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
+                      f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
+                      str(r["unexplained_loss"]), "yes" if r["verified"] else "NO")
+    console.print(table)
+    big = sweep["largest_faithful"]
+    console.print(f"largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches "
+                  f"(build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
+                  else "no size was faithful", highlight=False)
+    data = {**meta, **sweep}
+    (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
+    write_json(json_path, data)
+    md = scale_markdown(sweep, f"`lab/run.py bench --scale` on {meta['date']}, {meta['machine']}.")
+    (out / "bench.md").write_text(md)
+    if update_readme:
+        write_readme(README, md, block="scale")
+
+
+def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
+    """The headline table on the console and in bench.md/bench.json (and README.md if asked)."""
+    from lab.bench import markdown, to_json, update_readme as write_readme
+
+    header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
+              f"took {meta['elapsed_s'] / 60:.1f} min.")
     table = Table(title="MRC lab headline figures")
     for col in ("figure", "measured", "target", ""):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
     for f in figures:
         table.add_row(f.name, f.value, f.target, mark[f.ok])
     console.print(table)
     md = markdown(figures, header)
-    (out.path / "bench.md").write_text(md)
-    data = to_json(figures, {"machine": machine, "date": when, "quick": quick, "elapsed_s": round(elapsed, 1)})
-    (out.path / "bench.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    (out / "bench.md").write_text(md)
+    data = to_json(figures, meta)
+    (out / "bench.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
     write_json(json_path, data)
     if update_readme:
-        write_readme(Path(__file__).resolve().parent.parent / "README.md", md)
-    console.print(f"results: {out.path}", highlight=False)
-    raise typer.Exit(0 if all(f.ok is not False for f in figures) else 1)
+        write_readme(README, md)
+    console.print(f"results: {out}", highlight=False)
 
 
 @app.command()
@@ -229,7 +315,7 @@ def check(
     hosts_per_rack: int = typer.Option(DEFAULT_FABRIC.hosts_per_rack, help="Hosts under each T0."),
     link_mbps: float = typer.Option(DEFAULT_FABRIC.link_mbps, help="Rate of every link, Mb/s."),
     seconds: float = typer.Option(3.0, help="Length of the conservation pass, s."),
-    json_path: Optional[Path] = JsonOption,
+    json_path: JsonPath = None,
 ) -> None:
     """Build the fabric, verify every path and packet conservation, tear down."""
     from lab.check import run_check
@@ -278,7 +364,7 @@ def check(
 
 
 @app.command()
-def clean(json_path: Optional[Path] = JsonOption) -> None:
+def clean(json_path: JsonPath = None) -> None:
     """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
     from lab import cleanup
 
@@ -298,7 +384,7 @@ def clean(json_path: Optional[Path] = JsonOption) -> None:
 def fabric_size_cmd(
     radix: int = typer.Option(512, help="Switch ports at the per-plane speed (51.2T = 512 x 100G)."),
     planes: int = typer.Option(8, help="Planes: ports a NIC is split into."),
-    json_path: Optional[Path] = JsonOption,
+    json_path: JsonPath = None,
 ) -> None:
     """How many NICs a switch radix reaches: multi-plane 2-tier vs single-plane."""
     from topologies.sizing import SizingError, fabric_size
@@ -327,11 +413,17 @@ def fabric_size_cmd(
 
 
 @app.command()
-def notebook(port: int = typer.Option(8888, help="Port JupyterLab listens on (127.0.0.1 only).")) -> None:
+def notebook(
+    port: int = typer.Option(8888, help="Port JupyterLab listens on (127.0.0.1 only)."),
+    json_path: JsonPath = None,
+) -> None:
     """Open JupyterLab on notebooks/ with the project's kernel; prints the URL (headless, root ok)."""
-    from lab.notebook_cmd import open_jupyter
+    from lab.notebook_cmd import KERNEL_DISPLAY, NOTEBOOKS, open_jupyter
 
-    raise typer.Exit(open_jupyter(port))
+    def announce(url: str) -> None:
+        write_json(json_path, {"url": url, "port": port, "notebooks": str(NOTEBOOKS), "kernel": KERNEL_DISPLAY})
+
+    raise typer.Exit(open_jupyter(port, on_url=announce))
 
 
 def main() -> int:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable, Optional
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
@@ -39,8 +41,19 @@ def jupyter_command(port: int, ip: str, token: str) -> list[str]:
             f"--IdentityProvider.token={token}"]
 
 
-def open_jupyter(port: int = 8888, ip: str = "127.0.0.1") -> int:
-    """Start JupyterLab, print its URL (with token), serve until Ctrl-C; returns its exit code."""
+def wait_until_listening(ip: str, port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until (ip, port) accepts a connection, the server exits or `timeout` s pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        with socket.socket() as probe:
+            if probe.connect_ex((ip, port)) == 0:
+                return
+        time.sleep(0.1)
+
+
+def open_jupyter(port: int = 8888, ip: str = "127.0.0.1", on_url: Optional[Callable[[str], None]] = None) -> int:
+    """Start JupyterLab, print its URL (with token), serve until Ctrl-C; returns its exit code.
+    ``on_url(url)`` is called once the server listens (the CLI writes it to --json)."""
     ensure_kernel()
     token = secrets.token_hex(24)
     env = dict(os.environ)
@@ -54,6 +67,10 @@ def open_jupyter(port: int = 8888, ip: str = "127.0.0.1") -> int:
         for line in proc.stdout:
             # Jupyter logs on stderr; pass errors through, announce the URL once it listens
             if not printed and re.search(r"(Jupyter Server|http://).*(running|127\.0\.0\.1|localhost)", line):
+                # Jupyter logs "running at" a moment before its socket accepts connections
+                wait_until_listening(ip, port, proc)
+                if on_url is not None:
+                    on_url(url)   # before the URL is shown: whoever sees it finds the file
                 print(f"JupyterLab with the '{KERNEL_DISPLAY}' kernel on {NOTEBOOKS}\n"
                       f"open: {url}\n(on a remote machine: ssh -L {port}:127.0.0.1:{port} <host>; "
                       "Ctrl-C stops the server)", flush=True)

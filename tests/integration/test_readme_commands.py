@@ -1,0 +1,300 @@
+"""Every command line README.md shows, run the way a user types it (root).
+
+The lines come from README.md itself: its code blocks and every `inline`
+span that starts like a command (`sudo python lab/run.py ...`, `python
+lab/run.py ...`, `sudo .venv/bin/python ...`, `sudo ./setup.sh`). A template
+is instantiated: `SCENARIO` with a library scenario, `[--opt value]` once
+without and once with. Each resulting line is run by a test here or is in
+ELSEWHERE with the test that runs it, so a command added to the README
+without a test fails test_every_readme_command_is_run_by_a_test.
+
+"As a user types it": from the project root, `python` is whatever `python`
+is on PATH (lab/run.py re-executes itself in .venv); `sudo` is kept when it
+is installed (passing on the lab's MRCLAB_* variables, which sudo would
+drop) and stripped otherwise (CI runs as root, as .ci/run does). Each run
+adds `--json PATH`, which the README says every command takes, and checks
+the file. Output goes to a pipe, not a terminal, so these runs also prove
+that tables are not cut there.
+
+The long benchmarks run with MRCLAB_PLAN_ONLY=1 (lab/cli.py): argument
+parsing and planning through the same code, then a stop before the first
+lab action. The bare `sudo python lab/run.py` runs for real (about 100 s).
+"""
+
+import csv
+import hashlib
+import json
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import typer
+
+from faults.scenario import list_scenarios, load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+RESULTS = ROOT / "results"   # where a command typed in the project root writes
+
+# the lab's environment variables a sudo'd command must still see (lock
+# delegation from the no_leftovers fixture, queueing, plan-only)
+LAB_ENV = ("MRCLAB_LOCK_WAIT", "MRCLAB_LOCK_DELEGATED", "MRCLAB_PLAN_ONLY")
+
+# a program and at least one argument (a bare `python` in prose is not a command line)
+COMMAND = re.compile(r"^(sudo\s+)?(python3?|\.venv/bin/python)\s+\S|^(sudo\s+)?\./[\w.-]+")
+LIBRARY_SCENARIO = "clean"   # what `run SCENARIO` becomes
+
+BARE = "sudo python lab/run.py"
+RUN_SCENARIO = f"sudo python lab/run.py run {LIBRARY_SCENARIO}"
+# the overrides the README's `run SCENARIO` row names, to keep this run short
+RUN_SCENARIO_OVERRIDES = ["--iterations", "3", "--buffer-mb", "0.5"]
+QUICK_NO_LAB = ["python lab/run.py scenarios", "python lab/run.py fabric-size --radix 512 --planes 8"]
+CLEAN = "sudo python lab/run.py clean"
+PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --quick",
+             "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
+             # named in the README's scale section without its `sudo python lab/run.py` prefix
+             "sudo python lab/run.py bench --scale --update-readme"]
+NOTEBOOK = ["sudo python lab/run.py notebook", "sudo python lab/run.py notebook --port 8888"]
+RUN_HERE = {BARE, RUN_SCENARIO, *QUICK_NO_LAB, CLEAN, *PLAN_ONLY, *NOTEBOOK}
+
+# README commands another test runs: command -> "file::test" (or the CI script) that runs it
+ELSEWHERE = {
+    # CI's first step
+    "sudo ./setup.sh": ".ci/run",
+    # the suite itself is CI's second step
+    "sudo .venv/bin/python -m pytest -q": ".ci/run",
+    # the same command with the starting file; the reference solutions in test_reference_solution_passes
+    "sudo .venv/bin/python exercises/01-path-policy/grade.py exercises/01-path-policy/policy.py":
+        "tests/integration/test_exercises.py::test_starting_file_is_not_graded_pass",
+    # `check --json` on the default fabric, with its build/verify/teardown checks
+    "sudo python lab/run.py check": "tests/integration/test_fabric_build.py::test_default_fabric_check_command",
+}
+
+
+# ---- the README's command lines ---------------------------------------------------------------------
+def readme_lines() -> set[str]:
+    """Command lines in code blocks (indented or fenced) and inline code spans."""
+    text = README.read_text()
+    found, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif fenced or line.startswith("    "):
+            found.append(re.sub(r"\s+#.*$", "", line).strip())   # drop a trailing comment
+    found += re.findall(r"`([^`]+)`", text)   # a span may wrap onto the next line
+    return {" ".join(c.split()) for c in found if COMMAND.match(c.strip())}
+
+
+def instances(line: str) -> list[str]:
+    """A template line as the lines a user would type."""
+    optional = re.search(r"\s*\[([^\]]+)\]", line)
+    if optional:
+        before, after = line[:optional.start()], line[optional.end():]
+        return instances(before + after) + instances(f"{before} {optional.group(1)}{after}")
+    return [" ".join(re.sub(r"\bSCENARIO\b", LIBRARY_SCENARIO, line).split())]
+
+
+def readme_commands() -> set[str]:
+    return {c for line in readme_lines() for c in instances(line)}
+
+
+# ---- running a line as typed -----------------------------------------------------------------------
+def as_typed(line: str) -> list[str]:
+    argv = shlex.split(line)
+    if argv[0] == "sudo":
+        if shutil.which("sudo"):
+            return ["sudo", f"--preserve-env={','.join(LAB_ENV)}", *argv[1:]]
+        assert os.geteuid() == 0, "no sudo on this machine and not root"
+        argv = argv[1:]
+    assert shutil.which(argv[0]), f"`{argv[0]}` is not on PATH: `sudo ./setup.sh` installs python-is-python3"
+    return argv
+
+
+def run_typed(line: str, *extra: str, timeout: float, plan_only: bool = False) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("MRCLAB_PLAN_ONLY", None)
+    if plan_only:
+        env["MRCLAB_PLAN_ONLY"] = "1"
+    return subprocess.run([*as_typed(line), *extra], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def tail(done: subprocess.CompletedProcess) -> str:
+    return done.stdout[-3000:] + done.stderr[-3000:]
+
+
+# ---- which tests run which line ----------------------------------------------------------------------
+def test_every_readme_command_is_run_by_a_test():
+    commands = readme_commands()
+    assert BARE in commands and len(commands) >= 10, f"README command extraction broke: {sorted(commands)}"
+    untested = commands - RUN_HERE - set(ELSEWHERE)
+    assert not untested, f"README commands no test runs (run them here or add them to ELSEWHERE): {untested}"
+    stale = set(ELSEWHERE) - commands
+    assert not stale, f"ELSEWHERE lists commands the README no longer shows: {stale}"
+    for command, where in ELSEWHERE.items():
+        file, _, test = where.partition("::")
+        source = (ROOT / file).read_text()
+        assert (f"def {test}(" in source) if test else (command in source), f"{where} does not run {command}"
+
+
+def test_template_lines_are_instantiated():
+    assert instances("sudo python lab/run.py bench [--quick]") == [
+        "sudo python lab/run.py bench", "sudo python lab/run.py bench --quick"]
+    assert instances("sudo python lab/run.py run SCENARIO") == [RUN_SCENARIO]
+    assert LIBRARY_SCENARIO in list_scenarios()
+
+
+def test_every_command_takes_json():
+    from lab.cli import app
+
+    group = typer.main.get_command(app)
+    for name, command in [("(no command)", group), *group.commands.items()]:
+        assert any("--json" in p.opts for p in command.params), f"{name} has no --json option"
+
+
+def test_json_before_a_command_is_one_clear_error(tmp_path):
+    done = run_typed("python lab/run.py", "--json", str(tmp_path / "x.json"), "scenarios", timeout=60)
+    assert done.returncode == 2 and "--json goes after the command" in done.stdout, tail(done)
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+# ---- the runs ----------------------------------------------------------------------------------------
+RUN_FILES = ("config.json", "iterations.csv", "events.jsonl", "counters.json", "summary.json",
+             "iteration_timeline.png", "iteration_cdf.png", "path_state.png")
+SUMMARY_KEYS = ("p50_s", "p99_s", "p100_s", "stalls", "busbw_mbps", "efficiency", "verified", "cpu_bound",
+                "unexplained_loss")
+
+
+def check_run(done: subprocess.CompletedProcess, out: Path, scenario: str) -> tuple[dict, Path]:
+    """A finished `run`: exit 0, the summary printed, --json and the results directory complete."""
+    assert done.returncode == 0, tail(done)
+    summary = json.loads(out.read_text())
+    run_dir = ROOT / summary["results_dir"]
+    assert summary["scenario"] == scenario
+    for transport in ("mrc", "baseline"):
+        assert all(k in summary[transport] for k in SUMMARY_KEYS), summary[transport].keys()
+        assert summary[transport]["verified"] is True
+    for name in RUN_FILES:
+        assert (run_dir / name).stat().st_size > 0, name
+    rows = list(csv.DictReader((run_dir / "iterations.csv").open()))
+    assert {r["transport"] for r in rows} == {"mrc", "baseline"}
+    assert all(r["verified"] in ("True", "true", "1") for r in rows)
+    assert "All-reduce results" in done.stdout and "P100" in done.stdout
+    assert f"results: {summary['results_dir']}" in done.stdout
+    return summary, run_dir
+
+
+def test_the_default_experiment(tmp_path, no_leftovers):
+    """`sudo python lab/run.py` runs production-day to the end (plus --json)."""
+    out = tmp_path / "default.json"
+    done = run_typed(BARE, "--json", str(out), timeout=500)
+    run_dir = None
+    try:
+        summary, run_dir = check_run(done, out, "production-day")
+        faults = summary["mrc"]["faults"] + summary["baseline"]["faults"]
+        assert len(summary["mrc"]["faults"]) == len(load_scenario("production-day").faults)
+        # piped output: every fault target is printed whole, not "t0p6r0-t1p…"
+        assert "…" not in done.stdout
+        for fault in faults:
+            assert fault["target"] in done.stdout, fault
+    finally:
+        if run_dir is not None:
+            shutil.rmtree(run_dir)
+
+
+def test_run_a_library_scenario(tmp_path, no_leftovers):
+    out = tmp_path / "run.json"
+    done = run_typed(RUN_SCENARIO, *RUN_SCENARIO_OVERRIDES, "--json", str(out), timeout=300)
+    summary, run_dir = check_run(done, out, LIBRARY_SCENARIO)
+    try:
+        assert summary["mrc"]["iterations"] == summary["baseline"]["iterations"] == 3
+    finally:
+        shutil.rmtree(run_dir)
+
+
+def check_scenarios(done: subprocess.CompletedProcess, data: dict) -> None:
+    assert set(data) == set(list_scenarios())
+    for name, entry in data.items():
+        assert name in done.stdout and entry["description"] in done.stdout, name  # whole, one line
+
+
+def check_fabric_size(done: subprocess.CompletedProcess, data: dict) -> None:
+    assert data["nics"] == 131_072 and "131,072" in done.stdout
+
+
+def run_quick(line: str, out: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    done = run_typed(line, "--json", str(out), timeout=120)
+    assert done.returncode == 0, tail(done)
+    return done, json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("line, check", [(QUICK_NO_LAB[0], check_scenarios), (QUICK_NO_LAB[1], check_fabric_size)])
+def test_command_without_the_lab(line, check, tmp_path):
+    check(*run_quick(line, tmp_path / "out.json"))
+
+
+def test_clean(tmp_path, no_leftovers):
+    done, data = run_quick(CLEAN, tmp_path / "out.json")
+    assert data["remaining"] == {} and "removed:" in done.stdout
+
+
+def bench_dirs() -> set[str]:
+    return {p.name for p in RESULTS.glob("*-bench*")} if RESULTS.is_dir() else set()
+
+
+@pytest.mark.parametrize("line", PLAN_ONLY)
+def test_long_benchmark_plans_and_stops(line, tmp_path):
+    readme, dirs = hashlib.sha256(README.read_bytes()).hexdigest(), bench_dirs()
+    out = tmp_path / "plan.json"
+    done = run_typed(line, "--json", str(out), timeout=120, plan_only=True)
+    assert done.returncode == 0, tail(done)
+    assert "stopping before the first lab action" in done.stdout
+    plan = json.loads(out.read_text())
+    assert plan["plan_only"] is True and plan["update_readme"] == ("--update-readme" in line)
+    assert len(plan["plan"]) >= (6 if "--scale" in line else 5), plan
+    assert hashlib.sha256(README.read_bytes()).hexdigest() == readme, "plan-only changed README.md"
+    assert bench_dirs() == dirs, "plan-only made a results directory"
+
+
+def wait_for_line(proc: subprocess.Popen, text: str, timeout: float) -> str:
+    """The first stdout line containing `text` (a reader thread, so a silent server cannot hang the test)."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=1)
+        except queue.Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(line)
+        if text in line:
+            return line
+    pytest.fail(f"no line with {text!r} within {timeout} s; output: {''.join(seen)[-2000:]}")
+
+
+@pytest.mark.parametrize("line", NOTEBOOK)
+def test_notebook_serves_until_ctrl_c(line, tmp_path):
+    out = tmp_path / "notebook.json"
+    # a session of its own: Ctrl-C goes to the whole group, as a terminal does
+    proc = subprocess.Popen([*as_typed(line), "--json", str(out)], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        url = wait_for_line(proc, "open: http://127.0.0.1:8888/lab?token=", timeout=120).split("open: ")[1].strip()
+        assert json.loads(out.read_text())["url"] == url
+        with urllib.request.urlopen(url.replace("/lab?", "/api/status?"), timeout=30) as reply:
+            assert reply.status == 200
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    assert "Traceback" not in proc.stderr.read()
