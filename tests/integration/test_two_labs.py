@@ -16,8 +16,14 @@ from lab import cleanup, lock
 ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = str(ROOT / "lab" / "run.py")
 START_TIMEOUT_S = 900  # the lab may queue behind another test's lab first (MRCLAB_LOCK_WAIT)
-# each transport's job runs this long: the second commands take a second or two
+# A small fabric builds fast; each transport's job runs JOB_SECONDS, far
+# longer than the second commands take (a second or two each).
 JOB_SECONDS = 10
+SCENARIO = f"""\
+description: a short fault-free run on a small fabric, long enough to be interrupted
+fabric: {{planes: 2}}
+job: {{collective: allreduce, buffer_mb: 0.5, iterations: 1000, max_seconds: {JOB_SECONDS}}}
+"""
 
 
 def user_env() -> dict:
@@ -68,11 +74,12 @@ def assert_refused(done: subprocess.CompletedProcess, holder: int) -> None:
 
 
 def test_a_second_run_and_a_clean_refuse_while_a_lab_runs(tmp_path):
-    summary, output = tmp_path / "summary.json", tmp_path / "lab.out"
+    summary, output, scenario = tmp_path / "summary.json", tmp_path / "lab.out", tmp_path / "short.yaml"
+    scenario.write_text(SCENARIO)
     with output.open("w") as out:
         lab = subprocess.Popen(
-            [sys.executable, RUN_PY, "run", "clean", "--iterations", "1000", "--max-seconds", str(JOB_SECONDS),
-             "--buffer-mb", "0.5", "--results", str(tmp_path / "results"), "--json", str(summary)],
+            [sys.executable, RUN_PY, "run", str(scenario), "--results", str(tmp_path / "results"),
+             "--json", str(summary)],
             stdout=out, stderr=subprocess.STDOUT)  # queues for the lock like the rest of the suite
     try:
         wait_until_running(lab, output)
