@@ -2,16 +2,24 @@
 saving each figure as a PNG next to the run, showing it inline, and small
 tables and drawings that lab/plots.py does not make.
 
-Every notebook starts with ``RESULTS = None`` and calls ``resolve(RESULTS)``:
+Every notebook starts with ``RESULTS = None`` and calls ``open_run(RESULTS, NAME)``:
 an explicit path wins, then the environment variable MRCLAB_RESULTS (how
 the tests point a notebook at a given run), then the newest run under
-results/. Figures go to ``<results>/notebooks/<notebook name>/``.
+results/ (or under $MRCLAB_RESULTS_ROOT). Figures go to
+``<results>/notebooks/<notebook name>/``.
+
+A damaged run (a torn last line after a crash, a missing file) is shown with
+what could be read, after a list of what could not. With no run at all,
+``open_run`` says so and every later cell that needs a run becomes a no-op,
+so the notebook still runs to its end without an error.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -20,13 +28,15 @@ from lab import plots  # noqa: F401  (sets the Agg backend: figures are shown wi
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lab import metrics  # noqa: E402
-from lab.results import _RUN_DIR, Records, load, newest  # noqa: E402
+from lab import report  # noqa: E402
+from lab.results import _RUN_DIR, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_ROOT = PROJECT_ROOT / "results"
-RESULTS_ENV = "MRCLAB_RESULTS"
+RESULTS_ENV = "MRCLAB_RESULTS"              # one run to read
+RESULTS_ROOT_ENV = "MRCLAB_RESULTS_ROOT"    # where to look for runs instead of results/
+NO_RUNS = "no runs yet: run `sudo python lab/run.py` first"
 DPI = plots.DPI
 
 # One line per file of a results directory (lab/results.py, lab/plots.py).
@@ -47,39 +57,155 @@ FILE_MEANINGS = {
 
 # ---- locating runs ---------------------------------------------------------------------------
 
-def resolve(results: str | Path | None = None, root: str | Path = RESULTS_ROOT) -> Path:
-    """The results directory to read: ``results``, else $MRCLAB_RESULTS, else the newest run."""
+def results_root() -> Path:
+    """Where runs are looked for: $MRCLAB_RESULTS_ROOT, else the project's results/."""
+    return Path(os.environ.get(RESULTS_ROOT_ENV) or RESULTS_ROOT)
+
+
+def resolve(results: str | Path | None = None, root: str | Path | None = None) -> Path:
+    """The results directory to read: ``results``, else $MRCLAB_RESULTS, else the newest run.
+
+    Raises FileNotFoundError naming what is missing; notebooks use open_run, which says it instead.
+    """
     chosen = results or os.environ.get(RESULTS_ENV)
     if chosen:
         path = Path(chosen)
         if not path.is_dir():
-            raise FileNotFoundError(f"no results directory at {path}")
+            raise FileNotFoundError(f"no results directory at {path}: set RESULTS (or ${RESULTS_ENV}) "
+                                    "to a run's directory under results/")
         return path
-    return newest(root)
+    found = runs(root)
+    if not found:
+        raise FileNotFoundError(NO_RUNS)
+    return found[0]
 
 
-def runs(root: str | Path = RESULTS_ROOT) -> list[Path]:
-    """Every run directory under ``root``, newest first (the order lab.results.newest uses)."""
-    root = Path(root)
+def find_run(results: str | Path | None = None, root: str | Path | None = None) -> Path | None:
+    """resolve(), but None after printing why when there is no run (a notebook that needs none)."""
+    try:
+        return resolve(results, root)
+    except FileNotFoundError as exc:
+        print(exc)
+        return None
+
+
+def runs(root: str | Path | None = None) -> list[Path]:
+    """Every run directory under ``root`` (results_root()), newest first (as lab.results.newest)."""
+    root = Path(root) if root is not None else results_root()
     found = [p for p in root.iterdir() if p.is_dir() and _RUN_DIR.match(p.name)] if root.is_dir() else []
     return sorted(found, key=lambda p: (p.name[:15], p.stat().st_mtime_ns), reverse=True)
 
 
-def newest_with(predicate: Callable[[dict], bool], root: str | Path = RESULTS_ROOT) -> Path | None:
+def newest_with(predicate: Callable[[dict], bool], root: str | Path | None = None) -> Path | None:
     """The newest run whose config.json satisfies ``predicate``; None if there is none."""
     for run in runs(root):
         try:
             config = json.loads((run / "config.json").read_text())
         except (OSError, ValueError):
             continue
-        if predicate(config):
+        if isinstance(config, dict) and predicate(config):
             return run
     return None
 
 
+@dataclass
+class Run:
+    """The run a notebook shows: its directory, its records and where the figures go."""
+
+    path: Path
+    records: Records
+    out: Path
+
+    @property
+    def summary(self) -> dict:
+        return self.records.summary
+
+
+def read_run(path: str | Path) -> Records:
+    """load() the run, print what of it could not be read, and fill in its summary
+    (recomputed from the records when summary.json is unreadable, with a note saying so)."""
+    rec = load(path)
+    if rec.problems:
+        print(f"{path}: incomplete or damaged, {len(rec.problems)} problem(s); everything else is shown:")
+        for line in report.problem_lines(rec.problems):
+            print(f"  - {line}")
+    rec.summary, note = report.summary_or_recomputed(rec)
+    if note:
+        print(note)
+    return rec
+
+
+def _has_records(rec: Records) -> bool:
+    return any((rec.config, rec.iterations, rec.events, rec.counters, rec.fidelity, rec.conservation,
+                rec.summary))
+
+
+def open_run(results: str | Path | None, notebook: str) -> Run | None:
+    """The run to show (see resolve) with its damage listed, or None when there is nothing to
+    show: then it prints why and every later cell that needs a run is skipped."""
+    _stop_skipping()     # re-running this cell after making a run brings the notebook back
+    path = find_run(results)
+    rec = read_run(path) if path is not None else None
+    if rec is not None and not _has_records(rec):
+        print(f"nothing to show: {path} holds no readable results file")
+        rec = None
+    if rec is None:
+        _skip_rest()
+        return None
+    return Run(Path(path), rec, output_dir(path, notebook))
+
+
+# ---- skipping the cells of a notebook without a run ---------------------------------------------
+# nbclient stops at, and reports, any cell that raises; an IPython input transformer
+# instead turns each later cell into `pass`, so the notebook ends cleanly on the message.
+
+def _ipython():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def _needs_no_run(source: str) -> bool:
+    """Cells that still run: the one that opens the run, and parameter cells (literal assignments)."""
+    if "open_run(" in source:
+        return True
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    for node in body:
+        if not isinstance(node, ast.Assign):
+            return False
+        try:
+            ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            return False
+    return True
+
+
+def _skip_cell_needing_a_run(lines: list[str]) -> list[str]:
+    return lines if _needs_no_run("".join(lines)) else ["pass\n"]
+
+
+def _skip_rest() -> None:
+    shell = _ipython()
+    if shell is not None:
+        shell.input_transformers_post.append(_skip_cell_needing_a_run)
+        print("(the cells below are skipped until this cell is run again and finds a run)")
+
+
+def _stop_skipping() -> None:
+    shell = _ipython()
+    if shell is not None:
+        shell.input_transformers_post[:] = [t for t in shell.input_transformers_post
+                                            if t is not _skip_cell_needing_a_run]
+
+
 def output_dir(results: Path | None, notebook: str) -> Path:
-    """``<results>/notebooks/<notebook>/`` (created); without a run, results/notebooks/<notebook>/."""
-    base = Path(results) if results is not None else RESULTS_ROOT
+    """``<results>/notebooks/<notebook>/`` (created); without a run, under results_root()."""
+    base = Path(results) if results is not None else results_root()
     out = base / "notebooks" / notebook
     out.mkdir(parents=True, exist_ok=True)
     return out
@@ -87,7 +213,14 @@ def output_dir(results: Path | None, notebook: str) -> Path:
 
 def fabric_of(config: Mapping) -> FabricSpec:
     """The FabricSpec a run used (its config's "fabric" block), or the default fabric."""
-    return FabricSpec(**config["fabric"]) if config.get("fabric") else FabricSpec()
+    block = config.get("fabric")
+    if not block:
+        return FabricSpec()
+    try:
+        return FabricSpec(**block)
+    except (TypeError, ValueError) as exc:   # FabricError is a ValueError
+        print(f"config.json: unusable fabric block ({exc}); showing the default fabric")
+        return FabricSpec()
 
 
 # ---- showing and saving ----------------------------------------------------------------------
@@ -268,9 +401,8 @@ def transport_records(rec: Records, transport: str) -> list[dict]:
 
 
 def summary_of(rec: Records) -> dict:
-    """The run's summary.json, or computed from its records when the file is missing."""
-    return rec.summary or metrics.summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
-                                            rec.conservation, rec.config)
+    """The run's summary.json, or computed from its records when the file is unreadable."""
+    return report.summary_or_recomputed(rec)[0]
 
 
 def cdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -278,6 +410,6 @@ def cdf(values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     return x, np.arange(1, len(x) + 1) / max(len(x), 1)
 
 
-__all__ = ["resolve", "runs", "newest_with", "output_dir", "fabric_of", "finish", "show_png", "markdown",
+__all__ = ["open_run", "read_run", "find_run", "resolve", "runs", "newest_with", "output_dir", "fabric_of", "finish", "show_png", "markdown",
            "table", "draw_plane", "draw_planes", "per_path", "per_connection", "fault_markers",
            "transport_records", "summary_of", "cdf", "load", "FILE_MEANINGS"]

@@ -255,7 +255,8 @@ def _iteration(fields: dict) -> dict:
         try:
             return parse(fields[name])
         except (ValueError, TypeError):
-            raise ValueError(f"field {name!r} is {fields[name]!r}, not {expected}") from None
+            text = fields[name] if len(fields[name]) <= 40 else fields[name][:40] + "..."
+            raise ValueError(f"field {name!r} is {text!r}, not {expected}") from None
 
     def flag(text):
         if text not in ("true", "false"):

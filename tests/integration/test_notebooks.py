@@ -1,10 +1,14 @@
-"""Every notebook runs headless on a short real experiment and writes its figures (root).
+"""Every notebook runs headless on a short real experiment and writes its figures (root);
+on no run at all, and on a run a crash cut short, it runs to its end and says why.
 
 Two short runs (with trimming and a link flap, and without trimming) into a
 temporary results root; each notebook is executed with nbclient and
 MRCLAB_RESULTS pointing at the run with trimming (notebook 04 finds the
-other run next to it).
+other run next to it). nbclient raises CellExecutionError, naming the cell,
+if any cell fails.
 """
+
+import shutil
 
 import nbformat
 import pytest
@@ -13,6 +17,8 @@ from nbclient import NotebookClient
 from faults.model import FaultEvent
 from lab.experiment import Experiment, run_experiment
 from lab.notebook_cmd import NOTEBOOKS, ensure_kernel
+from lab.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
+from lab.results import TORN
 
 EXPECTED_PNGS = {
     "01-tour": ["fabric_plane.png", "fabric_planes.png"],
@@ -39,25 +45,82 @@ def test_every_notebook_is_tested():
     assert sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED_PNGS)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
-def test_notebook_runs_and_writes_its_pngs(name, runs, monkeypatch):
-    with_trimming, without_trimming = runs
-    monkeypatch.setenv("MRCLAB_RESULTS", str(with_trimming))
-    for var in ("MRCLAB_RESULTS_TRIMMING", "MRCLAB_RESULTS_NO_TRIMMING", "MRCLAB_INCAST_JSON"):
+@pytest.fixture
+def notebook_env(monkeypatch):
+    """No notebook setting leaks in from the environment; returns monkeypatch to set some."""
+    for var in (RESULTS_ENV, RESULTS_ROOT_ENV, "MRCLAB_RESULTS_TRIMMING", "MRCLAB_RESULTS_NO_TRIMMING",
+                "MRCLAB_INCAST_JSON"):
         monkeypatch.delenv(var, raising=False)
+    return monkeypatch
+
+
+def execute(name: str):
+    """The notebook as nbclient left it after running every cell (raises if a cell fails)."""
     book = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     assert not any(c.get("outputs") for c in book.cells if c.cell_type == "code"), "committed with outputs"
-    kernel = ensure_kernel()
-    # raises CellExecutionError, naming the cell, if any cell fails
-    NotebookClient(book, timeout=180, kernel_name=kernel,
+    NotebookClient(book, timeout=180, kernel_name=ensure_kernel(),
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
-    out = with_trimming / "notebooks" / name
+    return book
+
+
+def printed(book) -> str:
+    return "".join(o.get("text", "") for c in book.cells for o in c.get("outputs", []))
+
+
+def assert_pngs(book, name, out):
     for png in EXPECTED_PNGS[name]:
         path = out / png
         assert path.is_file() and path.stat().st_size > 1000, f"{name} did not write {path}"
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shown = sum(1 for c in book.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
     assert shown >= len(EXPECTED_PNGS[name]), "figures were saved but not shown inline"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
+def test_notebook_runs_and_writes_its_pngs(name, runs, notebook_env):
+    with_trimming, without_trimming = runs
+    notebook_env.setenv(RESULTS_ENV, str(with_trimming))
+    book = execute(name)
+    assert_pngs(book, name, with_trimming / "notebooks" / name)
+    assert "problem(s)" not in printed(book), "a whole run was reported damaged"
     if name == "04-trimming-and-incast":
-        text = "".join(o.get("text", "") for c in book.cells for o in c.get("outputs", []))
-        assert str(without_trimming) in text, "notebook 04 did not find the run without trimming"
+        assert str(without_trimming) in printed(book), "notebook 04 did not find the run without trimming"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
+def test_notebook_without_runs_says_so_and_ends_cleanly(name, tmp_path, notebook_env):
+    root = tmp_path / "results"
+    root.mkdir()
+    notebook_env.setenv(RESULTS_ROOT_ENV, str(root))
+    book = execute(name)
+    code = [c for c in book.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "the notebook did not run to its end"
+    said = [i for i, c in enumerate(code) if NO_RUNS in "".join(o.get("text", "") for o in c.outputs)]
+    assert len(said) == 1, f"{name} did not print '{NO_RUNS}' once"
+    if name == "05-fabric-scale":      # the fabric-size calculator needs no run: it still draws
+        assert_pngs(book, name, root / "notebooks" / name)
+    else:                              # every later cell was skipped: no output, no figure
+        assert not any(c.outputs for c in code[said[0] + 1:])
+        assert not list(tmp_path.rglob("*.png"))
+
+
+def cut_last_line(path) -> int:
+    """Cut the file's last line in half, as a crash mid-write would; returns its line number."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][:len(lines[-1]) // 2])
+    return len(lines)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
+def test_notebook_on_a_run_cut_short_names_the_torn_lines(name, runs, tmp_path, notebook_env):
+    with_trimming, _ = runs
+    torn = tmp_path / "results" / with_trimming.name
+    shutil.copytree(with_trimming, torn, ignore=shutil.ignore_patterns("notebooks"))
+    events_line, iterations_line = cut_last_line(torn / "events.jsonl"), cut_last_line(torn / "iterations.csv")
+    notebook_env.setenv(RESULTS_ENV, str(torn))
+    book = execute(name)
+    assert_pngs(book, name, torn / "notebooks" / name)
+    if name != "05-fabric-scale":      # 05 does not read the run's records
+        text = printed(book)
+        assert f"events.jsonl line {events_line}: {TORN}" in text
+        assert f"iterations.csv line {iterations_line}: {TORN}" in text

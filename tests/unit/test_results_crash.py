@@ -205,7 +205,8 @@ def test_csv_garbage_rows_are_named_and_a_stray_quote_swallows_nothing(tmp_path)
     path = run / "iterations.csv"
     lines = path.read_text().splitlines()
     damaged = [lines[0], lines[1], '"unclosed,quote', lines[2], "mrc,x,1,2,1,true,[]", lines[3],
-               "mrc,9,1,2,1,maybe,[]", "mrc,9,1,2,1,true,{}", ",9,1,2,1,true,[]", lines[4]]
+               "mrc,9,1,2,1,maybe,[]", "mrc,9,1,2,1,true,{}", ",9,1,2,1,true,[]", lines[4],
+               'mrc,9,1,2,1,true,"[' + "0.25, " * 100 + '"']
     path.write_text("\n".join(damaged) + "\n")
     problems = []
     rows = read_iterations(path, problems)
@@ -216,6 +217,7 @@ def test_csv_garbage_rows_are_named_and_a_stray_quote_swallows_nothing(tmp_path)
         (7, "field 'verified' is 'maybe', not true/false; line skipped"),
         (8, "field 'rank_times' is '{}', not a JSON list; line skipped"),
         (9, "field 'transport' is empty; line skipped"),
+        (11, "field 'rank_times' is '[" + "0.25, " * 6 + "0.2...', not a JSON list; line skipped"),   # clipped
     ]
 
 
@@ -380,6 +382,7 @@ def test_open_run_lists_damage_and_recomputes_the_summary(results_root, capsys):
     ("RESULTS = Path('x')", False),
     ("print(1)", False),
     ("def broken(:", False),
+    ("X = {[]: 1}", False),                    # literal_eval raises TypeError here, not ValueError
 ])
 def test_which_cells_run_without_a_run(source, runs_anyway):
     assert nbs._needs_no_run(source) is runs_anyway
