@@ -27,7 +27,9 @@ values, the header read as another type) for fuzz tests.
 
 from __future__ import annotations
 
+import ast
 import heapq
+import inspect
 import random
 import struct
 from dataclasses import dataclass, field
@@ -262,3 +264,14 @@ def field_mutants(dgram: bytes) -> Iterator[tuple[str, bytes]]:
             if len(b) > 3:
                 b[3] = hdr_len
             yield f"read as type {ptype}", bytes(b)
+
+
+def parse_checks() -> dict[int, str]:
+    """Line number -> source line of every ``raise WireError(...)`` in wire.parse: the checks
+    a fuzz corpus must reach (a test compares against the lines its rejections come from)."""
+    lines, first = inspect.getsourcelines(wire.parse)
+    tree = ast.parse("".join(lines))
+    return {first + node.lineno - 1: lines[node.lineno - 1].strip()
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+            and getattr(node.exc.func, "id", None) == "WireError"}

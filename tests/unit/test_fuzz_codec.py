@@ -7,8 +7,6 @@ time (mrc_host.testing.field_mutants). A deterministic sweep must reach every
 one is added that no mutant reaches) the sweep test fails and names it.
 """
 
-import ast
-import inspect
 import re
 from collections import Counter
 
@@ -20,7 +18,7 @@ from mrc_host.baseline import BaselineConnection
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import ProtocolError
 from mrc_host.multirail import MultiRailBaseline
-from mrc_host.testing import field_mutants
+from mrc_host.testing import field_mutants, parse_checks
 
 PATHS = make_paths(range(2), range(3))
 BASES = {
@@ -38,16 +36,6 @@ BASES = {
 CORPUS = [(f"{base}: {label}", m) for base, d in BASES.items() for label, m in field_mutants(d)]
 # bytes the parser ignores (documented as reserved, 0): zeroed before a round-trip comparison
 RESERVED = {wire.T_DATA: [7, 34, 35], wire.T_NACK: [7, 17, 18, 19]}
-
-
-def raise_sites_of_parse() -> dict[int, str]:
-    """Line number -> source of every ``raise WireError(...)`` in wire.parse."""
-    lines, first = inspect.getsourcelines(wire.parse)
-    tree = ast.parse("".join(lines))
-    return {first + node.lineno - 1: lines[node.lineno - 1].strip()
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
-            and getattr(node.exc.func, "id", None) == "WireError"}
 
 
 def rejection(datagram) -> tuple[int, str] | None:
@@ -72,7 +60,7 @@ def reencoded(datagram: bytes) -> tuple[bytes, bytes]:
 
 
 def test_the_sweep_reaches_every_check_in_parse():
-    sites = raise_sites_of_parse()
+    sites = parse_checks()
     assert len(sites) >= 11, sites        # the checks wire.parse had when this test was written
     reached = Counter()
     for _label, m in CORPUS:
