@@ -150,7 +150,7 @@ class Agent:
         self.port = wire.MRC_PORT if config.transport == "mrc" else wire.BASELINE_PORT
         self.params = config.transport_params()
         self.garbage = 0                 # datagrams dropped before reaching a connection
-        self.send_errors = 0
+        self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
         self.internal_errors = 0         # exceptions from a core (a bug): counted, not fatal
         self.transitions: list[PathStateChanged] = []
         self.messages: dict[tuple, MessageComplete] = {}   # (peer, msg_id) -> arrived message
@@ -327,6 +327,10 @@ class Agent:
                 for dgram, ev, plane in out:
                     try:
                         socks[plane][ev].sendto(dgram, addrs[plane])
+                    except (IndexError, KeyError):
+                        # a reply echoing a plane or EV this host has no socket for (the
+                        # peer's datagram carried junk there): nowhere to send it from
+                        self.send_errors += 1
                     except OSError as e:
                         # a full or unreachable interface drops the packet, as a NIC would;
                         # the transport recovers it
