@@ -177,8 +177,8 @@ def summary_or_recomputed(rec: Records) -> tuple[dict, str | None]:
         summary = metrics.summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
                                     rec.conservation, rec.config)
     except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
-        return {}, f"no summary: summary.json is unreadable and the records do not give one ({exc})"
-    return summary, "summary.json is unreadable: figures recomputed from the records that could be read"
+        return {}, f"no summary: summary.json is missing or unreadable and the records do not give one ({exc})"
+    return summary, "summary.json is missing or unreadable: figures recomputed from the records that could be read"
 
 
 def print_problems(problems: Sequence, console: Console) -> None:
