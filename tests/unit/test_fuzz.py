@@ -2,7 +2,8 @@
 
 Two cores talk over the in-memory network (mrc_host.testing.SimNetwork) on its
 own monotonic clock, with loss, duplication, reordering, trimming and CE
-marks; every reply of either core is delivered. Next to each real datagram the
+marks; every datagram either core sends, replies included, goes through that
+network (none is dropped by the test). Next to each real datagram the
 network's tamper hook injects what a hypothesis plan says: an exact replay, a
 trimmed copy, a mutant that wire.parse rejects, a valid mutant under a
 connection id neither end uses, or random bytes. Afterwards every byte in each
@@ -64,17 +65,15 @@ class Tamperer:
         self.plan = plan
         self.k = 0
         self.rejected: dict[str, int] = {"a": 0, "b": 0}
-        self.injected = 0
 
     def __call__(self, src, dst, dgram, ev, plane):
         action = self.plan[self.k % len(self.plan)]
         self.k += 1
         extras = self.extras(action, dgram)
         for extra in extras:
-            self.injected += 1
             self.rejected[dst] += rejected(extra)
-        return [(extra, 0.0) for extra in extras] if action[0] != "replay" else \
-            [(extra, action[1]) for extra in extras]
+        delay = action[1] if action[0] == "replay" else 0.0
+        return [(extra, delay) for extra in extras]
 
     @staticmethod
     def extras(action, dgram: bytes) -> list[bytes]:
