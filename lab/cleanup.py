@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def run(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProcess:
 def set_sysctl(name: str, value: str) -> None:
     """Set a global sysctl, remembering its original value for teardown."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(SYSCTL_STATE.read_text()) if SYSCTL_STATE.exists() else {}
+    saved = saved_sysctls()
     path = Path("/proc/sys") / name.replace(".", "/")
     if name not in saved:
         saved[name] = path.read_text().strip()
@@ -65,10 +66,31 @@ def set_sysctl(name: str, value: str) -> None:
     path.write_text(value)
 
 
-def restore_sysctls() -> list[str]:
+def saved_sysctls() -> dict[str, str]:
+    """name -> original value of every sysctl the lab changed and has not restored.
+
+    The file is written atomically, so it is whole or absent; one that is
+    damaged anyway (edited by hand, a disk error) is set aside with a warning
+    instead of stopping the cleanup that would remove everything else."""
     if not SYSCTL_STATE.exists():
+        return {}
+    try:
+        saved = json.loads(SYSCTL_STATE.read_text())
+        if isinstance(saved, dict) and all(isinstance(v, str) for v in saved.values()):
+            return saved
+    except (OSError, ValueError):
+        pass
+    aside = SYSCTL_STATE.with_suffix(".damaged")
+    SYSCTL_STATE.replace(aside)
+    sys.stderr.write(f"warning: {SYSCTL_STATE} was unreadable (moved to {aside}): "
+                     "the sysctls it recorded cannot be restored automatically\n")
+    return {}
+
+
+def restore_sysctls() -> list[str]:
+    saved = saved_sysctls()
+    if not saved:
         return []
-    saved = json.loads(SYSCTL_STATE.read_text())
     for name, value in saved.items():
         (Path("/proc/sys") / name.replace(".", "/")).write_text(value)
     SYSCTL_STATE.unlink()
@@ -170,7 +192,7 @@ def leftovers() -> dict[str, list]:
         "links": lab_links(),
         "tc_filters": lab_tc_filters(),
         "bpf_pins": [str(p) for p in BPF_PIN_DIR.rglob("*")] if BPF_PIN_DIR.exists() else [],
-        "sysctls": list(json.loads(SYSCTL_STATE.read_text())) if SYSCTL_STATE.exists() else [],
+        "sysctls": list(saved_sysctls()),
     }
 
 

@@ -10,9 +10,9 @@ the same code path as a user without their 5-20 minutes.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from lab.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
 
 app = typer.Typer(
@@ -57,7 +58,7 @@ def plan_only() -> bool:
 def write_json(path: Optional[Path], data: dict) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n")
+        write_json_atomic(path, data)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -106,6 +107,7 @@ def run(
     exp = load_experiment(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
                           trimming=trimming)
     describe_experiment(exp)
+    ensure_writable(results)
     try:
         started = time.monotonic()
         with run_progress(exp) as progress:
@@ -113,12 +115,24 @@ def run(
         elapsed = time.monotonic() - started
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
+    except OSError as exc:  # a full disk while the results are written: the lab is torn down already
+        fail(f"could not write the results: {exc}")
     print_summary(summary, console)
     console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
     write_json(json_path, {"results_dir": str(path), "scenario": exp.name, "elapsed_s": round(elapsed, 1),
                            **summary})
     ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
     raise typer.Exit(0 if ok else 1)
+
+
+def ensure_writable(directory: Path) -> None:
+    """Fail before the fabric is built, not after a long run, if results cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        fail(f"cannot write results under {directory}: {exc.strerror or exc}")
 
 
 def load_experiment(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
@@ -276,10 +290,10 @@ def report_scale(sweep: dict, meta: dict, out: Path, update_readme: bool, json_p
                   f"(build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
                   else "no size was faithful", highlight=False)
     data = {**meta, **sweep}
-    (out / "bench.json").write_text(json.dumps(data, indent=2) + "\n")
+    write_json_atomic(out / "bench.json", data)
     write_json(json_path, data)
     md = scale_markdown(sweep, f"`lab/run.py bench --scale` on {meta['date']}, {meta['machine']}.")
-    (out / "bench.md").write_text(md)
+    write_text_atomic(out / "bench.md", md)
     if update_readme:
         write_readme(README, md, block="scale")
 
@@ -298,9 +312,9 @@ def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, js
         table.add_row(f.name, f.value, f.target, mark[f.ok])
     console.print(table)
     md = markdown(figures, header)
-    (out / "bench.md").write_text(md)
+    write_text_atomic(out / "bench.md", md)
     data = to_json(figures, meta)
-    (out / "bench.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    write_json_atomic(out / "bench.json", data, default=str)
     write_json(json_path, data)
     if update_readme:
         write_readme(README, md)

@@ -72,16 +72,26 @@ class HostWorkers:
 
 
 def read_stats(path: str) -> dict:
-    """The last counters line and every path transition an agent wrote."""
-    last, transitions = {}, []
+    """The last counters line and every path transition an agent wrote.
+
+    A line an agent killed mid-write left torn (or any other unreadable line)
+    is skipped and counted in "unreadable_lines", so one bad line costs one
+    record, not the rest of the file."""
+    last, transitions, unreadable = {}, [], 0
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             for line in f:
-                record = json.loads(line)
-                if record.get("type") == "stats":
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    unreadable += 1
+                    continue
+                if not isinstance(record, dict):
+                    unreadable += 1
+                elif record.get("type") == "stats":
                     last = record
                 elif record.get("type") == "path":
                     transitions.append(record)
-    except (OSError, ValueError):
+    except OSError:
         pass
-    return {"counters": last, "transitions": transitions}
+    return {"counters": last, "transitions": transitions, "unreadable_lines": unreadable}
