@@ -36,11 +36,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from . import wire
-from .multirail import MultiRailBaseline
-from .connection import MrcConnection, make_paths
+from .connection import make_paths
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
 from .params import TransportParams
 from .path_select import POLICIES, PathSelector
+from .transport import Connection, ConnectionSetup, transport
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
@@ -55,7 +55,7 @@ class AgentConfig:
     peers: peer host id -> its per-plane IPs
     evs: EVs used on every plane (range(8))
     payload_size: DATA payload bytes (1024)
-    transport: "mrc" or "baseline"
+    transport: a name in transport.TRANSPORTS: "mrc" or "baseline" (the multi-rail baseline)
     policy: path selection policy: a name in path_select.POLICIES
         ("round_robin") or "path/to/file.py:ClassName" (a PathSelector
         subclass in a file: the classroom exercises load students' policies so);
@@ -147,7 +147,8 @@ class Agent:
         self.config = config
         self.clock = clock
         self.on_message = on_message
-        self.port = wire.MRC_PORT if config.transport == "mrc" else wire.BASELINE_PORT
+        self.transport = transport(config.transport)   # an unknown name fails before any socket
+        self.port = self.transport.port
         self.params = config.transport_params()
         self.garbage = 0                 # datagrams dropped before reaching a connection
         self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
@@ -193,22 +194,15 @@ class Agent:
         cfg = self.config
         paths = make_paths(range(len(cfg.plane_ips)), cfg.evs)
         policy = load_policy(cfg.policy)   # once: every connection shares the class
-        self.conns: dict[str, object] = {}
+        self.conns: dict[str, Connection] = {}
         self.peer_addrs: dict[str, list] = {}
         self.ip_to_peer: dict[str, tuple] = {}      # source ip -> (peer, plane, conn)
         for peer, ips in cfg.peers.items():
             if len(ips) != len(cfg.plane_ips):
                 raise ValueError(f"peer {peer}: {len(ips)} plane IPs, we have {len(cfg.plane_ips)}")
-            cid = conn_id_for(cfg.host_id, peer)
-            if cfg.transport == "mrc":
-                conn = MrcConnection(cid, paths, self.params, peer=peer, policy=policy,
-                                     cc=cfg.cc, recv_buffer_size=cfg.recv_buffer_size)
-            elif cfg.transport == "baseline":
-                conn = MultiRailBaseline(cid, paths, self.params, peer=peer,
-                                         recv_buffer_size=cfg.recv_buffer_size,
-                                         flow_key=(cfg.host_id, peer))
-            else:
-                raise ValueError(f"unknown transport {cfg.transport!r}")
+            conn = self.transport.connect(ConnectionSetup(
+                conn_id_for(cfg.host_id, peer), paths, self.params, peer, cfg.host_id,
+                cfg.recv_buffer_size, policy, cfg.cc))
             self.conns[peer] = conn
             self.peer_addrs[peer] = [(ip, self.port) for ip in ips]
             for plane, ip in enumerate(ips):

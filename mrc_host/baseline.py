@@ -25,11 +25,8 @@ from . import wire
 from .counters import Counters
 from .events import Event, MessageComplete, ProtocolError, WriteComplete
 from .params import TransportParams
-
-_pack_data = wire.DATA.pack
-_pack_ack = wire.ACK.pack
-_pack_nack = wire.NACK.pack
-_V = wire.VERSION
+from .receiver import MessageProgress, place
+from .rtt import RttEstimator
 
 
 def ecmp_path(flow_key, paths: Sequence[tuple[int, int]]) -> tuple[int, int]:
@@ -56,7 +53,7 @@ class BaselineConnection:
 
     def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
                  params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
-                 recv_buffer=None, recv_buffer_size: int = 1 << 20, flow_key=None, **_ignored):
+                 recv_buffer=None, recv_buffer_size: int = 1 << 20, flow_key=None):
         self.conn_id = conn_id
         self.params = params
         self.peer = peer
@@ -72,10 +69,8 @@ class BaselineConnection:
         self.snd_nxt = 0                      # next PSN to transmit (may be < snd_max after go-back)
         self.snd_max = 0                      # next PSN never assigned
         self.window = params.cwnd_init
-        self.rto = params.rto_initial
-        self.backoff = 1
-        self.srtt: float | None = None
-        self.rttvar = 0.0
+        self.rtt = RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
+                                params.baseline_rto_granularity)
         self.last_progress = 0.0
         self.sent_at: dict[int, float] = {}   # psn -> first send time (RTT samples)
         self.msg_ids = wire.MessageIds()
@@ -84,7 +79,7 @@ class BaselineConnection:
         self.rcv_conn: int | None = None
         self.expected = 0
         self.nak_for = -1
-        self.msgs: dict[int, list] = {}
+        self.msgs: dict[int, MessageProgress] = {}
         self.pending = 0
         self.last = (0, 0, 0)
 
@@ -162,15 +157,11 @@ class BaselineConnection:
         self.expected = (psn + 1) & 0xFFFFFFFF
         c.data_received += 1
         c.data_bytes_received += h.length
-        m = self.msgs.get(h.msg_id)
-        if m is None:
-            m = self.msgs[h.msg_id] = [0, h.msg_len, h.offset]
-        m[0] += h.length
-        m[2] = min(m[2], h.offset)
-        if m[0] >= m[1]:
-            del self.msgs[h.msg_id]
+        done = place(self.msgs, h.msg_id, h.msg_len, h.offset, h.length)
+        if done is not None:
             c.messages_received += 1
-            self._events.append(MessageComplete(h.conn, h.msg_id, m[2], m[1], self.peer))
+            self._events.append(MessageComplete(h.conn, h.msg_id, done.offset, done.length,
+                                                self.peer))
         self.pending += 1
         if h.flags & wire.F_LAST or self.pending >= self.params.ack_every:
             self._ack(ev, plane, psn)
@@ -180,14 +171,14 @@ class BaselineConnection:
     def _ack(self, ev, plane, psn) -> None:
         self.pending = 0
         self.counters.acks_sent += 1
-        self._out.append((_pack_ack(_V, wire.T_ACK, 0, wire.ACK_HDR_LEN, ev, plane,
-                                    self.rcv_conn or 0, self.expected, 0, psn), ev, plane))
+        self._out.append((wire.encode_ack(0, ev, plane, self.rcv_conn or 0, self.expected, 0, psn),
+                          ev, plane))
 
     def _nack(self, ev, plane, reason) -> None:
         self.nak_for = self.expected
         self.counters.nacks_sent += 1
-        self._out.append((_pack_nack(_V, wire.T_NACK, 0, wire.NACK_HDR_LEN, ev, plane,
-                                     self.rcv_conn or 0, self.expected, reason), ev, plane))
+        self._out.append((wire.encode_nack(0, ev, plane, self.rcv_conn or 0, self.expected, reason),
+                          ev, plane))
 
     # --- sender ------------------------------------------------------------------------------
     def _on_ack(self, cum: int, acked_psn: int, now: float) -> None:
@@ -198,7 +189,7 @@ class BaselineConnection:
             return
         t = self.sent_at.get(acked_psn)
         if t is not None:
-            self._rtt_sample(now - t)
+            self.rtt.sample(now - t)
         while self.snd_una != cum:
             msg, _off, _len, _last = self.segs.pop(self.snd_una)
             self.sent_at.pop(self.snd_una, None)
@@ -208,18 +199,9 @@ class BaselineConnection:
                 self._events.append(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
             self.snd_una = (self.snd_una + 1) & 0xFFFFFFFF
             self.last_progress = now
-            self.backoff = 1
+            self.rtt.reset_backoff()
         if ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF) > 0x80000000:
             self.snd_nxt = self.snd_una
-
-    def _rtt_sample(self, rtt: float) -> None:
-        if self.srtt is None:
-            self.srtt, self.rttvar = rtt, rtt / 2
-        else:
-            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
-            self.srtt = 0.875 * self.srtt + 0.125 * rtt
-        p = self.params
-        self.rto = min(p.rto_max, max(p.rto_min, self.srtt + 4 * self.rttvar))
 
     def _go_back(self, psn: int) -> None:
         if psn in self.segs and ((self.snd_nxt - psn) & 0xFFFFFFFF) < 0x80000000:
@@ -229,19 +211,15 @@ class BaselineConnection:
                 if ((p - psn) & 0xFFFFFFFF) < 0x80000000:
                     del self.sent_at[p]
 
-    def _current_rto(self) -> float:
-        return min(self.rto * self.backoff, self.params.rto_max)
-
     def timer(self, now: float) -> None:
-        if self.segs and now >= self.last_progress + self._current_rto():
+        if self.segs and now >= self.last_progress + self.rtt.current():
             self.counters.timeouts += 1
             self._go_back(self.snd_una)
             self.last_progress = now
-            if self.rto * self.backoff < self.params.rto_max:
-                self.backoff *= 2
+            self.rtt.on_timeout()
 
     def next_deadline(self) -> float | None:
-        return self.last_progress + self._current_rto() if self.segs else None
+        return self.last_progress + self.rtt.current() if self.segs else None
 
     def datagrams_to_send(self, now: float) -> list:
         if self.pending:
@@ -276,9 +254,9 @@ class BaselineConnection:
             msg, off, length, last = seg
             if last:
                 flags |= wire.F_LAST
-            out.append((_pack_data(_V, wire.T_DATA, flags, wire.DATA_HDR_LEN, ev, plane,
-                                   self.conn_id, msg.msg_id, psn, msg.remote_offset + off,
-                                   msg.length, length) + msg.data[off:off + length], ev, plane))
+            out.append((wire.encode_data_header(flags, ev, plane, self.conn_id, msg.msg_id, psn,
+                                                msg.remote_offset + off, msg.length, length)
+                        + msg.data[off:off + length], ev, plane))
             c.data_sent += 1
             c.data_bytes_sent += length
             self.snd_nxt = (psn + 1) & 0xFFFFFFFF
@@ -286,6 +264,6 @@ class BaselineConnection:
 
     def stats(self) -> dict:
         d = self.counters.as_dict()
-        d.update(path=list(self.path), rto=self._current_rto(), srtt=self.srtt,
+        d.update(path=list(self.path), rto=self.rtt.current(), srtt=self.rtt.srtt,
                  inflight=(self.snd_nxt - self.snd_una) & 0xFFFFFFFF)
         return d

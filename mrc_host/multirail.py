@@ -35,7 +35,7 @@ class MultiRailBaseline:
 
     def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
                  params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
-                 recv_buffer=None, recv_buffer_size: int = 1 << 20, flow_key=None, **_ignored):
+                 recv_buffer=None, recv_buffer_size: int = 1 << 20, flow_key=None):
         self.conn_id, self.params, self.peer = conn_id, params, peer
         planes = sorted({plane for _ev, plane in paths})
         if not planes or len(planes) >= 1 << STRIPE_BITS:

@@ -19,6 +19,9 @@ class TransportParams:
         run (each retiring a healthy path). Loss on a live path is found by
         SACK gaps and trims well before any RTO; the RTO is the tail-loss
         fallback.
+    rto_granularity: floor of the 4 x RTTVAR term of the MRC sender's RTO
+        (RFC 6298's clock granularity G) (0.0005)
+    baseline_rto_granularity: the same floor for the baseline's RTO (0.0)
     reorder_allowance: a packet is lost if one sent this many transmissions
         later was acked and it was not, and it is overdue by the RACK reorder
         window (see Sender.reorder_window) (16)
@@ -40,6 +43,8 @@ class TransportParams:
     rto_initial: float = 0.1
     rto_min: float = 0.05
     rto_max: float = 1.0
+    rto_granularity: float = 0.0005
+    baseline_rto_granularity: float = 0.0
     reorder_allowance: int = 16
     ack_every: int = 4
     skip_time: float = 0.005

@@ -20,18 +20,42 @@ A trimmed DATA header is NACKed at once (reason TRIMMED) on its ev/plane.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from . import wire
 from .counters import Counters
 from .events import MessageComplete
 
-_pack_ack = wire.ACK.pack
-_pack_nack = wire.NACK.pack
-_pack_probe = wire.PROBE.pack
-_V = wire.VERSION
+_encode_ack = wire.encode_ack
+_encode_nack = wire.encode_nack
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _F_TRIMMED, _F_LAST, _F_ECN_ECHO = wire.F_TRIMMED, wire.F_LAST, wire.F_ECN_ECHO
+
+
+@dataclass(slots=True)
+class MessageProgress:
+    """How much of one arriving message is placed (packets come in any order)."""
+
+    placed: int   # payload bytes placed so far
+    length: int   # the message's length (msg_len of its packets)
+    offset: int   # lowest offset seen: where the message starts in the buffer
+
+
+def place(msgs: dict, msg_id: int, msg_len: int, offset: int, length: int):
+    """Count `length` new bytes at `offset` of message `msg_id` in `msgs` (msg_id ->
+    MessageProgress); returns the MessageProgress, removed from `msgs`, once the
+    message is complete, else None."""
+    m = msgs.get(msg_id)
+    if m is None:
+        m = msgs[msg_id] = MessageProgress(0, msg_len, offset)
+    m.placed += length
+    if offset < m.offset:
+        m.offset = offset
+    if m.placed >= m.length:
+        del msgs[msg_id]
+        return m
+    return None
 
 
 class Receiver:
@@ -56,7 +80,7 @@ class Receiver:
         self.conn: int | None = None     # adopted from the first packet of the peer
         self.cum = 0
         self.bits = 0
-        self.msgs: dict[int, list] = {}  # msg_id -> [bytes placed, msg_len, lowest offset]
+        self.msgs: dict[int, MessageProgress] = {}
         self.pending = 0                 # packets not yet acked
         self.last = (0, 0, 0)            # (ev, plane, psn) of the last packet, for a flushed ACK
 
@@ -76,8 +100,7 @@ class Receiver:
             c.trims_seen += 1
             if d < self.max_window and not (self.bits >> d) & 1:
                 c.nacks_sent += 1
-                out.append((_pack_nack(_V, wire.T_NACK, 0, wire.NACK_HDR_LEN, ev, plane, conn,
-                                       psn, wire.NACK_TRIMMED), ev, plane))
+                out.append((_encode_nack(0, ev, plane, conn, psn, wire.NACK_TRIMMED), ev, plane))
             return
         if d >= self.max_window:
             if d > 0x80000000:      # below cum: a duplicate of something long acked
@@ -107,16 +130,10 @@ class Receiver:
             self.cum = (self.cum + n) & 0xFFFFFFFF
             bits >>= n
         self.bits = bits
-        m = self.msgs.get(msg_id)
-        if m is None:
-            m = self.msgs[msg_id] = [0, msg_len, offset]
-        m[0] += length
-        if offset < m[2]:
-            m[2] = offset
-        if m[0] >= m[1]:
-            del self.msgs[msg_id]
+        done = place(self.msgs, msg_id, msg_len, offset, length)
+        if done is not None:
             c.messages_received += 1
-            self.emit(MessageComplete(conn, msg_id, m[2], m[1], self.peer))
+            self.emit(MessageComplete(conn, msg_id, done.offset, done.length, self.peer))
         self.pending += 1
         if ecn_ce or bits or flags & _F_LAST or self.pending >= self.ack_every:
             self._ack(ev, plane, psn, ecn_ce, out)
@@ -126,9 +143,8 @@ class Receiver:
     def _ack(self, ev, plane, psn, ecn_ce, out) -> None:
         self.pending = 0
         self.c.acks_sent += 1
-        out.append((_pack_ack(_V, wire.T_ACK, _F_ECN_ECHO if ecn_ce else 0, wire.ACK_HDR_LEN,
-                              ev, plane, self.conn or 0, self.cum, (self.bits >> 1) & _MASK64, psn),
-                    ev, plane))
+        out.append((_encode_ack(_F_ECN_ECHO if ecn_ce else 0, ev, plane, self.conn or 0, self.cum,
+                                (self.bits >> 1) & _MASK64, psn), ev, plane))
 
     def flush(self, out: list) -> None:
         """Send the coalesced ACK now, if packets are waiting for one."""
@@ -138,5 +154,4 @@ class Receiver:
 
     def on_probe(self, ev, plane, conn, seq, timestamp_ns, out: list) -> None:
         self.c.probes_answered += 1
-        out.append((_pack_probe(_V, wire.T_PROBE_REPLY, 0, wire.PROBE_HDR_LEN, ev, plane, conn,
-                                seq, timestamp_ns), ev, plane))
+        out.append((wire.encode_probe(True, 0, ev, plane, conn, seq, timestamp_ns), ev, plane))

@@ -28,10 +28,10 @@ from .events import WriteComplete
 from .params import TransportParams
 from .path_health import PathHealth
 from .path_select import PathSelector
+from .rtt import RttEstimator
 
-_pack_data = wire.DATA.pack
-_pack_probe = wire.PROBE.pack
-_V, _T_DATA, _HL = wire.VERSION, wire.T_DATA, wire.DATA_HDR_LEN
+_encode_data_header = wire.encode_data_header
+_encode_probe = wire.encode_probe
 _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
 REO_MULT_MAX = 16   # reorder window grows to at most 16 x min_rtt/4 (and never past srtt)
 
@@ -105,13 +105,10 @@ class Sender:
         self.max_acked_sent = -1.0                 # send time of the latest-sent acked packet
         self.rack_rtt = 0.0                        # RTT of that packet
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
-        self.min_rtt: float | None = None
         self.reo_mult = 1                          # reorder window, in min_rtt/4 units
         self.msg_ids = wire.MessageIds()
-        self.srtt: float | None = None
-        self.rttvar = 0.0
-        self.rto = params.rto_initial
-        self.backoff = 1
+        self.rtt = RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
+                                params.rto_granularity)
         self.pkts_sent = [0] * len(self.paths)     # per path
         self.pkts_acked = [0] * len(self.paths)
 
@@ -127,6 +124,15 @@ class Sender:
     def idle(self) -> bool:
         return not self.queue and not self.unacked
 
+    @property
+    def srtt(self) -> float | None:
+        return self.rtt.srtt
+
+    @property
+    def rto(self) -> float:
+        """The RTO of the last RTT sample, before backoff (see current_rto)."""
+        return self.rtt.rto
+
     # --- sending ----------------------------------------------------------------------------
     def fill(self, now: float, out: list) -> None:
         """Append (datagram, ev, plane) for probes, retransmissions and new data."""
@@ -134,9 +140,8 @@ class Sender:
         if health.usable != len(self.paths):
             for pid, seq in health.probes_due(now):
                 ev, plane = self.paths[pid]
-                out.append((_pack_probe(_V, wire.T_PROBE, 0, wire.PROBE_HDR_LEN, ev, plane,
-                                        self.conn_id, seq, int(now * 1e9) & 0xFFFFFFFFFFFFFFFF),
-                            ev, plane))
+                out.append((_encode_probe(False, 0, ev, plane, self.conn_id, seq,
+                                          int(now * 1e9) & 0xFFFFFFFFFFFFFFFF), ev, plane))
                 self.c.probes_sent += 1
         health.expire(now)
         cwnd = self.cc.cwnd
@@ -185,8 +190,8 @@ class Sender:
         if pkt.last:
             flags |= _F_LAST
         off = pkt.off
-        out.append((_pack_data(_V, _T_DATA, flags, _HL, ev, plane, self.conn_id, msg.msg_id,
-                               pkt.psn, msg.remote_offset + off, msg.length, pkt.length)
+        out.append((_encode_data_header(flags, ev, plane, self.conn_id, msg.msg_id, pkt.psn,
+                                        msg.remote_offset + off, msg.length, pkt.length)
                     + msg.data[off:off + pkt.length], ev, plane))
         pkt.pid = pid
         pkt.sent = now
@@ -219,7 +224,8 @@ class Sender:
         unacked = self.unacked
         pkt = unacked.get(acked_psn)
         if pkt is not None and pkt.retx == 0 and not pkt.lost:
-            self._rtt_sample(now - pkt.sent)
+            self.rtt.sample(now - pkt.sent)   # Karn: first transmissions only
+            self.rtt.reset_backoff()
         newly = 0
         acked = self._acked
         if cum != self.snd_una:
@@ -251,7 +257,7 @@ class Sender:
             pid = self.path_index.get((ev, plane))
             if pid is not None:
                 self.health.on_ecn_echo(pid, now)
-            self.cc.on_ecn(now, self.srtt or self.rto)
+            self.cc.on_ecn(now, self.rtt.srtt or self.rtt.rto)
         self._detect_sack_losses(now)
 
     def _acked(self, pkt: _Packet, now: float) -> None:
@@ -274,30 +280,17 @@ class Sender:
             self.c.messages_sent += 1
             self.emit(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
 
-    def _rtt_sample(self, rtt: float) -> None:
-        if self.min_rtt is None or rtt < self.min_rtt:
-            self.min_rtt = rtt
-        if self.srtt is None:
-            self.srtt = rtt
-            self.rttvar = rtt / 2
-        else:
-            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
-            self.srtt = 0.875 * self.srtt + 0.125 * rtt
-        rto = self.srtt + max(4 * self.rttvar, 0.0005)
-        p = self.params
-        self.rto = p.rto_min if rto < p.rto_min else (p.rto_max if rto > p.rto_max else rto)
-        self.backoff = 1
-
     def reorder_window(self) -> float:
         """How long past the RTT of a later-sent packet that was acked an
         earlier packet may still arrive before it counts as lost (RACK, RFC
         8985): mult x min_rtt/4, at most srtt. Spraying sends back-to-back
         packets over paths with different queues, so "acked N packets later"
         alone mistakes reordering for loss."""
-        if self.min_rtt is None:
+        min_rtt, srtt = self.rtt.min_rtt, self.rtt.srtt
+        if min_rtt is None:
             return 0.0
-        w = self.reo_mult * self.min_rtt / 4
-        return w if self.srtt is None or w < self.srtt else self.srtt
+        w = self.reo_mult * min_rtt / 4
+        return w if srtt is None or w < srtt else srtt
 
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions
@@ -329,7 +322,7 @@ class Sender:
         if reason == "trim":
             self.retxq.appendleft(pkt)
             self.health.on_trim(pkt.pid, now)
-            self.cc.on_trim(now, self.srtt or self.rto)
+            self.cc.on_trim(now, self.rtt.srtt or self.rtt.rto)
         else:
             self.retxq.append(pkt)
             self.health.on_loss(pkt.pid, now, reason)
@@ -362,14 +355,13 @@ class Sender:
 
     def current_rto(self) -> float:
         """RTO with the exponential backoff of consecutive timeouts, capped at rto_max."""
-        r = self.rto * self.backoff
-        return r if r < self.params.rto_max else self.params.rto_max
+        return self.rtt.current()
 
     def timer(self, now: float) -> None:
         if self.reorder_deadline is not None and now >= self.reorder_deadline:
             self._detect_sack_losses(now)
         timed_out = False
-        rto = self.current_rto()
+        rto = self.rtt.current()
         while True:
             pkt = self._oldest()
             if pkt is None or now < pkt.sent + rto:
@@ -378,8 +370,8 @@ class Sender:
             self.c.timeouts += 1
             timed_out = True
             self._lost(pkt, now, "rto")
-        if timed_out and self.rto * self.backoff < self.params.rto_max:
-            self.backoff *= 2
+        if timed_out:
+            self.rtt.on_timeout()
         self.health.expire(now)
 
     def next_deadline(self) -> float | None:
@@ -389,7 +381,7 @@ class Sender:
         if r is not None and (t is None or r < t):
             t = r
         if pkt is not None:
-            d = pkt.sent + self.current_rto()
+            d = pkt.sent + self.rtt.current()
             if t is None or d < t:
                 t = d
         return t
