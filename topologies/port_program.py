@@ -4,10 +4,8 @@ One eBPF program and one set of maps serve every switch port of the fabric.
 They are pinned once under ``/sys/fs/bpf/mrclab/<build-id>/`` (build-id =
 hash of the object file, so a rebuilt program never mixes with a running
 one), and each port is attached with ``tc filter ... egress bpf da
-object-pinned``. Per-port configuration, virtual-queue state and counters
-live in hash maps keyed by ifindex; they are read and written here with
-direct bpf(2) syscalls (ctypes), so reading the counters of the whole fabric
-is a few hundred syscalls, not a few hundred subprocesses.
+object-pinned``. Per-port configuration (a ``PortCfg`` record), virtual-queue
+state and counters live in hash maps keyed by ifindex (topologies/port_maps.py).
 
 Each attached port gets this shaping qdisc (``attach``)::
 
@@ -33,27 +31,28 @@ Public API (all need root)::
     set_blackhole(ifname, on); set_drop_probability(ifname, p)
     set_trimming(ifname, on); set_ecn(ifname, on, threshold=None)
     set_lab_trimming(on); lab_trimming()          # lab-wide tail-drop switch
+    port_cfg(ifname) -> PortCfg                    # the live config entry
     counters(ifname) -> dict; all_counters() -> {ifname: dict}
     reset_counters(ifname=None); qdisc_drops(ifname) -> int
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import hashlib
 import json
 import os
-import platform
-import re
 import shutil
 import socket
-import struct
 import subprocess
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
+
+from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
+    CFG_BLACKHOLE, CFG_ECN, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
+    PortMaps, PortProgramError)
+from topologies.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
 OBJECT = REPO / "build" / "port_program.o"
@@ -71,27 +70,6 @@ CLASS_LO = 0x0001_0020   # "1:20"
 FILTER_PREF = 1
 HTB_BURST_S = 0.001
 FILTER_HANDLE = 1
-
-# flags (mirror port_program.c)
-CFG_TRIM = 0x1
-CFG_ECN = 0x2
-CFG_BLACKHOLE = 0x4
-G_FORCE_TAILDROP = 0x1
-
-# struct port_cfg / port_state / port_stats / lab_globals (port_program.c)
-_CFG = struct.Struct("=QIIIIIIII")
-_STATE = struct.Struct("=IIQQQ")
-_STATS_FIELDS = ("passed", "passed_bytes", "trimmed", "trimmed_bytes", "ecn_marked",
-                 "dropped_fault", "dropped_fault_bytes", "dropped_queue",
-                 "dropped_queue_bytes", "other", "errors")
-_STATS = struct.Struct("=" + "Q" * len(_STATS_FIELDS))
-_GLOBALS = struct.Struct("=II")
-_KEY = struct.Struct("=I")
-MAP_NAMES = ("port_cfg", "port_state", "port_stats", "lab_globals")
-
-
-class PortProgramError(RuntimeError):
-    """The port program cannot run here; the message says what to install or fix."""
 
 
 @dataclass(frozen=True)
@@ -130,85 +108,6 @@ class PortConfig:
     @property
     def effective_queue_limit(self) -> int:
         return 4 * self.trim_threshold if self.queue_limit is None else self.queue_limit
-
-
-# --- bpf(2) via ctypes -----------------------------------------------------------
-_NR_BPF = {"x86_64": 321, "aarch64": 280, "armv7l": 386, "riscv64": 280,
-           "ppc64le": 361, "s390x": 351}.get(platform.machine())
-_BPF_MAP_LOOKUP_ELEM, _BPF_MAP_UPDATE_ELEM, _BPF_MAP_DELETE_ELEM = 1, 2, 3
-_BPF_MAP_GET_NEXT_KEY, _BPF_OBJ_GET = 4, 7
-_BPF_ANY = 0
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-
-
-def _bpf(cmd: int, attr: bytes) -> int:
-    if _NR_BPF is None:
-        raise PortProgramError(f"bpf syscall number unknown for {platform.machine()}")
-    buf = ctypes.create_string_buffer(attr.ljust(128, b"\0"), 128)
-    ret = _libc.syscall(ctypes.c_long(_NR_BPF), ctypes.c_int(cmd), buf, ctypes.c_uint(128))
-    if ret < 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"bpf cmd {cmd}: {os.strerror(e)}")
-    return ret
-
-
-class _Map:
-    """A pinned BPF map opened with BPF_OBJ_GET."""
-
-    def __init__(self, path: Path, value: struct.Struct):
-        p = ctypes.create_string_buffer(str(path).encode())
-        self.fd = _bpf(_BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(p), 0, 0))
-        self.value = value
-
-    def _elem(self, cmd, key: bytes, val=None, flags=0):
-        k = ctypes.create_string_buffer(key, len(key))
-        v = val if val is not None else ctypes.create_string_buffer(self.value.size)
-        _bpf(cmd, struct.pack("=IIQQQ", self.fd, 0, ctypes.addressof(k),
-                              ctypes.addressof(v) if v is not None else 0, flags))
-        return v
-
-    def lookup(self, key: int) -> Optional[tuple]:
-        try:
-            v = self._elem(_BPF_MAP_LOOKUP_ELEM, _KEY.pack(key))
-        except OSError as e:
-            if e.errno == errno.ENOENT:
-                return None
-            raise
-        return self.value.unpack(v.raw)
-
-    def update(self, key: int, *fields) -> None:
-        v = ctypes.create_string_buffer(self.value.pack(*fields), self.value.size)
-        self._elem(_BPF_MAP_UPDATE_ELEM, _KEY.pack(key), v, _BPF_ANY)
-
-    def delete(self, key: int) -> None:
-        k = ctypes.create_string_buffer(_KEY.pack(key), 4)
-        try:
-            _bpf(_BPF_MAP_DELETE_ELEM, struct.pack("=IIQ", self.fd, 0, ctypes.addressof(k)))
-        except OSError as e:
-            if e.errno != errno.ENOENT:
-                raise
-
-    def keys(self) -> Iterator[int]:
-        nxt = ctypes.create_string_buffer(4)
-        cur = None
-        while True:
-            ck = ctypes.create_string_buffer(_KEY.pack(cur), 4) if cur is not None else None
-            try:
-                _bpf(_BPF_MAP_GET_NEXT_KEY, struct.pack(
-                    "=IIQQ", self.fd, 0, ctypes.addressof(ck) if ck is not None else 0,
-                    ctypes.addressof(nxt)))
-            except OSError as e:
-                if e.errno == errno.ENOENT:
-                    return
-                raise
-            cur = _KEY.unpack(nxt.raw)[0]
-            yield cur
-
-    def close(self):
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
 
 
 # --- helpers ----------------------------------------------------------------------
@@ -288,27 +187,13 @@ def load(obj: Path = OBJECT) -> Path:
     return d
 
 
-class _Maps:
-    def __init__(self, d: Path):
-        self.dir = d
-        m = d / "maps"
-        self.cfg = _Map(m / "port_cfg", _CFG)
-        self.state = _Map(m / "port_state", _STATE)
-        self.stats = _Map(m / "port_stats", _STATS)
-        self.globals = _Map(m / "lab_globals", _GLOBALS)
-
-    def close(self):
-        for mp in (self.cfg, self.state, self.stats, self.globals):
-            mp.close()
+_open: Dict[Path, PortMaps] = {}
 
 
-_open: Dict[Path, _Maps] = {}
-
-
-def _maps(d: Optional[Path] = None) -> _Maps:
+def _maps(d: Optional[Path] = None) -> PortMaps:
     d = d or load()
     if d not in _open:
-        _open[d] = _Maps(d)
+        _open[d] = PortMaps(d)
     return _open[d]
 
 
@@ -317,7 +202,7 @@ def _build_dirs() -> Iterable[Path]:
         yield from (p for p in PIN_ROOT.iterdir() if (p / "maps" / "port_cfg").exists())
 
 
-def _maps_of(ifindex: int) -> Tuple[_Maps, tuple]:
+def _maps_of(ifindex: int) -> Tuple[PortMaps, PortCfg]:
     """The maps (of whichever build) holding this port, and its config."""
     cur = _pin_dir() if OBJECT.exists() else None
     dirs = ([cur] if cur and (cur / "prog").exists() else []) + \
@@ -336,28 +221,28 @@ def _prob_u32(p: float) -> int:
 
 
 def _name_tag(ifname: str) -> int:
-    # kept in port_cfg.reserved: an entry left by a deleted interface whose
+    # kept in port_cfg.name_tag: an entry left by a deleted interface whose
     # ifindex the kernel gave to another one is recognised as stale
     return zlib.crc32(ifname.encode())
 
 
-def _live_name(m: "_Maps", i: int, cfg: Optional[tuple] = None) -> Optional[str]:
+def _live_name(m: PortMaps, i: int, cfg: Optional[PortCfg] = None) -> Optional[str]:
     """Name of the interface this map entry was written for, if it still is that one."""
     try:
         name = socket.if_indextoname(i)
     except OSError:
         return None
     cfg = cfg if cfg is not None else m.cfg.lookup(i)
-    return name if cfg is not None and cfg[8] == _name_tag(name) else None
+    return name if cfg is not None and cfg.name_tag == _name_tag(name) else None
 
 
-def _cfg_tuple(c: PortConfig, ifname: str) -> tuple:
+def _port_cfg(c: PortConfig, ifname: str) -> PortCfg:
     flags = (CFG_TRIM if c.trimming else 0) | (CFG_ECN if c.ecn else 0) | \
         (CFG_BLACKHOLE if c.blackhole else 0)
     prio = (CLASS_HI, CLASS_LO) if c.rate_bps else (0, 0)
-    return (c.rate_bps, c.trim_threshold, c.effective_ecn_threshold,
-            c.effective_queue_limit, _prob_u32(c.drop_probability), flags, *prio,
-            _name_tag(ifname))
+    return PortCfg(c.rate_bps, c.trim_threshold, c.effective_ecn_threshold,
+                   c.effective_queue_limit, _prob_u32(c.drop_probability), flags, *prio,
+                   _name_tag(ifname))
 
 
 def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
@@ -420,8 +305,8 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
     for name, c in ports.items():
         i = idx[name]
         m.state.update(i, 0, 0, 0, 0, 0)
-        m.stats.update(i, *([0] * len(_STATS_FIELDS)))
-        m.cfg.update(i, *_cfg_tuple(c, name))
+        m.stats.update(i, *([0] * len(STATS_FIELDS)))
+        m.cfg.update(i, *_port_cfg(c, name))
     _tc_batch([l for n in ports for l in (f"qdisc del dev {n} root",
                                           f"qdisc del dev {n} clsact")], force=True)
     try:
@@ -431,7 +316,7 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
                                "needs clsact (CONFIG_NET_SCH_INGRESS), htb and cls_bpf")
 
 
-def _prune(m: _Maps) -> None:
+def _prune(m: PortMaps) -> None:
     """Drop map entries of interfaces that no longer exist (a torn-down fabric)."""
     for i in list(m.cfg.keys()):
         if _live_name(m, i) is None:
@@ -477,20 +362,16 @@ def _rm_pins(d: Path) -> None:
     d.rmdir()
 
 
-def _modify(ifname: str, **changes) -> None:
+def port_cfg(ifname: str) -> PortCfg:
+    """The live config entry of an attached port (PortConfig as the program reads it)."""
+    return _maps_of(_ifindex(ifname))[1]
+
+
+def _modify(ifname: str, set_flag: int = 0, clear_flag: int = 0, **fields) -> None:
+    """Rewrite a live port's config: flags set or cleared, other PortCfg fields replaced."""
     i = _ifindex(ifname)
     m, c = _maps_of(i)
-    c = list(c)
-    for k, v in changes.items():
-        if k == "set_flag":
-            c[5] |= v
-        elif k == "clear_flag":
-            c[5] &= ~v
-        elif k == "drop_prob":
-            c[4] = v
-        elif k == "ecn_thresh":
-            c[2] = v
-    m.cfg.update(i, *c)
+    m.cfg.update(i, *c._replace(flags=(c.flags | set_flag) & ~clear_flag, **fields))
 
 
 def set_blackhole(ifname: str, on: bool) -> None:
@@ -526,11 +407,11 @@ def lab_trimming() -> bool:
     return not (g and g[0] & G_FORCE_TAILDROP)
 
 
-def _counters_of(m: _Maps, i: int) -> Optional[dict]:
+def _counters_of(m: PortMaps, i: int) -> Optional[dict]:
     s = m.stats.lookup(i)
     if s is None:
         return None
-    d = dict(zip(_STATS_FIELDS, s))
+    d = dict(zip(STATS_FIELDS, s))
     st = m.state.lookup(i)
     d["vq_backlog"] = st[2] if st else 0
     d["vq_max_backlog"] = st[4] if st else 0
@@ -573,7 +454,7 @@ def reset_counters(ifname: Optional[str] = None) -> None:
         i = _ifindex(ifname)
         targets.append((_maps_of(i)[0], i))
     for m, i in targets:
-        m.stats.update(i, *([0] * len(_STATS_FIELDS)))
+        m.stats.update(i, *([0] * len(STATS_FIELDS)))
         st = m.state.lookup(i)
         if st is not None:
             m.state.update(i, 0, 0, st[2], st[3], 0)
@@ -593,36 +474,3 @@ def qdisc_backlog(ifname: str) -> int:
     r = _run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname])
     return sum(q.get("backlog", 0) for q in json.loads(r.stdout or "[]")
                if q.get("kind") == "htb")
-
-
-# --- OVS userspace datapath: the hidden queue in front of every port ----------------
-# ovs-vswitchd (userspace datapath, OVS 3.1) transmits on every system port
-# through ONE unbound AF_PACKET socket, created at its first send after start
-# with net.core.wmem_default as send buffer. An skb waiting in a port's qdisc
-# stays charged to that socket (truesize ~2.1 x frame for 1 KB frames), so the
-# summed backlog of ALL shaped OVS ports must fit in it; beyond, OVS gets
-# EAGAIN and drops before the port program sees the packet (only a
-# rate-limited "error sending Ethernet packet" WARN in ovs-vswitchd.log).
-# Measured: tx sndbuf 212992 -> loss once ~105 KB of frames queue fabric-wide.
-TRUESIZE_FACTOR = 2.2
-
-
-def ovs_tx_sndbuf() -> Optional[int]:
-    """Send buffer (bytes) of ovs-vswitchd's shared transmit socket, or None
-    if ovs-vswitchd or that socket is not found."""
-    r = _run(["ss", "-0", "-a", "-m", "-p"], check=False)
-    for line in r.stdout.splitlines():
-        if "ovs-vswitchd" in line and "[0]:*" in line:
-            m = re.search(r"\btb(\d+)", line)
-            if m:
-                return int(m.group(1))
-    return None
-
-
-def ovs_backlog_budget(configs: Iterable[PortConfig]) -> Tuple[int, Optional[int]]:
-    """(bytes the given OVS ports may hold in their qdiscs at worst, truesize-
-    weighted; the OVS transmit socket's send buffer). If the first exceeds the
-    second, congestion can cause losses no counter names: raise
-    net.core.wmem_default before ovs-vswitchd starts, or lower thresholds."""
-    need = int(sum(c.effective_queue_limit for c in configs if c.rate_bps) * TRUESIZE_FACTOR)
-    return need, ovs_tx_sndbuf()

@@ -24,11 +24,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from mrc_host.wire import BASELINE_PORT, EV_PORT_BASE, MRC_PORT  # noqa: F401 (re-exported)
 from topologies.fabric import FabricError, FabricSpec
-
-MRC_PORT = 4793
-BASELINE_PORT = 4794
-EV_PORT_BASE = 0xC000
 
 ETH_TYPE_IPV4 = 0x0800
 IP_PROTO_UDP = 17

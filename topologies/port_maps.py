@@ -1,0 +1,159 @@
+"""The switch port program's maps as seen from user space: layouts and bpf(2) access.
+
+The record layouts mirror the structs of topologies/port_program.c (field
+for field; the C side stays the definition of what the program reads), and
+the flag values mirror its #defines (tests/unit/test_wire_constants.py checks
+both against the C source). Maps are pinned BPF hash maps keyed by ifindex,
+opened with BPF_OBJ_GET and read and written with direct bpf(2) syscalls
+(ctypes), so reading the counters of the whole fabric is a few hundred
+syscalls, not a few hundred subprocesses. topologies/port_program.py loads,
+attaches and manages the program on top of this.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+from pathlib import Path
+from typing import Iterator, NamedTuple, Optional
+
+
+class PortProgramError(RuntimeError):
+    """The port program cannot run here; the message says what to install or fix."""
+
+
+# flags (mirror port_program.c)
+CFG_TRIM = 0x1
+CFG_ECN = 0x2
+CFG_BLACKHOLE = 0x4
+G_FORCE_TAILDROP = 0x1
+
+
+class PortCfg(NamedTuple):
+    """One port_cfg entry, field for field as struct port_cfg in port_program.c.
+
+    A tuple, so code that still indexes it (cfg[4] is drop_prob, cfg[5] flags)
+    reads the same values; new code uses the names."""
+
+    rate_bps: int      # virtual queue drain rate, bits/s; 0 = no virtual queue
+    trim_thresh: int   # bytes
+    ecn_thresh: int    # bytes
+    queue_limit: int   # bytes, hard cap for every packet
+    drop_prob: int     # P(drop) scaled to 2**32
+    flags: int         # CFG_*
+    prio_hi: int       # skb->priority (tc classid) of headers/control; 0 = keep
+    prio_lo: int       # skb->priority of data
+    name_tag: int      # user space only: crc32 of the ifname (stale-entry check)
+
+
+# struct port_cfg / port_state / port_stats / lab_globals (port_program.c)
+CFG = struct.Struct("=Q" + "I" * (len(PortCfg._fields) - 1))
+STATE = struct.Struct("=IIQQQ")
+STATS_FIELDS = ("passed", "passed_bytes", "trimmed", "trimmed_bytes", "ecn_marked",
+                "dropped_fault", "dropped_fault_bytes", "dropped_queue",
+                "dropped_queue_bytes", "other", "errors")
+STATS = struct.Struct("=" + "Q" * len(STATS_FIELDS))
+GLOBALS = struct.Struct("=II")
+_KEY = struct.Struct("=I")
+MAP_NAMES = ("port_cfg", "port_state", "port_stats", "lab_globals")
+
+
+# --- bpf(2) via ctypes -----------------------------------------------------------
+_NR_BPF = {"x86_64": 321, "aarch64": 280, "armv7l": 386, "riscv64": 280,
+           "ppc64le": 361, "s390x": 351}.get(platform.machine())
+_BPF_MAP_LOOKUP_ELEM, _BPF_MAP_UPDATE_ELEM, _BPF_MAP_DELETE_ELEM = 1, 2, 3
+_BPF_MAP_GET_NEXT_KEY, _BPF_OBJ_GET = 4, 7
+_BPF_ANY = 0
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+def _bpf(cmd: int, attr: bytes) -> int:
+    if _NR_BPF is None:
+        raise PortProgramError(f"bpf syscall number unknown for {platform.machine()}")
+    buf = ctypes.create_string_buffer(attr.ljust(128, b"\0"), 128)
+    ret = _libc.syscall(ctypes.c_long(_NR_BPF), ctypes.c_int(cmd), buf, ctypes.c_uint(128))
+    if ret < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"bpf cmd {cmd}: {os.strerror(e)}")
+    return ret
+
+
+class PinnedMap:
+    """A pinned BPF map opened with BPF_OBJ_GET."""
+
+    def __init__(self, path: Path, value: struct.Struct, record=tuple):
+        p = ctypes.create_string_buffer(str(path).encode())
+        self.fd = _bpf(_BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(p), 0, 0))
+        self.value = value
+        self.record = record     # what lookup returns: tuple, or a NamedTuple of the layout
+
+    def _elem(self, cmd, key: bytes, val=None, flags=0):
+        k = ctypes.create_string_buffer(key, len(key))
+        v = val if val is not None else ctypes.create_string_buffer(self.value.size)
+        _bpf(cmd, struct.pack("=IIQQQ", self.fd, 0, ctypes.addressof(k),
+                              ctypes.addressof(v) if v is not None else 0, flags))
+        return v
+
+    def lookup(self, key: int) -> Optional[tuple]:
+        try:
+            v = self._elem(_BPF_MAP_LOOKUP_ELEM, _KEY.pack(key))
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                return None
+            raise
+        return self.record._make(self.value.unpack(v.raw)) if self.record is not tuple \
+            else self.value.unpack(v.raw)
+
+    def update(self, key: int, *fields) -> None:
+        v = ctypes.create_string_buffer(self.value.pack(*fields), self.value.size)
+        self._elem(_BPF_MAP_UPDATE_ELEM, _KEY.pack(key), v, _BPF_ANY)
+
+    def delete(self, key: int) -> None:
+        k = ctypes.create_string_buffer(_KEY.pack(key), 4)
+        try:
+            _bpf(_BPF_MAP_DELETE_ELEM, struct.pack("=IIQ", self.fd, 0, ctypes.addressof(k)))
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                raise
+
+    def keys(self) -> Iterator[int]:
+        nxt = ctypes.create_string_buffer(4)
+        cur = None
+        while True:
+            ck = ctypes.create_string_buffer(_KEY.pack(cur), 4) if cur is not None else None
+            try:
+                _bpf(_BPF_MAP_GET_NEXT_KEY, struct.pack(
+                    "=IIQQ", self.fd, 0, ctypes.addressof(ck) if ck is not None else 0,
+                    ctypes.addressof(nxt)))
+            except OSError as e:
+                if e.errno == errno.ENOENT:
+                    return
+                raise
+            cur = _KEY.unpack(nxt.raw)[0]
+            yield cur
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class PortMaps:
+    """The four maps of one pinned build of the program (dir/maps/<name>)."""
+
+    def __init__(self, d: Path):
+        self.dir = d
+        m = d / "maps"
+        self.cfg = PinnedMap(m / "port_cfg", CFG, PortCfg)
+        self.state = PinnedMap(m / "port_state", STATE)
+        self.stats = PinnedMap(m / "port_stats", STATS)
+        self.globals = PinnedMap(m / "lab_globals", GLOBALS)
+
+    def close(self):
+        for mp in (self.cfg, self.state, self.stats, self.globals):
+            mp.close()
+
