@@ -1,6 +1,7 @@
 """Baseline transport: one path per connection, go-back-N, RTO with backoff (RoCE-like).
 
-Same sans-IO API as MrcConnection, so the agent and the tests drive either.
+Same sans-IO API as MrcConnection (both satisfy transport.Connection), so the
+agent and the tests drive either.
 What it lacks is the point of the comparison: no spraying (one (ev, plane)
 chosen by a hash of the flow, as ECMP does), no SACK, no path health, no
 probes. Packets go to BASELINE_PORT; the fabric, not the host, must route

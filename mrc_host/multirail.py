@@ -8,7 +8,7 @@ So the clean baseline uses every plane as MRC does (a fair A/B), and a fault
 on any one plane's path stalls the whole message until routing reconverges,
 which is what a synchronous job sees.
 
-Same sans-IO API as MrcConnection. Received datagrams are handed to the rail
+Same sans-IO API as MrcConnection (transport.Connection). Received datagrams go to the rail
 of the plane they arrived on. The receiver learns how many stripes make the
 message from the stripe message ids: the stripe count rides in the top
 STRIPE_BITS of the id (user message ids must stay below 2**ID_BITS).
