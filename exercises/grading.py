@@ -94,11 +94,12 @@ def agent_totals(stats: dict) -> dict:
     return totals
 
 
-def run(session: Session, label: str, *, t0: float | None = None, **job) -> Run:
-    """Run one MRC job (JobSpec fields as keywords) and collect its figures."""
+def run(session: Session, label: str, *, t0: float | None = None, on_ready=None, **job) -> Run:
+    """Run one MRC job (JobSpec fields as keywords) and collect its figures;
+    t0 and on_ready as lab.job.run_job takes them."""
     job.setdefault("transport", "mrc")
     started = time.monotonic()
-    result = run_job(session, JobSpec(**job), t0=t0)
+    result = run_job(session, JobSpec(**job), t0=t0, on_ready=on_ready)
     out = Run(label, [it["duration"] for it in result.iterations],
               bool(result.iterations) and all(it["verified"] for it in result.iterations),
               result.error, agent_totals(result.stats), result.path_events, time.monotonic() - started)

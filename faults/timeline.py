@@ -28,11 +28,13 @@ from faults.model import FaultEvent
 
 
 class FaultTimeline:
-    def __init__(self, session, events: list[FaultEvent], transport: str, t0: float, log: list,
+    def __init__(self, session, events: list[FaultEvent], transport: str, t0: float | None, log: list,
                  healthy_timeout: float | None = None, observer=None, clock: Clock = MONOTONIC):
         """observer(phase, action, event): called "before" and "after" each
         "start"/"repair" (the conservation audit snapshots link-down instants).
-        t0 is a time of `clock`."""
+        t0 is a time of `clock`; None defers the timeline until `start(t0)`
+        (run_job's on_ready: fault times then count from the moment every
+        worker is ready, however long a busy machine took to start them)."""
         self.session, self.transport, self.t0, self.log = session, transport, t0, log
         self.clock = clock
         self.observer = observer
@@ -60,9 +62,13 @@ class FaultTimeline:
             if exc_type is None:
                 raise
 
-    def start(self) -> None:
+    def start(self, t0: float | None = None) -> None:
+        """Arm the timeline, its times counted from t0 (default: the one given at construction)."""
         with self._lock:
-            self._arm_next()
+            if t0 is not None:
+                self.t0 = t0
+            if self.t0 is not None:
+                self._arm_next()
 
     # ---- on the clock's timer ------------------------------------------------
     def _schedule(self) -> list:
@@ -125,6 +131,8 @@ class FaultTimeline:
         self._stopped = True
         self._stop.set()
         with self._lock:  # waits for an action under way; no timer acts after this
+            if self.t0 is None:  # never started (the job failed before it was ready)
+                self.t0 = self.clock.now()
             if self._timer is not None:
                 self._timer.cancel()
             for i, (ev, inj) in enumerate(self.injectors):

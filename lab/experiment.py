@@ -97,18 +97,22 @@ def run_experiment(exp: Experiment, results_root: Path,
         for transport in exp.transports:
             job = exp.job(transport)
             before = audit.snapshot(exp.fabric)
-            t0 = time.monotonic()
-
-            def tick(k: int, now: float, transport=transport) -> None:
-                if progress:
-                    progress(transport, k + 1, job.iterations, now - t0)
-
             fault_log: list = []
             ledger = audit.DownLinkLedger(exp.fabric)
-            with FidelityMonitor(exp.fabric, t0) as monitor:
-                with FaultTimeline(session, exp.faults, transport=transport, t0=t0, log=fault_log,
-                                   observer=ledger):
-                    result = run_job(session, job, on_iteration=tick, t0=t0)
+            # fault times count from the job's start (every worker READY), not
+            # from before the workers were started: on a busy machine that can
+            # take seconds, and a fault meant for mid-job would hit its start
+            timeline = FaultTimeline(session, exp.faults, transport=transport, t0=None, log=fault_log,
+                                     observer=ledger)
+
+            def tick(k: int, now: float, transport=transport, timeline=timeline) -> None:
+                if progress:
+                    progress(transport, k + 1, job.iterations, now - timeline.t0)
+
+            with FidelityMonitor(exp.fabric, time.monotonic()) as monitor, timeline:
+                result = run_job(session, job, on_iteration=tick, on_ready=timeline.start)
+            t0 = result.t0
+            monitor.rebase(t0)
             ended = time.monotonic()
             time.sleep(DRAIN_S)
             records.conservation[transport] = audit.conservation(before, audit.snapshot(exp.fabric),

@@ -48,6 +48,7 @@ class FidelityMonitor:
         self.spec, self.t0, self.interval = spec, t0, interval
         self.ports = host_facing_ports(spec)
         self.samples: list[dict] = []
+        self._taken_at: list[float] = []  # CLOCK_MONOTONIC of each sample, for rebase()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fidelity", daemon=True)
 
@@ -59,6 +60,7 @@ class FidelityMonitor:
         while not self._stop.wait(self.interval):
             now_cpu, now_planes, now = read_cpu_times(), self._plane_bytes(), time.monotonic()
             dt = now - last
+            self._taken_at.append(now)
             self.samples.append({
                 "t": round(now - self.t0, 3),
                 "cpu_per_core": [
@@ -68,6 +70,12 @@ class FidelityMonitor:
                 "plane_bps": [round(8 * (b - a) / dt) for a, b in zip(planes, now_planes)],
             })
             cpu, planes, last = now_cpu, now_planes, now
+
+    def rebase(self, t0: float) -> None:
+        """Count every sample's "t" from t0 (the job's start, known only once it began)."""
+        self.t0 = t0
+        for sample, taken in zip(self.samples, self._taken_at):
+            sample["t"] = round(taken - t0, 3)
 
     def __enter__(self):
         self._thread.start()

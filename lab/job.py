@@ -124,9 +124,11 @@ def start_workers(session: Session, job: JobSpec) -> HostWorkers:
 
 
 def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float], None] | None = None,
-            t0: float | None = None) -> JobResult:
+            t0: float | None = None, on_ready: Callable[[float], None] | None = None) -> JobResult:
     """Run `job` to the end; `on_iteration(k, now)` is called after each iteration
-    (progress bar, fault timeline)."""
+    (progress bar). t0 (default: the moment every worker is READY) is what the
+    records count from; `on_ready(t0)` is called once before the first
+    iteration (a deferred fault timeline starts there)."""
     if job.transport not in TRANSPORTS:
         raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
     try:
@@ -137,6 +139,8 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     t0 = time.monotonic() if t0 is None else t0
     result = JobResult(job.transport, t0)
     try:
+        if on_ready is not None:
+            on_ready(t0)
         for k in range(job.iterations):
             if time.monotonic() - t0 > job.max_seconds:
                 break

@@ -140,3 +140,29 @@ def test_the_observer_sees_each_action_before_and_after(actions, clock):
         clock.advance(2.0)
     assert seen == [("before", "start", "a"), ("after", "start", "a"),
                     ("before", "repair", "a"), ("after", "repair", "a")]
+
+
+def test_a_deferred_timeline_counts_from_the_instant_it_is_started(actions, clock):
+    """t0=None (the job runner's on_ready starts it): nothing fires while the
+    workers start, however long that takes; then times count from start(t0)."""
+    log = []
+    with timeline.FaultTimeline(Session, [FaultEvent(at=0.5, kind="link_flap", target="a", duration=1.0)],
+                                "mrc", None, log, clock=clock) as tl:
+        clock.advance(7.0)  # a slow start-up
+        assert actions == [] and clock.pending() == 0
+        ready = clock.now()
+        tl.start(ready)
+        clock.advance(0.5 - TICK)
+        assert actions == []
+        clock.advance(TICK)
+        assert actions.names() == [("start", "a")] and actions[0][2] - ready == 0.5
+        clock.advance(1.0)
+    assert [(e["kind"], e["t"]) for e in log] == [("fault_start", 0.5), ("fault_end", 1.5)]
+
+
+def test_a_deferred_timeline_never_started_stops_cleanly(actions, clock):
+    log = []
+    with timeline.FaultTimeline(Session, [FaultEvent(at=0.5, kind="link_flap", target="a", duration=1.0)],
+                                "mrc", None, log, clock=clock):
+        clock.advance(3.0)
+    assert actions == [] and log == [] and actions.healthy == [11.0]
