@@ -809,7 +809,10 @@ def _read_yaml(path: Path, library_name: bool) -> dict:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        # the context says where the parser was ("while parsing a flow mapping"); the problem
+        # alone can be as vague as "second occurrence"
+        parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+        problem = "; ".join(part for part in parts if part) or str(exc).splitlines()[0]
         raise _Invalid("", f"YAML syntax error{where}: {problem}") from None
     except RecursionError:
         raise _Invalid("", "YAML nested too deeply") from None
