@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+import time
 
 import pytest
 
 from faults.model import KINDS
 from faults.scenario import (
+    MAX_FAULT_EVENTS,
     SCENARIO_DIR,
     Scenario,
     ScenarioError,
@@ -266,3 +268,112 @@ def test_missing_library_scenario_lists_the_library():
 def test_missing_file(tmp_path):
     with pytest.raises(ScenarioError, match=r": no such file$"):
         load_scenario(tmp_path / "absent.yaml")
+
+
+# ---- broken forms: non-finite, absurd, huge, mistyped, junk, not text, not a file -----------
+
+RANDOM_FLAPS = "{kind: link_flap, rate_per_min: 6, until: 30, duration: 1, targets: t0-t1-links}"
+PERIODIC_FLAP = "{kind: link_flap, every: 5, until: 30, duration: 1, target: h0-eth0}"
+BIG_FABRIC = "fabric: {planes: 64, racks: 200, spines: 64, evs_per_plane: 64, hosts_per_rack: 200}\n"
+
+
+def fault_file(entry: str, extra: str = "") -> str:
+    return f"description: d\n{extra}faults:\n  - {entry}\n"
+
+
+# content (text, bytes, or None for a directory), field path ("" for the file itself), problem
+BROKEN_FORMS = {
+    "until .inf, random": (fault_file(RANDOM_FLAPS.replace("until: 30", "until: .inf")),
+                           "faults[0].until", "must be finite, got inf"),
+    "until .inf, periodic": (fault_file(PERIODIC_FLAP.replace("until: 30", "until: .inf")),
+                             "faults[0].until", "must be finite, got inf"),
+    "at .inf": (fault_file("{at: .inf, kind: controller_kill, target: controller}"), "faults[0].at", "must be finite"),
+    "at -.inf": (fault_file("{at: -.inf, kind: controller_kill, target: controller}"), "faults[0].at", "must be finite"),
+    "NaN duration": (fault_file("{at: 1, kind: link_flap, target: h0-eth0, duration: .nan}"),
+                     "faults[0].duration", "must be finite, got nan"),
+    "NaN loss p": (fault_file("{at: 1, kind: loss, target: t0p0r0-t1p0s0, params: {p: .nan}}"),
+                   "faults[0].params.p", "must be finite"),
+    "NaN transport param": ("description: d\ntransport_params: {rto_min: .nan}\n", "transport_params.rto_min",
+                            "must be finite"),
+    "inf link rate": ("description: d\nfabric: {link_mbps: .inf}\n", "fabric.link_mbps", "must be finite"),
+    "inf max_seconds": ("description: d\njob: {max_seconds: .inf}\n", "job.max_seconds", "must be finite"),
+    "negative rate": (fault_file(RANDOM_FLAPS.replace("rate_per_min: 6", "rate_per_min: -6")),
+                      "faults[0].rate_per_min", "greater than 0"),
+    "negative duration": (fault_file(PERIODIC_FLAP.replace("duration: 1", "duration: -1")),
+                          "faults[0].duration", "greater than 0"),
+    "absurd rate": (fault_file(RANDOM_FLAPS.replace("rate_per_min: 6", "rate_per_min: 1.0e+300")),
+                    "faults[0].rate_per_min", "MAX_FAULT_EVENTS"),
+    "huge periodic count": (fault_file(PERIODIC_FLAP.replace("every: 5", "every: 1.0e-300")
+                                       .replace("duration: 1", "duration: 1.0e-301")),
+                            "faults[0].every", "MAX_FAULT_EVENTS"),
+    "huge count over many entries": (
+        "description: d\nfaults:\n" + "".join(
+            f"  - {{kind: link_flap, every: 0.01, until: 60, duration: 0.001, target: h{h}-eth{p}}}\n"
+            for h in range(2) for p in range(2)),
+        "faults[1].every", "expands to 12,000 fault events up to here"),
+    "random duration below the rounding": (fault_file(RANDOM_FLAPS.replace("duration: 1", "duration: 1.0e-9")),
+                                           "faults[0].duration", "below the 1e-06 s"),
+    "group too big to draw from": (fault_file(RANDOM_FLAPS, BIG_FABRIC), "faults[0].targets[0]",
+                                   "t0-t1-links is 819,200 links in this fabric"),
+    "too many overlap checks": (fault_file("{kind: switch_reboot, every: 1, until: 1000, duration: 0.5, "
+                                           "target: t0p0r0}", BIG_FABRIC), "faults[0].every", "MAX_OVERLAP_CHECKS"),
+    "list where a mapping is expected": ("description: d\njob: [1, 2]\n", "job", "should be a mapping of keys"),
+    "mapping where a list is expected": ("description: d\nfaults: {at: 1}\n", "faults", "valid list"),
+    "string where a number is expected": (fault_file("{at: '10', kind: controller_kill, target: controller}"),
+                                          "faults[0].at", "valid number, got '10'"),
+    "exponent YAML reads as text": (fault_file(RANDOM_FLAPS.replace("rate_per_min: 6", "rate_per_min: 1e12")),
+                                    "faults[0].rate_per_min", "YAML reads this as text"),
+    "yes where a number is expected": (fault_file("{at: yes, kind: controller_kill, target: controller}"),
+                                       "faults[0].at", "YAML reads yes/no/on/off/true/false as a boolean"),
+    "huge integer seed": ("description: d\nseed: " + "9" * 5000 + "\n", "", "YAML value that cannot be read"),
+    "huge target index": (fault_file("{at: 1, kind: link_flap, target: h" + "9" * 5000 + "-eth0}"),
+                          "faults[0].target", "the fabric has 4 hosts"),
+    "group name as a one-off target": (fault_file("{at: 1, kind: link_flap, target: t0-t1-links}"),
+                                       "faults[0].target", "names many links"),
+    "unknown nested key": ("description: d\nfabric: {plane: 2}\n", "fabric.plane", "did you mean 'planes'"),
+    "unknown key with a line break": ('description: d\n"a\\nb": 1\n', "['a\\nb']", "unknown key"),
+    "junk nested within the limit": (fault_file("{at: 1, kind: loss, target: t0p0r0-t1p0s0, params: {p: [[[[1]]]]}}"),
+                                     "faults[0].params.p", "valid number"),
+    "junk nested past the limit": ("description: d\nfaults: " + "[" * 20_000 + "\n", "", "nested deeper than"),
+    "an alias that expands to billions": (
+        "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+        + "description: *i\n", "description", "valid string"),
+    "not UTF-8": ("description: café\n".encode("latin-1"), "", "not UTF-8 text (byte 0xe9"),
+    "binary": (bytes(range(256)), "", "not UTF-8 text"),
+    "NUL bytes": (b"description: d\x00\n", "", "YAML syntax error"),
+    "empty file": ("", "", "empty file"),
+    "only a comment": ("# nothing here\n", "", "empty file"),
+    "too large": ("description: d\n" + "# padding\n" * 4000, "", "larger than MAX_FILE_BYTES"),
+    "a directory": (None, "", "is a directory"),
+}
+
+
+@pytest.mark.timeout(30)  # a regression to a loop fails here instead of blocking the run
+@pytest.mark.parametrize("case", BROKEN_FORMS, ids=list(BROKEN_FORMS))
+def test_broken_form_raises_one_line_naming_file_and_field_at_once(tmp_path, case):
+    content, field_path, problem = BROKEN_FORMS[case]
+    path = tmp_path / "broken.yaml"
+    if content is None:
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    started = time.monotonic()
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert time.monotonic() - started < 1.0  # generous: these take milliseconds
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: {field_path}{': ' if field_path else ''}"), message
+    assert problem in message, message
+
+
+def test_expansion_cap_is_exact(tmp_path):
+    # MAX_FAULT_EVENTS events load; one more is refused, naming the field, before any is made
+    entry = "{{kind: link_flap, every: 1, until: {until}, duration: 0.5, target: h0-eth0}}"
+    at_cap = load_scenario(write(tmp_path, fault_file(entry.format(until=MAX_FAULT_EVENTS)), "cap.yaml"))
+    assert len(at_cap.faults) == MAX_FAULT_EVENTS
+    with pytest.raises(ScenarioError, match=r"faults\[0\]\.every: the scenario expands to 10,001 fault events"):
+        load_scenario(write(tmp_path, fault_file(entry.format(until=MAX_FAULT_EVENTS + 1)), "over.yaml"))
