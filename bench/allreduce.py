@@ -3,7 +3,7 @@
 
     sudo .venv/bin/python bench/allreduce.py [--iterations 30] [--json out.json]
 
-Targets (issue 5): MRC efficiency (busbw / (planes x link rate)) >= 0.85 with
+Targets: MRC efficiency (busbw / (planes x link rate)) >= 0.85 with
 the run not CPU-bound and no unexplained loss, every iteration verified; and
 the analytic check: median iteration within 1.25x of the ideal
 2(N-1)/N x S / (planes x link rate). The baseline runs too (the A/B).

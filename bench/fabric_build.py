@@ -3,7 +3,7 @@
 
     sudo .venv/bin/python bench/fabric_build.py [--runs 3]
 
-Targets (issue 2, on a 2-core machine): build + verify <= 30 s, teardown <= 10 s.
+Targets (on a 2-core machine): build + verify <= 30 s, teardown <= 10 s.
 """
 
 import argparse

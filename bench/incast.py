@@ -1,4 +1,4 @@
-"""8-to-1 incast with and without trimming (issue 4's benchmark).
+"""8-to-1 incast with and without trimming (the incast benchmark).
 
     sudo MRCLAB_LOCK_WAIT=1800 .venv/bin/python bench/incast.py [--json PATH]
 
@@ -8,7 +8,7 @@ session each, since trimming is chosen at build time), and prints per run:
 completion time, ideal (bytes / receiver's last-hop capacity), ratio, RTOs,
 NACKs, trims, retransmissions, queue drops, CPU and whether it was CPU-bound.
 
-Target (issue 4): with trimming, zero RTOs and completion <= 1.3 x ideal.
+Target: with trimming, zero RTOs and completion <= 1.3 x ideal.
 """
 
 from __future__ import annotations

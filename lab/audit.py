@@ -9,7 +9,7 @@ the traffic has drained); per switch,
     unexplained = received - transmitted - named drops
 
 and any non-zero value means the emulation lost packets it cannot account
-for (DESIGN.md section 3 shows how easily an OVS userspace port does).
+for (docs/machine.md shows how easily an OVS userspace port does).
 
 One loss has no counter anywhere: a packet OVS outputs to a port whose link
 is down (link flap, switch reboot) is discarded by ovs-vswitchd uncounted

@@ -31,7 +31,7 @@ from lab.job import TRANSPORTS, lab_window
 from lab.session import Session
 from lab.workers import HostWorkers, WorkerError
 
-# Transport parameters the incast benchmark and test run with (issue 4 note).
+# Transport parameters the incast benchmark and test run with.
 # With trimming nothing is lost, so any RTO fires on a packet that is only
 # queued: the RTO must exceed the worst queueing delay of a live path. The
 # port program lets up to trim_threshold (60 KB) of data queue per port =

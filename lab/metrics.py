@@ -22,8 +22,8 @@ config      {"ranks": N, "buffer_bytes": S, "planes": P, "link_mbps": R,
              "stall_factor": k (2.0), optional "spines", "hosts_per_rack"
              (or the same keys under "fabric")}
 
-Definitions (DESIGN.md section 6)
----------------------------------
+Definitions
+-----------
 - P50/P99/P100: numpy linear percentiles of iteration duration.
 - clean median: median duration of the iterations that overlap no fault
   window of their transport. If every iteration overlaps one, the overall

@@ -119,7 +119,7 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
                                                        convergence_delay, hold_down))
     try:
         session.controller.start()
-        session.fabric = build_fabric(spec, CONTROLLER_PORT, shaping=shaping, trimming=trimming)
+        session.fabric = build_fabric(spec, CONTROLLER_PORT, cleanup, shaping=shaping, trimming=trimming)
         session.timings["build_s"] = session.fabric.build_s
         yield session
     finally:

@@ -1,11 +1,11 @@
 """Make a FabricSpec real: Mininet hosts, Open vSwitch switches, shaped links.
 
-`build_fabric(spec, controller_port)` returns a running `Fabric`; its
+`build_fabric(spec, controller_port, settings)` returns a running `Fabric`; its
 `stop()` tears it down. The switches connect to the lab's controller on
 127.0.0.1 in secure fail mode (never standalone: the fabric has loops, and
 a learning switch floods it into a broadcast storm).
 
-Facts of this machine kind that shape the code (../shared/DESIGN.md, 3):
+Facts of this machine kind that shape the code (docs/machine.md):
 - no OVS kernel module on some machines: prefer the kernel datapath, fall
   back to the userspace one (`datapath=user`);
 - with the userspace datapath, TCP/UDP need checksum offload off on hosts;
@@ -23,6 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from topologies.fabric import FabricSpec
 from topologies.tables import all_tables
@@ -115,10 +116,22 @@ class Fabric:
             link.stop()
 
 
-def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True,
+class GlobalSettings(Protocol):
+    """Who changes machine-wide settings for the build and puts them back
+    (the lab's session passes lab.cleanup, which records the original values
+    so that even a crashed run's cleanup restores them)."""
+
+    def set_sysctl(self, name: str, value: str) -> None: ...
+
+    def restore_sysctls(self) -> list[str]: ...
+
+
+def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSettings, shaping: bool = True,
                  trimming: bool = True) -> Fabric:
     """Build and start the fabric; returns once every switch holds its full
     table (verified by reading the tables back).
+
+    settings: sets and restores the sysctl the build needs (see GlobalSettings)
 
     shaping: shape every link to spec.link_mbps (switch ports through the
         port program, host NICs with tbf); off only for functional tests
@@ -129,8 +142,6 @@ def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True,
     from mininet.log import setLogLevel
     from mininet.net import Mininet
     from mininet.node import OVSSwitch, RemoteController
-
-    from lab.cleanup import restore_sysctls, set_sysctl
 
     require_root()
     ensure_ovs_running()
@@ -161,7 +172,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True,
             _configure_host(fabric, h, shaping)
         configs = switch_port_configs(spec, fabric.switch_ports(), trimming) if shaping else {}
         tx_need = prepare_ovs_tx_buffer(configs) if datapath == "user" else 0
-        set_sysctl("net.core.wmem_default", str(max(int(OVS_PORT_WMEM), tx_need)))
+        settings.set_sysctl("net.core.wmem_default", str(max(int(OVS_PORT_WMEM), tx_need)))
         try:
             net.start()
             for sw in net.switches:
@@ -174,7 +185,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, shaping: bool = True,
             if tx_need:
                 check_ovs_tx_buffer(fabric, tx_need)
         finally:
-            restore_sysctls()
+            settings.restore_sysctls()
     except BaseException:
         fabric.stop()
         raise
