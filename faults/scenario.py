@@ -568,7 +568,7 @@ def _resources(spec: FabricSpec, kind: str, target: str) -> tuple[str, ...]:
 
 
 _ADVICE = {
-    "one-off": "split the scenario",
+    "one-off": "fewer faults (a plane_down is one per T0-T1 link of its plane)",
     "periodic": "raise every or bring until closer to start",
     "random": "lower rate_per_min, bring until closer to start or name fewer targets",
 }
