@@ -152,11 +152,6 @@ def _controller_target(session) -> str:
 
 
 # ---- port-program faults (gray failure, random loss) -------------------------------
-def _port_cfg(ifname: str) -> tuple:
-    # port_program has no public config getter: read the live map entry
-    return port_program._maps_of(port_program._ifindex(ifname))[1]
-
-
 def _t0t1_ends(session, target: str, kind: str) -> list[End]:
     if not target.startswith("t0"):
         raise FaultError(f"{kind} {target!r}: needs a T0-T1 link 't0p<P>r<R>-t1p<P>s<S>'")
@@ -175,7 +170,8 @@ class Blackhole(Injector):
     def _set(self, on: bool) -> None:
         for end in self.ends:
             port_program.set_blackhole(end.ifname, on)
-        wrong = [e.ifname for e in self.ends if bool(_port_cfg(e.ifname)[5] & port_program.CFG_BLACKHOLE) != on]
+        wrong = [e.ifname for e in self.ends
+                 if bool(port_program.port_cfg(e.ifname).flags & port_program.CFG_BLACKHOLE) != on]
         if wrong:
             raise FaultError(f"{self}: black-hole flag not {'set' if on else 'cleared'} on {wrong}")
         down = {n: s for n, s in operstates(self.ends).items() if s != "UP"}
@@ -208,7 +204,7 @@ class Loss(Injector):
         for end in self.ends:
             port_program.set_drop_probability(end.ifname, p)
         want = port_program._prob_u32(p)
-        wrong = [e.ifname for e in self.ends if _port_cfg(e.ifname)[4] != want]
+        wrong = [e.ifname for e in self.ends if port_program.port_cfg(e.ifname).drop_prob != want]
         if wrong:
             raise FaultError(f"{self}: drop probability {p} not set on {wrong}")
 
@@ -397,9 +393,10 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
     faulty = {}
     for e in ends:
         if e.ns_pid is None:
-            cfg = _port_cfg(e.ifname)
-            if cfg[4] or cfg[5] & port_program.CFG_BLACKHOLE:
-                faulty[e.ifname] = {"drop_prob": cfg[4], "blackhole": bool(cfg[5] & port_program.CFG_BLACKHOLE)}
+            cfg = port_program.port_cfg(e.ifname)
+            blackhole = bool(cfg.flags & port_program.CFG_BLACKHOLE)
+            if cfg.drop_prob or blackhole:
+                faulty[e.ifname] = {"drop_prob": cfg.drop_prob, "blackhole": blackhole}
     if faulty:
         raise FaultError(f"healthy fabric: port faults left on {faulty}")
     deadline = time.monotonic() + timeout

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from faults.injectors import (INJECTORS, FaultError, _port_cfg, ecmp_ports, fabric_healthy, make_injector,
+from faults.injectors import (INJECTORS, FaultError, ecmp_ports, fabric_healthy, make_injector,
                               nic_rx_bytes)
 from faults.links import operstates, resolve_link
 from faults.model import FaultEvent
@@ -311,8 +311,8 @@ def test_timeline_fires_repairs_and_leaves_a_healthy_fabric(healthy):
     t0 = time.monotonic()
     with FaultTimeline(healthy, events, transport="mrc", t0=t0, log=log):
         time.sleep(1.0)
-        assert _port_cfg(uplink(1, plane=1, rack=1))[4] > 0  # the loss is still on
-    assert _port_cfg(uplink(1, plane=1, rack=1))[4] == 0  # repaired at the end
+        assert port_program.port_cfg(uplink(1, plane=1, rack=1)).drop_prob > 0  # the loss is still on
+    assert port_program.port_cfg(uplink(1, plane=1, rack=1)).drop_prob == 0  # repaired at the end
     seen = [(e["kind"], e["fault"]) for e in log]
     assert seen == [("fault_start", "link_flap"), ("fault_start", "loss"), ("fault_end", "link_flap"),
                     ("fault_end", "loss")]
