@@ -75,6 +75,9 @@ def test_garbage_datagrams_are_counted_not_fatal():
         assert drive([a], lambda: a.garbage >= len(junk) + 1)
         h = a.write("b", b"still works" * 100, 0)
         assert drive([a, b], lambda: h.done)
+        # junk is counted as garbage, never as a core exception (a core that threw
+        # on every junk datagram would still count garbage if only that were checked)
+        assert a.garbage == len(junk) + 1 and a.internal_errors == 0 and b.internal_errors == 0
 
 
 def test_config_json_roundtrip():
