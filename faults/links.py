@@ -10,13 +10,14 @@ thread never interleaves with a job using those shells.
 from __future__ import annotations
 
 import json
+import operator
 import re
-import subprocess
-import time
 from dataclasses import dataclass
 
 from topologies.builder import installed_counts
+from topologies.commands import run_command
 from topologies.fabric import FabricError, FabricSpec
+from topologies.waiting import wait_until
 
 
 class FaultError(RuntimeError):
@@ -91,12 +92,12 @@ def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
     return ends
 
 
+IP_TIMEOUT_S = 20.0  # one `ip` call, a whole batch of link changes included
+
+
 def _ip(ns_pid: int | None, args: list[str], input: str | None = None) -> str:
     cmd = (["nsenter", f"--net=/proc/{ns_pid}/ns/net"] if ns_pid else []) + ["ip", *args]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=20, input=input)
-    if out.returncode != 0:
-        raise FaultError(f"{' '.join(cmd)}: {out.stderr.strip() or out.stdout.strip()}")
-    return out.stdout
+    return run_command(cmd, timeout=IP_TIMEOUT_S, input=input, error=FaultError).stdout
 
 
 def set_admin(ends: list[End], up: bool) -> None:
@@ -127,29 +128,23 @@ def operstates(ends: list[End]) -> dict[str, str]:
 def wait_operstate(ends: list[End], up: bool, what: str, timeout: float = 5.0) -> None:
     """Poll until every end is UP (up) or not UP (down); FaultError naming the
     ends that did not get there."""
-    deadline = time.monotonic() + timeout
-    while True:
-        states = operstates(ends)
-        wrong = {n: s for n, s in states.items() if (s == "UP") != up}
-        if not wrong:
-            return
-        if time.monotonic() > deadline:
-            raise FaultError(f"{what}: {'not up' if up else 'still up'} after {timeout:.0f} s: {wrong}")
-        time.sleep(0.05)
+    def wrong_states() -> dict[str, str]:
+        return {n: s for n, s in operstates(ends).items() if (s == "UP") != up}
+
+    wrong = wait_until(wrong_states, timeout, interval=0.05, done=operator.not_)
+    if wrong:
+        raise FaultError(f"{what}: {'not up' if up else 'still up'} after {timeout:.0f} s: {wrong}")
 
 
 def wait_table(spec: FabricSpec, switch: str, want: tuple[int, int], what: str, timeout: float) -> None:
     """Poll until `switch` holds `want` (flows, groups)."""
-    deadline = time.monotonic() + timeout
-    got = None
-    while True:
+    def counts() -> tuple[int, int] | None:
         try:
-            got = installed_counts(switch)
+            return installed_counts(switch)
         except Exception:  # the switch may be mid-reconnect
-            got = None
-        if got == want:
-            return
-        if time.monotonic() > deadline:
-            raise FaultError(f"{what}: {switch} holds (flows, groups) {got}, expected {want} "
-                             f"after {timeout:.0f} s")
-        time.sleep(0.1)
+            return None
+
+    got = wait_until(counts, timeout, interval=0.1, done=lambda got: got == want)
+    if got != want:
+        raise FaultError(f"{what}: {switch} holds (flows, groups) {got}, expected {want} "
+                         f"after {timeout:.0f} s")

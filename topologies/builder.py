@@ -18,6 +18,7 @@ Facts of this machine kind that shape the code (docs/machine.md):
 
 from __future__ import annotations
 
+import operator
 import subprocess
 import tempfile
 import time
@@ -25,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from topologies.commands import COMMAND_TIMEOUT_S, run_command
 from topologies.fabric import FabricSpec
 from topologies.tables import all_tables
+from topologies.waiting import wait_until
 
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 # Socket send buffer OVS's port sockets get while the fabric is built.
@@ -37,11 +40,8 @@ class BuildError(RuntimeError):
     """The fabric could not be built; the message names what to fix."""
 
 
-def sh(cmd: list[str], timeout: float = 60, input: str | None = None) -> str:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
-    if out.returncode != 0:
-        raise BuildError(f"{' '.join(cmd[:4])}... failed: {out.stderr.strip() or out.stdout.strip()}")
-    return out.stdout
+def sh(cmd: list[str], timeout: float = COMMAND_TIMEOUT_S, input: str | None = None) -> str:
+    return run_command(cmd, timeout=timeout, input=input, error=BuildError).stdout
 
 
 # ---- prerequisites ------------------------------------------------------------
@@ -55,11 +55,9 @@ def require_root() -> None:
 def ensure_ovs_running() -> None:
     if subprocess.run(["which", "ovs-vsctl"], capture_output=True).returncode != 0:
         raise BuildError("Open vSwitch is not installed: run sudo ./setup.sh (apt package openvswitch-switch)")
-    if subprocess.run(["ovs-vsctl", "--timeout=3", "show"], capture_output=True).returncode == 0:
+    if run_command(["ovs-vsctl", "--timeout=3", "show"], check=False, error=BuildError).returncode == 0:
         return
-    out = subprocess.run([OVS_CTL, "start", "--system-id=random"], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise BuildError(f"could not start Open vSwitch ({OVS_CTL} start): {out.stderr.strip()}")
+    run_command([OVS_CTL, "start", "--system-id=random"], what="could not start Open vSwitch", error=BuildError)
 
 
 def kernel_datapath_available() -> bool:
@@ -225,16 +223,14 @@ def prepare_ovs_tx_buffer(configs: dict) -> int:
 
     need, have = port_program.ovs_backlog_budget(configs.values())
     if have is not None and have < need:
-        others = subprocess.run(["ovs-vsctl", "list-br"], capture_output=True, text=True).stdout.split()
+        others = run_command(["ovs-vsctl", "list-br"], check=False, error=BuildError).stdout.split()
         if others:  # never disturb bridges that are not the lab's
             raise BuildError(
                 f"ovs-vswitchd's transmit socket buffer is {have} bytes, the fabric's queues need {need}, "
                 f"and restarting it would disturb bridges that are not the lab's ({', '.join(others)}): "
                 f"restart ovs-vswitchd yourself with net.core.wmem_default >= {need}, or remove them")
-        out = subprocess.run([OVS_CTL, "--no-ovsdb-server", "restart"], capture_output=True, text=True)
-        if out.returncode != 0:
-            raise BuildError(f"could not restart ovs-vswitchd to enlarge its transmit buffer "
-                             f"({OVS_CTL} --no-ovsdb-server restart): {out.stderr.strip()}")
+        run_command([OVS_CTL, "--no-ovsdb-server", "restart"], error=BuildError,
+                    what="could not restart ovs-vswitchd to enlarge its transmit buffer")
     return need
 
 
@@ -319,19 +315,18 @@ def installed_counts(switch: str) -> tuple[int, int]:
 def wait_for_tables(spec: FabricSpec, timeout: float = 30.0) -> None:
     """Block until every switch holds exactly its static table."""
     pending = expected_counts(spec)
-    deadline = time.monotonic() + timeout
-    while pending:
+
+    def still_pending() -> dict:
         for name in list(pending):
             try:
                 if installed_counts(name) == pending[name]:
                     del pending[name]
             except BuildError:
                 pass  # switch not ready yet
-        if not pending:
-            return
-        if time.monotonic() > deadline:
-            raise BuildError(
-                f"{len(pending)} switches lack their tables after {timeout:.0f} s "
-                f"(e.g. {sorted(pending)[:3]}); is the controller running? see its log"
-            )
-        time.sleep(0.2)
+        return pending
+
+    if wait_until(still_pending, timeout, interval=0.2, done=operator.not_):
+        raise BuildError(
+            f"{len(pending)} switches lack their tables after {timeout:.0f} s "
+            f"(e.g. {sorted(pending)[:3]}); is the controller running? see its log"
+        )

@@ -49,14 +49,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Optional, Tuple
 
+from topologies.commands import run_command
 from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
     CFG_BLACKHOLE, CFG_ECN, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
     PortMaps, PortProgramError)
 from topologies.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
+from topologies.project import PROJECT_ROOT
 
-REPO = Path(__file__).resolve().parent.parent
-OBJECT = REPO / "build" / "port_program.o"
-BUILD_SCRIPT = REPO / "topologies" / "build_port_program.sh"
+OBJECT = PROJECT_ROOT / "build" / "port_program.o"
+BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_port_program.sh"
 BPFFS = Path("/sys/fs/bpf")
 # every lab pin lives below PIN_ROOT (cleanup_all removes it); tests use
 # their own root so a concurrent lab cleanup does not pull ports from under them
@@ -112,11 +113,7 @@ class PortConfig:
 
 # --- helpers ----------------------------------------------------------------------
 def _run(args, check=True, input=None) -> subprocess.CompletedProcess:
-    r = subprocess.run(args, capture_output=True, text=True, input=input)
-    if check and r.returncode != 0:
-        raise PortProgramError(f"{' '.join(map(str, args))} failed: "
-                               f"{(r.stderr or r.stdout).strip()}")
-    return r
+    return run_command(args, check=check, input=input, error=PortProgramError)
 
 
 def _build_id(obj: Path = OBJECT) -> str:
