@@ -1,0 +1,237 @@
+"""Pass 1 of loading a scenario file: its schema (pydantic, strict) and the size limits.
+
+Unknown keys, types and simple ranges are checked here; a problem becomes an
+InvalidField naming the field path ("faults[2].target") and what is wrong,
+in one readable line. The defaults of a run are the Scenario record's
+(faults/scenario_record.py): the models below take them from there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import reprlib
+import typing
+from dataclasses import fields
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+
+from faults.model import KINDS
+from faults.scenario_record import (
+    DEFAULT_BUFFER_MB,
+    DEFAULT_ITERATIONS,
+    DEFAULT_SEED,
+    LAB_PAYLOAD_SIZE,
+    TRANSPORTS,
+    BaselineRouting,
+)
+from mrc_host.params import TransportParams
+from topologies.fabric import DEFAULT_FABRIC
+
+PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
+ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
+
+# The most fault events one scenario may expand to. Each event is two injector
+# actions on the live fabric (tens of ms each) and two lines of events.jsonl, and
+# a library scenario holds fewer than 20; more than this is a slip (a rate per
+# second written per minute, an `until` in ms) that would only flood the run.
+MAX_FAULT_EVENTS = 10_000
+# The most (fault instant, fabric element) pairs the expansion may check for
+# overlaps: a random process checks every target at each draw, a switch reboot
+# every link of the switch. Bounds the loader's own work so that any file is
+# answered in well under a second (under 0.5 s at either cap on a busy 2-core VM).
+MAX_OVERLAP_CHECKS = 100_000
+# A scenario is a page of YAML (the library's are under 1 KiB); PyYAML parses in pure
+# Python at roughly 100 KiB/s on a busy 2-core VM, so a larger file is refused unread.
+MAX_FILE_BYTES = 32 * 1024
+MAX_YAML_DEPTH = 16  # a scenario nests 4 levels (faults[0].params.p); deeper is junk
+TIME_DECIMALS = 6  # random instants and durations are rounded to the microsecond
+
+
+class InvalidField(Exception):
+    """A problem at a field path; load_scenario prefixes the file name."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(f"{path}: {problem}" if path else problem)
+
+
+# ---- the models ------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    # strict: "10" is not a number and 1 is not true; YAML already gives real types.
+    # No .inf/.nan: every time, rate and size must be a real number.
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class _FabricModel(_Strict):
+    # ranges are FabricSpec's own (checked when it is built)
+    planes: int = DEFAULT_FABRIC.planes
+    racks: int = DEFAULT_FABRIC.racks
+    spines: int = DEFAULT_FABRIC.spines
+    hosts_per_rack: int = DEFAULT_FABRIC.hosts_per_rack
+    link_mbps: float = DEFAULT_FABRIC.link_mbps
+    evs_per_plane: int = DEFAULT_FABRIC.evs_per_plane
+    mtu: int = DEFAULT_FABRIC.mtu
+
+
+class _JobModel(_Strict):
+    collective: Literal["allreduce"] = "allreduce"
+    buffer_mb: float = Field(DEFAULT_BUFFER_MB, ge=0.01, le=1024)
+    iterations: int = Field(DEFAULT_ITERATIONS, ge=1)
+    max_seconds: float | None = Field(None, gt=0)
+    payload_size: int = Field(LAB_PAYLOAD_SIZE, ge=64)
+
+
+def _transport_params_model() -> type[BaseModel]:
+    """Every TransportParams field with its own type; all are counts or times, so >= 0."""
+    hints = typing.get_type_hints(TransportParams)
+    return create_model(
+        "_TransportParamsModel",
+        __base__=_Strict,
+        **{f.name: (hints[f.name], Field(f.default, ge=0)) for f in fields(TransportParams)},
+    )
+
+
+_TransportParamsModel = _transport_params_model()
+
+
+class _BaselineRoutingModel(_Strict):
+    convergence_delay_s: float = Field(BaselineRouting.convergence_delay_s, ge=0)
+    hold_down_s: float = Field(BaselineRouting.hold_down_s, ge=0)
+
+
+class FaultModel(_Strict):
+    kind: Literal[KINDS + (PLANE_DOWN,)]
+    at: float | None = Field(None, ge=0)
+    every: float | None = Field(None, gt=0)
+    rate_per_min: float | None = Field(None, gt=0)
+    start: float | None = Field(None, ge=0)
+    until: float | None = Field(None, gt=0)
+    duration: float | None = Field(None, gt=0)
+    duration_max: float | None = Field(None, gt=0)
+    target: str | None = None
+    targets: list[str] | None = None
+    params: dict[str, Any] = Field(default_factory=dict)  # checked per kind in pass 2
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _one_name_is_a_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class ScenarioModel(_Strict):
+    description: str
+    seed: int = Field(DEFAULT_SEED, ge=0)
+    fabric: _FabricModel = Field(default_factory=_FabricModel)
+    job: _JobModel = Field(default_factory=_JobModel)
+    transports: list[Literal[TRANSPORTS]] = Field(default_factory=lambda: list(TRANSPORTS), min_length=1)
+    trimming: bool = True
+    transport_params: _TransportParamsModel = Field(default_factory=_TransportParamsModel)
+    baseline_routing: _BaselineRoutingModel = Field(default_factory=_BaselineRoutingModel)
+    stall_factor: float | None = Field(None, gt=1)
+    faults: list[FaultModel] = Field(default_factory=list)
+
+
+class _LossParams(_Strict):
+    p: float = Field(gt=0, le=1)
+
+
+class _IncastParams(_Strict):
+    senders: int = Field(ge=1)  # the injector picks them, other racks first
+    bytes: int = Field(ge=1)  # sent by each sender per burst
+
+
+PARAMS_MODELS = {"loss": _LossParams, "incast": _IncastParams}
+
+
+def field_path(loc: tuple) -> str:
+    """('faults', 2, 'target') -> 'faults[2].target'; a key that is not a plain name
+    (a number, null, a newline) is quoted so the message stays one readable line."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif isinstance(part, str) and re.fullmatch(r"[A-Za-z_][\w-]*", part):
+            text += f".{clip(part, 40)}" if text else clip(part, 40)
+        else:
+            text += f"[{short_repr(part, 40)}]"
+    return text
+
+
+def _model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The model whose keys sit at `loc` (list indexes skipped), to name the allowed keys."""
+    model = root
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if part not in model.model_fields:
+            return None
+        annotation = model.model_fields[part].annotation
+        candidates = [annotation, *typing.get_args(annotation)]
+        model = next((c for c in candidates if _is_model(c)), None)
+        if model is None:
+            return None
+    return model
+
+
+def _is_model(annotation: Any) -> bool:
+    return typing.get_origin(annotation) is None and isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def first_schema_problem(error: ValidationError, root: type[BaseModel], prefix: tuple = ()) -> InvalidField:
+    errors = error.errors(include_url=False)
+    first = errors[0]
+    loc = tuple(first["loc"])
+    if first["type"] == "extra_forbidden":
+        problem = _unknown_key_problem(str(loc[-1]), _model_at(root, loc[:-1]))
+    elif first["type"] == "missing":
+        problem = "required"
+    elif first["type"] in ("model_type", "dict_type"):
+        problem = f"should be a mapping of keys, got {short_repr(first['input'])}"
+    elif first["type"] == "finite_number":
+        problem = f"must be finite, got {short_repr(first['input'])}"
+    else:
+        problem = f"{first['msg'][0].lower()}{first['msg'][1:]}, got {short_repr(first['input'])}"
+        problem += _yaml_type_hint(first["type"], first["input"])
+    if len(errors) > 1:
+        problem += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return InvalidField(field_path(prefix + loc), problem)
+
+
+# repr of at most a few levels and items: a YAML file can alias one list into a
+# structure of billions of elements (or into itself), which a plain repr would walk
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 2, 4, 4, 60, 60
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    return clip(_REPR.repr(value), limit)
+
+
+def clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _yaml_type_hint(error_type: str, value: Any) -> str:
+    """Why YAML gave a type the writer did not mean (YAML 1.1, as PyYAML reads it)."""
+    if isinstance(value, bool):
+        return " (YAML reads yes/no/on/off/true/false as a boolean)"
+    if error_type in ("float_type", "int_type") and isinstance(value, str) and len(value) < 40:
+        try:
+            if not math.isfinite(float(value)):
+                return ""
+        except ValueError:
+            return ""
+        return " (YAML reads this as text: write a number with a dot and a signed exponent, e.g. 1.0e+3)"
+    return ""
+
+
+def _unknown_key_problem(key: str, model: type[BaseModel] | None) -> str:
+    allowed = list(model.model_fields) if model else []
+    close = difflib.get_close_matches(key, allowed, n=1)
+    if close:
+        return f"unknown key; did you mean {close[0]!r}?"
+    return f"unknown key; allowed: {', '.join(allowed)}" if allowed else "unknown key"
