@@ -6,7 +6,7 @@ T1 of its plane. Host h sits in rack h // hosts_per_rack and has one NIC port
 per plane; NIC port p connects to T0 (p, rack(h)).
 
 Everything the builder, the controller and the agents need is derived here:
-names, port numbers, addresses, MACs, datapath ids and the EV -> path map.
+names (spelled by topologies/names.py; this says which exist), port numbers, addresses, MACs, datapath ids and the EV -> path map.
 
 Port numbering (fixed, so static tables can name ports):
   T0 (p, r): ports 1..hosts_per_rack go down to the rack's hosts in order,
@@ -23,13 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Switch, SwitchPort, T0T1Link,
+                              clip, kind_of, parse_any)
+
+__all__ = ["FabricError", "FabricSpec", "Link", "Path", "DEFAULT_FABRIC", "T1_MAC_PREFIX", "ev_to_t1",
+           "host_addresses"]
+
 # Ethernet src MAC a T1 writes on every packet it forwards: lets `check`
 # prove which T1 a packet crossed without reading any counter.
 T1_MAC_PREFIX = "02:f1"
-
-
-class FabricError(ValueError):
-    """A fabric description that cannot be built."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,14 @@ class Link:
     b_port: int
     kind: str  # "host-t0" or "t0-t1"
     plane: int
+
+    @property
+    def element(self) -> T0T1Link | NicPort:
+        """What a fault target calls this cable: its T0-T1 link, or the host's NIC port."""
+        if self.kind == "t0-t1":
+            t0, t1 = Switch.parse(self.a), Switch.parse(self.b)
+            return T0T1Link(t0.plane, t0.index, t1.index)
+        return NicPort(Host.parse(self.a).index, self.plane)
 
 
 @dataclass(frozen=True)
@@ -115,23 +125,23 @@ class FabricSpec:
     # ---- names -----------------------------------------------------------
     @staticmethod
     def host_name(h: int) -> str:
-        return f"h{h}"
+        return str(Host(h))
 
     @staticmethod
     def t0_name(plane: int, rack: int) -> str:
-        return f"t0p{plane}r{rack}"
+        return str(Switch.t0(plane, rack))
 
     @staticmethod
     def t1_name(plane: int, spine: int) -> str:
-        return f"t1p{plane}s{spine}"
+        return str(Switch.t1(plane, spine))
 
     @staticmethod
     def host_intf(h: int, plane: int) -> str:
-        return f"h{h}-eth{plane}"
+        return str(NicPort(h, plane))
 
     @staticmethod
-    def switch_intf(switch: str, port: int) -> str:
-        return f"{switch}-eth{port}"
+    def switch_intf(switch: str | Switch, port: int) -> str:
+        return str(SwitchPort(switch if isinstance(switch, Switch) else Switch.parse(switch), port))
 
     def rack_of(self, h: int) -> int:
         return h // self.hosts_per_rack
@@ -144,12 +154,18 @@ class FabricSpec:
         return [self.host_name(h) for h in range(self.hosts)]
 
     @cached_property
+    def switches(self) -> list[Switch]:
+        """Every switch: the T0s, then the T1s, each plane by plane."""
+        return ([Switch.t0(p, r) for p in range(self.planes) for r in range(self.racks)]
+                + [Switch.t1(p, s) for p in range(self.planes) for s in range(self.spines)])
+
+    @cached_property
     def t0_names(self) -> list[str]:
-        return [self.t0_name(p, r) for p in range(self.planes) for r in range(self.racks)]
+        return [str(s) for s in self.switches if s.tier == "t0"]
 
     @cached_property
     def t1_names(self) -> list[str]:
-        return [self.t1_name(p, s) for p in range(self.planes) for s in range(self.spines)]
+        return [str(s) for s in self.switches if s.tier == "t1"]
 
     @cached_property
     def switch_names(self) -> list[str]:
@@ -157,18 +173,40 @@ class FabricSpec:
 
     def parse_switch(self, name: str) -> tuple[str, int, int]:
         """'t0p3r1' -> ('t0', 3, 1); 't1p0s2' -> ('t1', 0, 2)."""
-        try:
-            tier, rest = name[:2], name[2:]
-            plane_text, index_text = rest[1:].split("r" if tier == "t0" else "s")
-            plane, index = int(plane_text), int(index_text)
-        except ValueError:
-            raise FabricError(f"not a switch of this fabric: {name!r}") from None
-        bound = self.racks if tier == "t0" else self.spines
-        if tier not in ("t0", "t1") or not rest.startswith("p") or not (
-            0 <= plane < self.planes and 0 <= index < bound
-        ):
-            raise FabricError(f"not a switch of this fabric: {name!r}")
-        return tier, plane, index
+        switch = self.element(name, Switch)
+        return switch.tier, switch.plane, switch.index
+
+    def element(self, text: str, *kinds: type):
+        """`text` as one of `kinds` (default: any kind) that exists in this fabric,
+        e.g. element("t0p3r1", Switch); FabricError naming the text and why not."""
+        kinds = kinds or KINDS
+        kind = kind_of(text, kinds)
+        reason = self.why_absent(kind, text) if kind else None
+        if reason:
+            raise FabricError(f"no {kind.KIND} {clip(text)} in this fabric: {reason}")
+        return parse_any(text, kinds)
+
+    def why_absent(self, kind: type, text: str) -> str | None:
+        """Why `text`, written as a `kind` name, names nothing in this fabric; None if it
+        names something. Index texts are compared by length first: an absurdly long
+        index is out of range without building an int from it."""
+        indexes = kind.match(text)
+        if indexes is None:
+            return f"not written {kind.FORM}"
+        bounds = {"plane": (self.planes, "planes", ""), "plane2": (self.planes, "planes", ""),
+                  "rack": (self.racks, "racks", "r"), "spine": (self.spines, "T1s per plane", "s"),
+                  "host": (self.hosts, "hosts", "h")}
+        for field, digits in indexes.items():
+            if field in bounds and not _below(digits, bounds[field][0]):
+                count, unit, letter = bounds[field]
+                return f"the fabric has {count} {unit} ({letter}0-{letter}{count - 1})"
+        if indexes.get("plane2", indexes.get("plane")) != indexes.get("plane"):
+            return CROSS_PLANE
+        if "port" in indexes:
+            ports = self.hosts_per_rack + self.spines if "rack" in indexes else self.racks
+            if indexes["port"] == "0" or not _below(indexes["port"], ports + 1):
+                return f"a {'T0' if 'rack' in indexes else 'T1'} has ports eth1-eth{ports}"
+        return None
 
     # ---- ports -------------------------------------------------------------
     def t0_host_port(self, h: int) -> int:
@@ -207,7 +245,7 @@ class FabricSpec:
         tier = (dpid >> 48) - 1
         plane = (dpid >> 32) & 0xFFFF
         index = dpid & 0xFFFFFFFF
-        return self.t0_name(plane, index) if tier == 0 else self.t1_name(plane, index)
+        return str(Switch(f"t{tier}", plane, index))
 
     # ---- entropy values -> paths -------------------------------------------
     @property
@@ -219,7 +257,7 @@ class FabricSpec:
         """The T1 an EV selects, on whichever plane it is sent."""
         if not 0 <= ev < self.evs_per_plane:
             raise FabricError(f"EV {ev} outside 0..{self.evs_per_plane - 1}")
-        return ev % self.spines
+        return ev_to_t1(ev, self.spines)
 
     def evs_for_t1(self, t1: int) -> list[int]:
         return [ev for ev in self.evs if self.ev_t1(ev) == t1]
@@ -228,6 +266,11 @@ class FabricSpec:
         return [Path(p, s) for p in range(self.planes) for s in range(self.spines)]
 
     # ---- links ---------------------------------------------------------------
+    def t0_t1_links(self, plane: int | None = None) -> list[T0T1Link]:
+        """Every T0-T1 link of the fabric, or of one plane."""
+        planes = range(self.planes) if plane is None else [plane]
+        return [T0T1Link(p, r, s) for p in planes for r in range(self.racks) for s in range(self.spines)]
+
     @cached_property
     def links(self) -> list[Link]:
         links = []
@@ -235,18 +278,9 @@ class FabricSpec:
             for h in range(self.hosts):
                 t0 = self.t0_name(p, self.rack_of(h))
                 links.append(Link(self.host_name(h), p, t0, self.t0_host_port(h), "host-t0", p))
-            for r in range(self.racks):
-                for s in range(self.spines):
-                    links.append(
-                        Link(
-                            self.t0_name(p, r),
-                            self.t0_uplink_port(s),
-                            self.t1_name(p, s),
-                            self.t1_downlink_port(r),
-                            "t0-t1",
-                            p,
-                        )
-                    )
+            for link in self.t0_t1_links(p):
+                links.append(Link(str(link.t0), self.t0_uplink_port(link.spine),
+                                  str(link.t1), self.t1_downlink_port(link.rack), "t0-t1", p))
         return links
 
     def to_dict(self) -> dict:
@@ -269,6 +303,18 @@ class FabricSpec:
 
 
 DEFAULT_FABRIC = FabricSpec()
+
+
+def ev_to_t1(ev: int, spines: int) -> int:
+    """The T1 an EV selects on any plane: the EVs take the T1s in turn. The one
+    definition of the map, for readers that know only the number of T1s."""
+    return ev % spines
+
+
+def _below(digits: str, count: int) -> bool:
+    """Whether the index written as `digits` (no leading zeros) is below `count`;
+    compared by length first so thousands of digits build no int."""
+    return len(digits) < len(str(count)) or (len(digits) == len(str(count)) and int(digits) < count)
 
 
 def host_addresses(spec: FabricSpec) -> dict[int, list[str]]:
