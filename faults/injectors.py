@@ -11,7 +11,7 @@ raises FaultError when it did not take effect. See docs/faults.md.
 
 from __future__ import annotations
 
-import os
+import operator
 import re
 import signal
 import socket
@@ -25,23 +25,23 @@ from faults.model import FaultEvent
 from faults.routing import connected_since
 from topologies import port_program
 from topologies.builder import expected_counts, wait_for_tables
+from topologies.commands import run_command
+from topologies.project import PROJECT_ROOT
 from topologies.tables import BASELINE_PORT, MRC_PORT
+from topologies.waiting import wait_until
 
 __all__ = ["FaultError", "make_injector", "INJECTORS", "fabric_healthy", "ecmp_ports", "ecmp_groups",
            "wait_switches_connected"]
 
 OVS_RECONNECT_MS = 1000  # as Mininet sets it: a switch retries its controller every <= 1 s
 TABLE_TIMEOUT_S = 20.0
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OVS_COMMAND_TIMEOUT_S = 30.0  # one ovs-vsctl/ovs-ofctl call on a switch
 INCAST_PORT = 5201  # neither MRC_PORT nor BASELINE_PORT: background traffic, not a lab transport
 assert INCAST_PORT not in (MRC_PORT, BASELINE_PORT)
 
 
 def _run(cmd: list[str], what: str) -> str:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    if out.returncode != 0:
-        raise FaultError(f"{what}: {' '.join(cmd)} failed: {out.stderr.strip() or out.stdout.strip()}")
-    return out.stdout
+    return run_command(cmd, timeout=OVS_COMMAND_TIMEOUT_S, what=what, error=FaultError).stdout
 
 
 class Injector:
@@ -229,16 +229,13 @@ def _listening(port: int) -> bool:
 def wait_switches_connected(session, since: float, timeout: float, what: str) -> None:
     """Poll the controller's log until every switch (re)connected after `since`
     (OVSDB's is_connected lags by seconds, so it is not used)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        missing = sorted(set(session.spec.switch_names) -
-                         connected_since(session.controller.routing_log, since))
-        if not missing:
-            return
-        if time.monotonic() > deadline:
-            raise FaultError(f"{what}: {len(missing)} switches did not connect to the controller within "
-                             f"{timeout:.0f} s (e.g. {missing[:3]})")
-        time.sleep(0.1)
+    def missing() -> list[str]:
+        return sorted(set(session.spec.switch_names) - connected_since(session.controller.routing_log, since))
+
+    absent = wait_until(missing, timeout, interval=0.1, done=operator.not_)
+    if absent:
+        raise FaultError(f"{what}: {len(absent)} switches did not connect to the controller within "
+                         f"{timeout:.0f} s (e.g. {absent[:3]})")
 
 
 class ControllerKill(Injector):
@@ -282,8 +279,8 @@ class ControllerKill(Injector):
 def nic_rx_bytes(session, h: int) -> int:
     """Bytes host h's NIC ports received, all planes (its namespace's counters)."""
     spec = session.spec
-    out = subprocess.run(["nsenter", f"--net=/proc/{session.fabric.host(h).pid}/ns/net",
-                          "cat", "/proc/net/dev"], capture_output=True, text=True, timeout=10).stdout
+    out = run_command(["nsenter", f"--net=/proc/{session.fabric.host(h).pid}/ns/net", "cat", "/proc/net/dev"],
+                      timeout=10, check=False, error=FaultError).stdout
     names = {spec.host_intf(h, p) for p in range(spec.planes)}
     total = 0
     for line in out.splitlines():
@@ -322,7 +319,7 @@ class Incast(Injector):
         # the tag makes lab.cleanup find these processes after a crash
         return self.session.fabric.host(h).popen(
             [sys.executable, "-m", "faults.incast", *args, "--tag", "mrclab-incast"],
-            cwd=str(_ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            cwd=str(PROJECT_ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def start(self) -> None:
         self.active = True
@@ -336,15 +333,19 @@ class Incast(Injector):
             if self.bytes:
                 args += ["--bytes", str(int(self.bytes))]
             self.procs.append(self._popen(h, args + victim_ips))
-        deadline = time.monotonic() + self.ARRIVAL_TIMEOUT_S
-        while nic_rx_bytes(self.session, self.victim) - before < 2 * spec.mtu:
-            dead = [p for p in self.procs if p.poll() is not None and p.returncode != 0]
-            if dead or time.monotonic() > deadline:
-                err = dead[0].stderr.read().decode()[-400:] if dead else ""
-                self.repair()
-                raise FaultError(f"{self}: no incast traffic reached {self.target} within "
-                                 f"{self.ARRIVAL_TIMEOUT_S:.0f} s {err}")
-            time.sleep(0.05)
+
+        def arrived_or_dead():
+            """True once traffic arrives; before that, the senders that died (if any: the wait ends)."""
+            if nic_rx_bytes(self.session, self.victim) - before >= 2 * spec.mtu:
+                return True
+            return [p for p in self.procs if p.poll() is not None and p.returncode != 0]
+
+        outcome = wait_until(arrived_or_dead, self.ARRIVAL_TIMEOUT_S, interval=0.05)
+        if outcome is not True:
+            err = outcome[0].stderr.read().decode()[-400:] if outcome else ""
+            self.repair()
+            raise FaultError(f"{self}: no incast traffic reached {self.target} within "
+                             f"{self.ARRIVAL_TIMEOUT_S:.0f} s {err}")
 
     def repair(self) -> None:
         for proc in self.procs:
@@ -399,15 +400,14 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
                 faulty[e.ifname] = {"drop_prob": cfg.drop_prob, "blackhole": blackhole}
     if faulty:
         raise FaultError(f"healthy fabric: port faults left on {faulty}")
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def short_groups() -> dict:
         groups = {t0: ecmp_groups(t0) for t0 in spec.t0_names}
-        short = {t0: g for t0, g in groups.items() if any(len(ports) != spec.spines for ports in g.values())}
-        if not short:
-            break
-        if time.monotonic() > deadline:
-            raise FaultError(f"healthy fabric: ECMP groups still short of uplinks after {timeout:.0f} s: {short}")
-        time.sleep(0.1)
+        return {t0: g for t0, g in groups.items() if any(len(ports) != spec.spines for ports in g.values())}
+
+    short = wait_until(short_groups, timeout, interval=0.1, done=operator.not_)
+    if short:
+        raise FaultError(f"healthy fabric: ECMP groups still short of uplinks after {timeout:.0f} s: {short}")
     try:
         wait_for_tables(spec, timeout=timeout)
     except Exception as exc:
