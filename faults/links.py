@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import operator
-import re
 from dataclasses import dataclass
 
 from topologies.builder import installed_counts
 from topologies.commands import run_command
 from topologies.fabric import FabricError, FabricSpec
+from topologies.names import NicPort, Switch, T0T1Link
 from topologies.waiting import wait_until
 
 
@@ -33,59 +33,38 @@ class End:
         return self.ifname
 
 
-_T0T1 = re.compile(r"^(t0p\d+r\d+)-(t1p\d+s\d+)$")
-_NIC = re.compile(r"^h(\d+)-eth(\d+)$")
+def fabric_element(spec: FabricSpec, target: str, *kinds: type, what: str):
+    """`target` as one of `kinds` (topologies/names.py) that exists in this fabric;
+    FaultError saying what it was for, the name and why not."""
+    try:
+        return spec.element(target, *kinds)
+    except FabricError as exc:
+        raise FaultError(f"{what}: {exc}") from None
 
 
 def resolve_link(fabric, target: str) -> tuple[End, End]:
-    """'t0p<P>r<R>-t1p<P>s<S>' or 'h<H>-eth<P>' -> its two ends (switch end first
+    """A T0-T1 link or a host's NIC port by name -> its two ends (switch end first
     for a NIC link, T0 end first for a T0-T1 link)."""
     spec: FabricSpec = fabric.spec
-    m = _T0T1.match(target)
-    if m:
-        t0, t1 = m.groups()
-        try:
-            _, p0, rack = spec.parse_switch(t0)
-            _, p1, spine = spec.parse_switch(t1)
-        except FabricError as exc:
-            raise FaultError(f"link {target!r}: {exc}") from None
-        if p0 != p1:
-            raise FaultError(f"link {target!r}: a T0 and a T1 of different planes are not linked")
-        return (End(spec.switch_intf(t0, spec.t0_uplink_port(spine))),
-                End(spec.switch_intf(t1, spec.t1_downlink_port(rack))))
-    m = _NIC.match(target)
-    if m:
-        h, plane = int(m.group(1)), int(m.group(2))
-        if not (h < spec.hosts and plane < spec.planes):
-            raise FaultError(f"link {target!r}: no such host NIC port in this fabric")
-        t0 = spec.t0_name(plane, spec.rack_of(h))
-        return (End(spec.switch_intf(t0, spec.t0_host_port(h))),
-                End(target, fabric.host(h).pid))
-    raise FaultError(f"link {target!r}: expected 't0p<P>r<R>-t1p<P>s<S>' or 'h<H>-eth<P>'")
-
-
-def plane_links(spec: FabricSpec, target: str) -> list[str]:
-    """'plane<P>' -> every T0-T1 link name of plane P."""
-    m = re.match(r"^plane(\d+)$", target)
-    if not m or int(m.group(1)) >= spec.planes:
-        raise FaultError(f"plane {target!r}: expected 'plane<P>' with P < {spec.planes}")
-    p = int(m.group(1))
-    return [f"{spec.t0_name(p, r)}-{spec.t1_name(p, s)}" for r in range(spec.racks) for s in range(spec.spines)]
+    link = fabric_element(spec, target, T0T1Link, NicPort, what="link")
+    if isinstance(link, T0T1Link):
+        return (End(spec.switch_intf(link.t0, spec.t0_uplink_port(link.spine))),
+                End(spec.switch_intf(link.t1, spec.t1_downlink_port(link.rack))))
+    t0 = Switch.t0(link.plane, spec.rack_of(link.host))
+    return (End(spec.switch_intf(t0, spec.t0_host_port(link.host))),
+            End(str(link), fabric.host(link.host).pid))
 
 
 def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
     """(own end, peer end) of every link of a switch."""
     spec: FabricSpec = fabric.spec
-    try:
-        spec.parse_switch(switch)
-    except FabricError as exc:
-        raise FaultError(str(exc)) from None
+    fabric_element(spec, switch, Switch, what="switch")
     ends = []
     for link in spec.links:
         if link.kind == "host-t0" and link.b == switch:
-            h = int(link.a[1:])
+            nic = link.element
             ends.append((End(spec.switch_intf(switch, link.b_port)),
-                         End(spec.host_intf(h, link.plane), fabric.host(h).pid)))
+                         End(str(nic), fabric.host(nic.host).pid)))
         elif link.kind == "t0-t1" and switch in (link.a, link.b):
             a, b = End(spec.switch_intf(link.a, link.a_port)), End(spec.switch_intf(link.b, link.b_port))
             ends.append((a, b) if link.a == switch else (b, a))

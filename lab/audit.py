@@ -22,13 +22,13 @@ a stretch of time when one of its links was down is attributed to
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import defaultdict
 
 from lab.fidelity import read_counter
 from topologies import port_program
 from topologies.fabric import FabricSpec
+from topologies.names import NicPort, Plane, Switch, T0T1Link
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
 DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")  # faults that take links down
@@ -117,18 +117,16 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
 def switches_cut_off(spec: FabricSpec, kind: str, target: str) -> set[str]:
     """Switches that lose a link while the fault lasts."""
     if kind == "link_flap":
-        m = re.fullmatch(r"h(\d+)-eth(\d+)", target)
-        if m:  # a NIC link: its T0 loses the port
-            h, plane = int(m.group(1)), int(m.group(2))
-            return {spec.t0_name(plane, spec.rack_of(h))}
-        return set(target.split("-"))  # "t0p..-t1p..": both ends
+        link = spec.element(target, T0T1Link, NicPort)
+        if isinstance(link, NicPort):  # a NIC link: its T0 loses the port
+            return {spec.t0_name(link.plane, spec.rack_of(link.host))}
+        return {str(link.t0), str(link.t1)}
     if kind == "plane_down":
-        plane = int(target.removeprefix("plane"))
-        return {n for n in spec.switch_names if spec.parse_switch(n)[1] == plane}
+        plane = spec.element(target, Plane).index
+        return {str(s) for s in spec.switches if s.plane == plane}
     if kind == "switch_reboot":  # the switch and every neighbour in its plane
-        tier, plane, _ = spec.parse_switch(target)
-        other = "t1" if tier == "t0" else "t0"
-        return {target} | {n for n in spec.switch_names if spec.parse_switch(n)[:2] == (other, plane)}
+        switch = spec.element(target, Switch)
+        return {target} | {str(s) for s in spec.switches if s.plane == switch.plane and s.tier != switch.tier}
     return set()
 
 

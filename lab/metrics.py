@@ -48,11 +48,13 @@ Definitions
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from topologies.fabric import ev_to_t1
+from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_of
 
 DEFAULT_STALL_FACTOR = 2.0
 # Path states in order of badness: an aggregated row shows its worst member.
@@ -186,14 +188,20 @@ def bandwidth(duration_s: float | None, *, ranks: int, buffer_bytes: float, plan
 
 # ---- failover and recovery -------------------------------------------------------------------
 
-_T1 = re.compile(r"t1p(\d+)s(\d+)")
-_T0 = re.compile(r"t0p(\d+)r(\d+)")
-_HOST_PORT = re.compile(r"(?<![a-z0-9])h(\d+)-eth(\d+)")
-
-
 def _host_index(name) -> int | None:
-    m = re.search(r"(\d+)$", str(name))
-    return int(m.group(1)) if m else None
+    """An event's host: its id (agents write the number) or its name 'h<H>'."""
+    if isinstance(name, int) or (isinstance(name, str) and name.isdecimal()):
+        return int(name)
+    return Host.parse(name).index if Host.match(name) else None
+
+
+def _faulted_element(target: str) -> T0T1Link | Switch | NicPort | None:
+    """The fabric element a fault target names, or None (a host, a plane, the controller)."""
+    kind = kind_of(target, (T0T1Link, Switch, NicPort))
+    try:
+        return kind.parse(target) if kind else None
+    except FabricError:  # well formed but unbuildable (planes differ, huge index): names nothing
+        return None
 
 
 def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = None,
@@ -201,8 +209,8 @@ def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = Non
     """Does the path of a path_state event cross the faulted element?
 
     Uses, in order: the fault's explicit ``paths`` ((plane, ev) list); else the
-    fabric names in its target (topologies/fabric.py): T1 ``t1p<P>s<S>`` is
-    crossed by plane P and EVs with ev % spines == S; T0 ``t0p<P>r<R>`` by
+    fabric element its target names (topologies/names.py): T1 ``t1p<P>s<S>`` is
+    crossed by plane P and the EVs that select T1 S (``ev_to_t1``); T0 ``t0p<P>r<R>`` by
     plane P when the host or the peer is in rack R (a T1 is not crossed
     between two hosts of one rack); NIC port ``h<H>-eth<P>``
     by plane P when H is the host or the peer. Every element named must be
@@ -213,17 +221,23 @@ def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = Non
     if window.paths is not None:
         return (plane, ev) in window.paths
     ends = {_host_index(path.get("host")), _host_index(path.get("peer"))}
-    checks = []
+    element = _faulted_element(window.target)
+    if isinstance(element, NicPort):
+        return plane == element.plane and element.host in ends
+    switches = [element.t0, element.t1] if isinstance(element, T0T1Link) else [element] if element else []
     racks = {h // hosts_per_rack for h in ends if h is not None} if hosts_per_rack else None
-    for p, s in _T1.findall(window.target):
-        # Two hosts of one rack meet at their T0: no T1 on their path.
-        same_rack = racks is not None and len(racks) == 1 and None not in ends
-        checks.append(plane == int(p) and not same_rack and (spines is None or ev % spines == int(s)))
-    for p, r in _T0.findall(window.target):
-        checks.append(plane == int(p) and (racks is None or int(r) in racks))
-    for h, p in _HOST_PORT.findall(window.target):
-        checks.append(plane == int(p) and int(h) in ends)
-    return all(checks)
+    # Two hosts of one rack meet at their T0: no T1 on their path.
+    same_rack = racks is not None and len(racks) == 1 and None not in ends
+    return all(_switch_crossed(switch, plane, ev, racks, same_rack, spines) for switch in switches)
+
+
+def _switch_crossed(switch: Switch, plane: int, ev: int, racks: set | None, same_rack: bool,
+                    spines: int | None) -> bool:
+    if plane != switch.plane:
+        return False
+    if switch.tier == "t0":
+        return racks is None or switch.index in racks
+    return not same_rack and (spines is None or ev_to_t1(ev, spines) == switch.index)
 
 
 def _path_key(ev: Mapping) -> tuple:
