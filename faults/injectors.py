@@ -19,13 +19,14 @@ import subprocess
 import sys
 import time
 
-from faults.links import (FaultError, End, operstates, plane_links, resolve_link, set_admin, switch_ends,
+from faults.links import (FaultError, End, fabric_element, operstates, resolve_link, set_admin, switch_ends,
                           wait_operstate, wait_table)
 from faults.model import FaultEvent
 from faults.routing import connected_since
 from topologies import port_program
 from topologies.builder import expected_counts, wait_for_tables
 from topologies.commands import run_command
+from topologies.names import Host, Plane, T0T1Link
 from topologies.project import PROJECT_ROOT
 from topologies.tables import BASELINE_PORT, MRC_PORT
 from topologies.waiting import wait_until
@@ -106,7 +107,8 @@ class PlaneDown(_LinksDown):
     kind = "plane_down"
 
     def links(self) -> list[str]:
-        return plane_links(self.spec, self.target)
+        plane = fabric_element(self.spec, self.target, Plane, what=self.kind)
+        return [str(link) for link in self.spec.t0_t1_links(plane.index)]
 
 
 # ---- switch reboot ----------------------------------------------------------------
@@ -153,8 +155,7 @@ def _controller_target(session) -> str:
 
 # ---- port-program faults (gray failure, random loss) -------------------------------
 def _t0t1_ends(session, target: str, kind: str) -> list[End]:
-    if not target.startswith("t0"):
-        raise FaultError(f"{kind} {target!r}: needs a T0-T1 link 't0p<P>r<R>-t1p<P>s<S>'")
+    fabric_element(session.spec, target, T0T1Link, what=kind)
     return list(resolve_link(session.fabric, target))
 
 
@@ -302,9 +303,7 @@ class Incast(Injector):
     def __init__(self, session, target, params=None):
         super().__init__(session, target, params)
         spec = self.spec
-        if not (target.startswith("h") and target[1:].isdigit() and int(target[1:]) < spec.hosts):
-            raise FaultError(f"incast target must be a host 'h<H>' of this fabric, got {target!r}")
-        self.victim = int(target[1:])
+        self.victim = fabric_element(spec, target, Host, what="incast target").index
         n = self.params.get("senders", spec.hosts - 1)
         if not isinstance(n, int) or not 1 <= n <= spec.hosts - 1:
             raise FaultError(f"{self}: params.senders must be in [1, {spec.hosts - 1}], got {n!r}")
@@ -382,8 +381,7 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
     for a routing restore still in its hold-down)."""
     spec, fabric = session.spec, session.fabric
     ends = [e for link in spec.links
-            for e in resolve_link(fabric, f"{link.a}-{link.b}" if link.kind == "t0-t1"
-                                  else spec.host_intf(int(link.a[1:]), link.plane))]
+            for e in resolve_link(fabric, str(link.element))]
     wait_operstate(ends, up=True, what="healthy fabric", timeout=timeout)
     if not session.controller.running():
         raise FaultError("healthy fabric: the controller is not running")
