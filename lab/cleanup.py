@@ -25,15 +25,17 @@ import time
 from pathlib import Path
 
 from lab.atomic import write_json_atomic
+from topologies.names import Host, NicPort, Switch, SwitchPort
 
 STATE_DIR = Path("/run/mrclab")
 SYSCTL_STATE = STATE_DIR / "sysctl.json"
 BPF_PIN_DIR = Path("/sys/fs/bpf/mrclab")
 
-SWITCH = r"t[01]p\d+[rs]\d+"
-SWITCH_RE = re.compile(rf"^{SWITCH}$")
-SWITCH_PORT_RE = re.compile(rf"^{SWITCH}-eth\d+$")
-HOST_NIC_RE = re.compile(r"^h\d+-eth\d+$")
+# The lab's names, whatever the fabric's size (topologies/names.py): bridges are
+# switches, root-namespace veths switch ports, a host namespace holds NIC ports.
+SWITCH_RE = re.compile(rf"^(?:{Switch.SHAPE})$")
+SWITCH_PORT_RE = re.compile(rf"^(?:{SwitchPort.SHAPE})$")
+HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # Every module the lab starts as `python -m MODULE`: the controller, check's
 # path probes, the job and incast workers, incast background traffic, a
 # standalone agent. A new one must be added here or a crashed run leaves it
@@ -41,7 +43,7 @@ HOST_NIC_RE = re.compile(r"^h\d+-eth\d+$")
 LAB_MODULES = ("lab.controller", "lab.pathprobe", "lab.jobworker", "lab.incastworker",
                "faults.incast", "mrc_host.agent")
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
-MININET_NODE = rf"mininet:(h\d+|{SWITCH}|c0)"
+MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
 # Command lines of processes the lab starts (`mrclab-`: the lab's temp files and tags).
 PROCESS_RE = re.compile(
     "|".join([rf"-m {re.escape(m)}(\s|$)" for m in LAB_MODULES] + [rf"{MININET_NODE}(\s|$)", "mrclab-"])
