@@ -78,9 +78,8 @@ def mininet_topo(spec: FabricSpec):
         topo.addSwitch(name, dpid=spec.dpid(name))
     for link in spec.links:
         if link.kind == "host-t0":
-            h = int(link.a[1:])
             topo.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port,
-                         addr1=spec.host_mac(h, link.plane))
+                         addr1=spec.host_mac(link.element.host, link.plane))
         else:
             topo.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
     return topo
