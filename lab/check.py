@@ -99,7 +99,7 @@ def verify_paths(session: Session, result: CheckResult) -> None:
                     problem = f"crossed {rec['eth_src']}, expected mark {want_mark}"
                 if problem:
                     result.failures.append(
-                        f"h{src}->h{dst} plane {plane} T1 {t1} (EV {ev}): {problem}"
+                        f"{spec.host_name(src)}->{spec.host_name(dst)} plane {plane} T1 {t1} (EV {ev}): {problem}"
                     )
                 else:
                     result.paths_ok += 1
