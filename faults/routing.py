@@ -38,6 +38,7 @@ from typing import Callable
 
 from faults.clock import MONOTONIC, Clock, TimerHandle
 from topologies.fabric import FabricSpec
+from topologies.names import T0T1Link
 
 ROUTING_LOG = "routing.jsonl"  # in the session workdir
 DEFAULT_CONVERGENCE_DELAY = 5.0  # s: a BGP-like hold time (no BFD)
@@ -76,8 +77,8 @@ class RoutingEmulation:
         return [self.spec.t0_uplink_port(s) for s in range(self.spec.spines)]
 
     def link_name(self, t0: str, port: int) -> str:
-        _, plane, _ = self.spec.parse_switch(t0)
-        return f"{t0}-{self.spec.t1_name(plane, port - self.spec.hosts_per_rack - 1)}"
+        _, plane, rack = self.spec.parse_switch(t0)
+        return str(T0T1Link(plane, rack, port - self.spec.hosts_per_rack - 1))
 
     def is_uplink(self, t0: str, port: int) -> bool:
         return t0 in self.withdrawn and port in self.uplinks(t0)
