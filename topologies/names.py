@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-# An index as the lab writes it: no sign, no leading zeros.
-_DIGITS = r"0|[1-9]\d*"
+# An index as the lab writes it: ASCII digits (re's \d takes any script's), no sign, no leading zeros.
+_DIGITS = r"0|[1-9][0-9]*"
 # No fabric has 10**9 of anything (FabricSpec caps every size far below):
 # a longer index is refused before an int is built from thousands of digits.
 MAX_INDEX_DIGITS = 9
@@ -228,7 +228,7 @@ class T0T1Link(_Name):
 
 
 CROSS_PLANE = "a T0 and a T1 are linked only within one plane"
-# Every kind, most specific first: the first whose form matches a text is what the text names.
+# Every kind. Their forms never overlap: a text is written as one kind at most.
 KINDS = (T0T1Link, SwitchPort, NicPort, Switch, Host, Plane)
 # What the lab creates on a machine (bridges, veths, host interfaces, Mininet nodes): what
 # cleanup may remove, recognised without knowing the fabric's size.
