@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+# Its own copy of topologies/project.py's root: graders run as plain scripts,
+# and only this puts the project on sys.path so that it can be imported.
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

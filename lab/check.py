@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 
 from lab.pathprobe import expected_paths
-from lab.session import PROJECT_ROOT, Session
+from lab.session import Session
+from topologies.project import PROJECT_ROOT
 
 
 @dataclass

@@ -21,11 +21,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from lab.atomic import write_json_atomic
+from topologies.commands import run_command
 from topologies.names import Host, NicPort, Switch, SwitchPort
+from topologies.waiting import wait_until
 
 STATE_DIR = Path("/run/mrclab")
 SYSCTL_STATE = STATE_DIR / "sysctl.json"
@@ -52,8 +53,9 @@ PROCESS_RE = re.compile(
 PORT_PROGRAM_NAME = "port_egress"
 
 
-def run(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+def run(cmd: list[str], timeout: float = 20, input: str | None = None) -> subprocess.CompletedProcess:
+    """Cleanup reads the exit status itself: what is already gone is no error."""
+    return run_command(cmd, timeout=timeout, input=input, check=False)
 
 
 # ---- sysctls: changed only through here, so they can be restored ----------
@@ -206,9 +208,7 @@ def kill_processes(grace: float = 2.0) -> int:
     pids.update(pid for members in lab_namespaces().values() for pid in members)
     for pid in pids:
         _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
-        time.sleep(0.05)
+    wait_until(lambda: not any(_alive(pid) for pid in pids), grace, interval=0.05)
     for pid in pids:
         if _alive(pid):
             _signal(pid, signal.SIGKILL)
@@ -244,7 +244,7 @@ def delete_links(links: list[str]) -> None:
         return
     # one `ip -batch` for all: deleting one end of a veth removes its peer
     batch = "".join(f"link delete {name}\n" for name in links)
-    subprocess.run(["ip", "-force", "-batch", "-"], input=batch, text=True, capture_output=True)
+    run(["ip", "-force", "-batch", "-"], input=batch, timeout=60)
 
 
 def detach_tc_filters(interfaces: list[str]) -> None:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import time
 from pathlib import Path
+
+from topologies.waiting import wait_until
 
 LOCK_PATH = Path("/run/mrclab.lock")
 
@@ -51,6 +52,14 @@ def default_wait() -> float:
         return 0.0
 
 
+def _try_flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
 @contextlib.contextmanager
 def lab_lock(wait: float | None = None):
     """Hold the machine-wide lab lock; LabBusy if another process keeps it
@@ -68,16 +77,9 @@ def lab_lock(wait: float | None = None):
         return
     wait = default_wait() if wait is None else wait
     fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise LabBusy(busy_message(_holder())) from None
-            time.sleep(0.2)
+    if not wait_until(lambda: _try_flock(fd), wait, interval=0.2):
+        os.close(fd)
+        raise LabBusy(busy_message(_holder()))
     # overwrite, then cut: a refused process reading meanwhile never sees an empty file
     me = f"{os.getpid()}\n".encode()
     os.pwrite(fd, me, 0)

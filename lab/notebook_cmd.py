@@ -15,10 +15,11 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Callable, Optional
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from topologies.project import PROJECT_ROOT
+from topologies.waiting import wait_until
+
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 KERNEL_NAME = "mrclab"   # the name the notebooks' metadata asks for
 KERNEL_DISPLAY = "MRC lab (.venv)"
@@ -43,12 +44,11 @@ def jupyter_command(port: int, ip: str, token: str) -> list[str]:
 
 def wait_until_listening(ip: str, port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     """Until (ip, port) accepts a connection, the server exits or `timeout` s pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
+    def listening_or_exited() -> bool:
         with socket.socket() as probe:
-            if probe.connect_ex((ip, port)) == 0:
-                return
-        time.sleep(0.1)
+            return probe.connect_ex((ip, port)) == 0 or proc.poll() is not None
+
+    wait_until(listening_or_exited, timeout, interval=0.1)
 
 
 def open_jupyter(port: int = 8888, ip: str = "127.0.0.1", on_url: Optional[Callable[[str], None]] = None) -> int:

@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 from lab import report  # noqa: E402
 from lab.results import _RUN_DIR, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
+from topologies.project import PROJECT_ROOT  # noqa: E402
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_ROOT = PROJECT_ROOT / "results"
 RESULTS_ENV = "MRCLAB_RESULTS"              # one run to read
 RESULTS_ROOT_ENV = "MRCLAB_RESULTS_ROOT"    # where to look for runs instead of results/

@@ -27,17 +27,16 @@ import time
 
 from topologies.fabric import FabricSpec
 from topologies.tables import EV_PORT_BASE, MRC_PORT
+from topologies.waiting import wait_until
 
 MAGIC = b"MRCLABCHECK"
 ETH_P_IP = 0x0800
 
 
 def wait_for(path: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no go signal ({path}) within {timeout} s")
-        time.sleep(0.005)
+    # polled every 5 ms: every host starts sending within a few ms of the go signal
+    if not wait_until(lambda: os.path.exists(path), timeout, interval=0.005):
+        raise SystemExit(f"no go signal ({path}) within {timeout} s")
 
 
 class EvSockets:

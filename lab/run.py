@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+# Its own copy of topologies/project.py's root: this runs before the re-exec
+# into the venv and before the project is on sys.path, so it cannot import it.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VENV = PROJECT_ROOT / ".venv"
 

@@ -27,8 +27,9 @@ from lab.atomic import write_json_atomic
 from lab.lock import lab_lock
 from topologies.builder import BuildError, Fabric, build_fabric
 from topologies.fabric import FabricSpec
+from topologies.project import PROJECT_ROOT
+from topologies.waiting import wait_until
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CONTROLLER_PORT = 16653
 
 
@@ -54,14 +55,16 @@ class ControllerProcess:
              "--hold-down", str(self.hold_down), "--routing-log", str(self.routing_log)],
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise BuildError(f"controller exited at start; see {self.log_path}:\n{self.log_tail()}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
-                return
-            time.sleep(0.1)
-        raise BuildError(f"controller did not listen on 127.0.0.1:{self.port} within {timeout:.0f} s")
+        if not wait_until(self._listening, timeout, interval=0.1):
+            raise BuildError(f"controller did not listen on 127.0.0.1:{self.port} within {timeout:.0f} s")
+
+    def _listening(self) -> bool:
+        """True once the controller accepts connections; BuildError if it exited instead."""
+        if self.proc.poll() is not None:
+            raise BuildError(f"controller exited at start; see {self.log_path}:\n{self.log_tail()}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
+            return True
+        return False
 
     def log_tail(self, lines: int = 15) -> str:
         try:

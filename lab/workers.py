@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from lab.atomic import write_json_atomic
-from lab.session import PROJECT_ROOT, Session
+from lab.session import Session
+from topologies.project import PROJECT_ROOT
 
 
 class WorkerError(RuntimeError):

@@ -26,12 +26,12 @@ def wait_until(observe: Callable[[], T], timeout: float, interval: float, *,
     the value is truthy) and return that value; once ``timeout`` s have passed,
     return the last value instead, so the caller can tell and say what it saw.
 
-    ``observe`` runs at least once, and once more at (or after) the deadline, so a
-    condition that holds by then is never reported as a timeout. An exception from
-    ``observe`` ends the wait (that is how a caller stops early, e.g. when the
-    process it waits for died). ``clock`` and ``sleep`` are for tests."""
-    if timeout < 0 or interval <= 0:
-        raise ValueError(f"wait_until: timeout must be >= 0 and interval > 0 (got {timeout}, {interval})")
+    ``observe`` runs at least once (only once if ``timeout`` <= 0) and once more at
+    the deadline, so a condition that holds by then is never reported as a timeout.
+    An exception from ``observe`` ends the wait (that is how a caller stops early,
+    e.g. when the process it waits for died). ``clock`` and ``sleep`` are for tests."""
+    if interval <= 0:
+        raise ValueError(f"wait_until: the polling interval must be > 0 s (got {interval})")
     deadline = clock() + timeout
     while True:
         value = observe()
