@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 from faults.scenario import load_scenario
 from lab.experiment import Experiment, run_experiment
-from lab.session import PROJECT_ROOT
+from topologies.project import PROJECT_ROOT
 
 FAILOVER_TARGET_S = 0.010
 AGENT_TARGET_PPS = 40_000

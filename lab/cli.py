@@ -23,6 +23,7 @@ from rich.table import Table
 
 from lab.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
+from topologies.project import PROJECT_ROOT
 
 app = typer.Typer(
     add_completion=False,
@@ -46,7 +47,7 @@ console = make_console()
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
 DEFAULT_SCENARIO = "production-day"
 DEFAULT_RESULTS = Path("results")
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = PROJECT_ROOT / "README.md"
 PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
 
 
