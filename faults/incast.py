@@ -21,8 +21,18 @@ import socket
 import sys
 import time
 
-UDP_IP_HEADERS = 28
+from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
+
 TICK_S = 0.002
+
+
+def incast_senders(spec, receiver: int, count: int) -> list[int]:
+    """The `count` hosts that send to `receiver` in an incast (the incast fault and the lab's
+    incast benchmark): other racks first, as their traffic crosses the T1s as well as the
+    receiver's T0; then by host id."""
+    others = sorted((h for h in range(spec.hosts) if h != receiver),
+                    key=lambda h: (spec.rack_of(h) == spec.rack_of(receiver), h))
+    return sorted(others[:count])
 
 
 def send(ips: list[str], port: int, rate_bps: float, payload: int, limit: int | None) -> int:
@@ -33,7 +43,7 @@ def send(ips: list[str], port: int, rate_bps: float, payload: int, limit: int | 
         s.connect((ip, port))
         socks.append(s)
     data = bytes(payload)
-    per_packet = payload + UDP_IP_HEADERS
+    per_packet = payload + IP_UDP_HEADER_BYTES
     started, sent = time.monotonic(), [0] * len(socks)
     total = 0
     while limit is None or total < limit:
@@ -69,7 +79,7 @@ def main(argv=None) -> int:
     parser.add_argument("ips", nargs="+")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--rate-bps", type=float, default=10e6)
-    parser.add_argument("--payload", type=int, default=8192)
+    parser.add_argument("--payload", type=int, default=LAB_PAYLOAD_SIZE)
     parser.add_argument("--bytes", type=int, default=None)
     parser.add_argument("--tag", default="", help="marks the process for lab cleanup")
     args = parser.parse_args(argv)

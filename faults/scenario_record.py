@@ -27,7 +27,7 @@ LAB_PAYLOAD_SIZE = 8192
 IP_UDP_HEADER_BYTES = 28
 
 
-def buffer_bytes(buffer_mb: float) -> int:
+def buffer_bytes_from_mb(buffer_mb: float) -> int:
     """An all-reduce buffer of `buffer_mb` MiB in whole float32 elements (the buffer is float32)."""
     return int(buffer_mb * MIB) // 4 * 4
 
@@ -50,7 +50,7 @@ class JobSettings:
 
     @property
     def buffer_bytes(self) -> int:
-        return buffer_bytes(self.buffer_mb)
+        return buffer_bytes_from_mb(self.buffer_mb)
 
     def to_dict(self) -> dict:
         # buffer_bytes too: it is what the job ran with, and what the analysis reads

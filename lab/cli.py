@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -21,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from faults.scenario_record import MIB, Scenario
 from lab.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -105,14 +107,14 @@ def run(
     from lab.report import print_summary
     from topologies.builder import BuildError
 
-    exp = load_experiment(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
-                          trimming=trimming)
-    describe_experiment(exp)
+    loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
+                            trimming=trimming)
+    describe_run(loaded_run)
     ensure_writable(results)
     try:
         started = time.monotonic()
-        with run_progress(exp) as progress:
-            path, summary = run_experiment(exp, results, progress=progress)
+        with run_progress(loaded_run) as progress:
+            path, summary = run_experiment(loaded_run, results, progress=progress)
         elapsed = time.monotonic() - started
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
@@ -120,7 +122,7 @@ def run(
         fail(f"could not write the results: {exc}")
     print_summary(summary, console)
     console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
-    write_json(json_path, {"results_dir": str(path), "scenario": exp.name, "elapsed_s": round(elapsed, 1),
+    write_json(json_path, {"results_dir": str(path), "scenario": loaded_run.name, "elapsed_s": round(elapsed, 1),
                            **summary})
     ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
     raise typer.Exit(0 if ok else 1)
@@ -136,50 +138,44 @@ def ensure_writable(directory: Path) -> None:
         fail(f"cannot write results under {directory}: {exc.strerror or exc}")
 
 
-def load_experiment(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
-                    buffer_mb: Optional[float], trimming: Optional[bool]):
-    """The scenario's Experiment with the command line's overrides (None: keep the file's)."""
+def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
+             buffer_mb: Optional[float], trimming: Optional[bool]) -> Scenario:
+    """The scenario with the command line's overrides (None: keep the file's)."""
     from faults.scenario import ScenarioError, load_scenario
-    from lab.experiment import Experiment
 
     try:
-        exp = Experiment.from_scenario(load_scenario(scenario))
+        loaded = load_scenario(scenario)
     except ScenarioError as exc:
         fail(str(exc))
-    if iterations is not None:
-        exp.iterations = iterations
-    if max_seconds is not None:
-        exp.max_seconds = max_seconds
-    if buffer_mb is not None:
-        exp.buffer_bytes = int(buffer_mb * (1 << 20)) // 4 * 4
-    if trimming is not None:
-        exp.trimming = trimming
-    return exp
+    job_overrides = {"iterations": iterations, "max_seconds": max_seconds, "buffer_mb": buffer_mb}
+    job = replace(loaded.job, **{k: v for k, v in job_overrides.items() if v is not None})
+    return replace(loaded, job=job, trimming=loaded.trimming if trimming is None else trimming)
 
 
-def describe_experiment(exp) -> None:
-    spec = exp.fabric
-    console.print(f"scenario [bold]{exp.name}[/]: {exp.description}", highlight=False)
-    budget = f", at most {exp.max_seconds:g} s each" if exp.max_seconds else ""
+def describe_run(scenario: Scenario) -> None:
+    spec, job = scenario.fabric, scenario.job
+    console.print(f"scenario [bold]{scenario.name}[/]: {scenario.description}", highlight=False)
+    budget = f", at most {job.max_seconds:g} s each" if job.max_seconds else ""
     console.print(f"{spec.planes}-plane fabric, {spec.hosts} ranks, {spec.link_mbps:g} Mb/s links; "
-                  f"{exp.buffer_bytes / (1 << 20):g} MiB ring all-reduce x {exp.iterations}{budget}; "
-                  f"{len(exp.faults)} faults; {' vs '.join(exp.transports)}"
-                  f"{'' if exp.trimming else '; trimming off'}", highlight=False)
+                  f"{job.buffer_bytes / MIB:g} MiB ring all-reduce x {job.iterations}{budget}; "
+                  f"{len(scenario.faults)} faults; {' vs '.join(scenario.transports)}"
+                  f"{'' if scenario.trimming else '; trimming off'}", highlight=False)
 
 
 @contextlib.contextmanager
-def run_progress(exp):
+def run_progress(scenario: Scenario):
     """A progress bar per transport; yields the callback run_experiment reports to."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         # with a time budget the bar follows time, else iterations
-        total = exp.max_seconds or exp.iterations
-        tasks = {t: bar.add_task(t, total=total, done="") for t in exp.transports}
+        budget = scenario.job.max_seconds
+        total = budget or scenario.job.iterations
+        tasks = {t: bar.add_task(t, total=total, done="") for t in scenario.transports}
 
         def progress(t: str, k: int, n: int, elapsed: float) -> None:
-            bar.update(tasks[t], completed=min(elapsed, total) if exp.max_seconds else k,
+            bar.update(tasks[t], completed=min(elapsed, total) if budget else k,
                        done=f"{k} iterations")
 
         yield progress

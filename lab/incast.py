@@ -25,9 +25,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from faults.incast import incast_senders
+from faults.scenario_record import LAB_PAYLOAD_SIZE, TRANSPORTS
 from lab import audit, metrics
+from lab.agent_config import agent_config, lab_transport_params
 from lab.fidelity import FidelityMonitor
-from lab.job import TRANSPORTS, lab_window
 from lab.session import Session
 from lab.workers import HostWorkers, WorkerError
 
@@ -92,29 +94,15 @@ class IncastResult:
 
 
 def pick_hosts(spec, senders: int, receiver: int) -> list[int]:
-    """`senders` hosts other than the receiver, those in other racks first (their
-    traffic crosses the T1s as well as the receiver's T0)."""
-    others = [h for h in range(spec.hosts) if h != receiver]
-    if senders > len(others):
+    """`senders` hosts other than the receiver (faults.incast.incast_senders: other racks first)."""
+    if senders > spec.hosts - 1:
         raise IncastError(f"{senders} senders need {senders + 1} hosts; the fabric has {spec.hosts}")
-    others.sort(key=lambda h: (spec.rack_of(h) == spec.rack_of(receiver), h))
-    return sorted(others[:senders])
+    return incast_senders(spec, receiver, senders)
 
 
-def _agent_config(spec, h: int, peers: list[int], transport: str, payload_size: int,
-                  params: dict, stats_path: str) -> dict:
-    return {
-        "host_id": spec.host_name(h),
-        "plane_ips": [spec.host_ip(h, p) for p in range(spec.planes)],
-        "peers": {spec.host_name(n): [spec.host_ip(n, p) for p in range(spec.planes)] for n in peers},
-        "evs": spec.evs,
-        "payload_size": payload_size,
-        "transport": transport,
-        "params": params,
-        # the receiver registers its own buffers; nobody sends to a sender
-        "recv_buffer_size": 1 << 16,
-        "stats_path": stats_path,
-    }
+# Every agent's default receive buffer stays small: the receiver registers its
+# own buffers, one per sender, and nobody sends to a sender.
+DEFAULT_RECV_BUFFER = 1 << 16
 
 
 def _sum(stats: dict, names: tuple) -> dict:
@@ -127,14 +115,14 @@ def _sum(stats: dict, names: tuple) -> dict:
 
 
 def run_incast(session: Session, senders: int, bytes_per_sender: int, transport: str = "mrc",
-               params: dict | None = None, *, receiver: int = 0, payload_size: int = 8192,
+               params: dict | None = None, *, receiver: int = 0, payload_size: int = LAB_PAYLOAD_SIZE,
                seed: int = 1, timeout: float = 60.0,
                on_start: Callable[[float], None] | None = None) -> IncastResult:
     """Run one incast of `senders` hosts x `bytes_per_sender` into host `receiver`.
 
     params: TransportParams overrides for every agent (mrc_host/params.py), over
-        the lab's BDP-sized window (lab.job.lab_window, as jobs use)
-    payload_size: DATA payload bytes per packet (8192, as the job runner)
+        the lab's BDP-sized window (lab.agent_config.lab_window, as jobs use)
+    payload_size: DATA payload bytes per packet (the job runner's)
     timeout: seconds after the start instant before the run gives up
     on_start: called with the start instant (CLOCK_MONOTONIC) once the senders
         were told it, e.g. to schedule faults against the incast
@@ -144,8 +132,7 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     if bytes_per_sender <= 0:
         raise IncastError("bytes_per_sender must be positive")
     spec = session.spec
-    window = lab_window(spec, transport)
-    params = {"cwnd_init": window, "cwnd_max": window, **(params or {})}
+    params = lab_transport_params(spec, transport, params or {})
     senders_h = pick_hosts(spec, senders, receiver)
     roles = {receiver: "receiver", **{h: "sender" for h in senders_h}}
     rname = spec.host_name(receiver)
@@ -154,8 +141,9 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
         stats_path = session.workdir / f"incast-{transport}-{spec.host_name(h)}.jsonl"
         stats_path.unlink(missing_ok=True)
         configs[h] = {
-            "agent": _agent_config(spec, h, senders_h if role == "receiver" else [receiver],
-                                   transport, payload_size, params, str(stats_path)),
+            "agent": agent_config(spec, h, senders_h if role == "receiver" else [receiver], transport=transport,
+                                  payload_size=payload_size, params=params, stats_path=str(stats_path),
+                                  recv_buffer_size=DEFAULT_RECV_BUFFER),
             "incast": {"role": role, "receiver": rname, "bytes": bytes_per_sender, "seed": seed,
                        "timeout": timeout},
         }

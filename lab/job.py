@@ -13,10 +13,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from faults.scenario_record import (
+    DEFAULT_BUFFER_MB,
+    DEFAULT_ITERATIONS,
+    DEFAULT_SEED,
+    LAB_PAYLOAD_SIZE,
+    TRANSPORTS,
+    Scenario,
+    buffer_bytes_from_mb,
+)
+from lab.agent_config import agent_config, lab_transport_params
 from lab.session import Session
 from lab.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
+from mrc_host.agent import AgentConfig
 
-TRANSPORTS = ("mrc", "baseline")
+JOB_MAX_SECONDS = 300.0  # the runner's cap on one job when its scenario sets no max_seconds
 
 
 class JobError(RuntimeError):
@@ -25,31 +36,39 @@ class JobError(RuntimeError):
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One job.
+    """One job: what run_job needs, derived from a Scenario by job_spec() (its
+    defaults are the Scenario record's, for jobs built in code: tests, exercises).
 
     transport: "mrc" or "baseline"
     iterations: all-reduce iterations to run (stop early at `max_seconds`)
     buffer_bytes: all-reduce buffer per rank, bytes (float32 elements x 4)
     seed: seed of the inputs (same for both transports: an A/B)
-    payload_size: DATA payload bytes per packet (8192: fits the fabric's
-        9000-byte jumbo MTU, and halves the emulator's per-packet CPU
-        compared with 4096)
+    payload_size: DATA payload bytes per packet
     params: transport parameter overrides (mrc_host.params.TransportParams);
-        the window defaults to `lab_window(spec, transport)`
+        the window defaults to lab.agent_config.lab_window(spec, transport)
     """
 
     transport: str = "mrc"
-    iterations: int = 50
-    buffer_bytes: int = 2 << 20
-    seed: int = 1
-    payload_size: int = 8192
-    max_seconds: float = 300.0
+    iterations: int = DEFAULT_ITERATIONS
+    buffer_bytes: int = buffer_bytes_from_mb(DEFAULT_BUFFER_MB)
+    seed: int = DEFAULT_SEED
+    payload_size: int = LAB_PAYLOAD_SIZE
+    max_seconds: float = JOB_MAX_SECONDS
     params: dict = field(default_factory=dict)
-    policy: str = "round_robin"
+    policy: str = AgentConfig.policy
 
     @property
     def count(self) -> int:
         return self.buffer_bytes // 4
+
+
+def job_spec(scenario: Scenario, transport: str) -> JobSpec:
+    """The job `scenario` runs with `transport`."""
+    job = scenario.job
+    return JobSpec(transport=transport, iterations=job.iterations, buffer_bytes=job.buffer_bytes,
+                   seed=scenario.seed, payload_size=job.payload_size,
+                   max_seconds=JOB_MAX_SECONDS if job.max_seconds is None else job.max_seconds,
+                   params=dict(scenario.transport_params))
 
 
 @dataclass
@@ -62,47 +81,15 @@ class JobResult:
     error: str | None = None
 
 
-# The emulated NIC hands every packet the window allows to its port's shaper
-# at once, where a real NIC's scheduler pulls them at line rate: a window
-# above the bandwidth-delay product only queues in the host's shaper (which
-# marks no ECN), inflating the RTT the RTO is built on. So each connection's
-# window is capped near one BDP: PACKETS_PER_PLANE packets in flight per
-# plane it uses. Measured on the default fabric (8 KB payload, 10 Mb/s):
-# 3/plane -> MRC efficiency 0.92, no spurious loss, 0 % CPU-saturated
-# samples; 4/plane -> 0.91 and 18 %; the old 64..1024 -> 0.76, 160 RTOs.
-PACKETS_PER_PLANE = 3
-
-
-def lab_window(spec, transport: str) -> int:
-    """Window (packets) of one connection: MRC sprays over every plane; the
-    baseline's window is per rail (one single-path flow per plane)."""
-    return PACKETS_PER_PLANE * (spec.planes if transport == "mrc" else 1)
-
-
-def transport_params(spec, job: JobSpec) -> dict:
-    """The job's transport parameters: the lab's window, then the job's overrides."""
-    w = lab_window(spec, job.transport)
-    return {"cwnd_init": w, "cwnd_max": w, **job.params}
-
-
-def agent_config(session: Session, host: int, job: JobSpec, ring: list[str], stats_path: str) -> dict:
+def _ring_agent_config(session: Session, host: int, job: JobSpec, ring: list[str], stats_path: str) -> dict:
     spec = session.spec
     i = ring.index(spec.host_name(host))
     # only the ring neighbours: a rank never talks to anyone else (ring
     # position = host id: Workers builds the ring in host order)
-    neighbours = {(i - 1) % len(ring), (i + 1) % len(ring)}
-    return {
-        "host_id": spec.host_name(host),
-        "plane_ips": [spec.host_ip(host, p) for p in range(spec.planes)],
-        "peers": {spec.host_name(n): [spec.host_ip(n, p) for p in range(spec.planes)]
-                  for n in sorted(neighbours)},
-        "evs": spec.evs,
-        "payload_size": job.payload_size,
-        "transport": job.transport,
-        "policy": job.policy,
-        "params": transport_params(spec, job),
-        "stats_path": stats_path,
-    }
+    neighbours = sorted({(i - 1) % len(ring), (i + 1) % len(ring)})
+    return agent_config(spec, host, neighbours, transport=job.transport, payload_size=job.payload_size,
+                        params=lab_transport_params(spec, job.transport, job.params), stats_path=stats_path,
+                        policy=job.policy)
 
 
 def start_workers(session: Session, job: JobSpec) -> HostWorkers:
@@ -115,7 +102,7 @@ def start_workers(session: Session, job: JobSpec) -> HostWorkers:
         stats_path = session.workdir / f"{job.transport}-{name}.jsonl"
         stats_path.unlink(missing_ok=True)
         workers.start(h, "lab.jobworker", {
-            "agent": agent_config(session, h, job, ring, str(stats_path)),
+            "agent": _ring_agent_config(session, h, job, ring, str(stats_path)),
             "job": {"ring": ring, "count": job.count, "seed": job.seed},
         }, session.workdir / f"{job.transport}-{name}.json")
     for name in ring:

@@ -18,9 +18,12 @@ counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
 fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}
 conservation {transport: {"sent", "received", "named_drops": {...},
              "unexplained_per_link": {link: n}}}
-config      {"ranks": N, "buffer_bytes": S, "planes": P, "link_mbps": R,
-             "stall_factor": k (2.0), optional "spines", "hosts_per_rack"
-             (or the same keys under "fabric")}
+config      a Scenario.to_dict() (faults/scenario_record.py), as config.json
+             holds it: "fabric" (FabricSpec.to_dict(): N = racks x
+             hosts_per_rack ranks, P planes, R = link_mbps), "job"
+             {"buffer_bytes": S, ...}, optional "stall_factor" k (null: 2.0).
+             A key the analysis needs that is missing raises ConfigError naming
+             it; no config at all ({}) leaves the bandwidth figures undefined.
 
 Definitions
 -----------
@@ -53,10 +56,11 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from topologies.fabric import ev_to_t1
+from topologies.fabric import DEFAULT_FABRIC, FabricSpec, ev_to_t1
 from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_of
 
 DEFAULT_STALL_FACTOR = 2.0
+BANDWIDTH_FIGURES = ("algbw_mbps", "busbw_mbps", "efficiency", "ideal_s", "ideal_ratio")
 # Path states in order of badness: an aggregated row shows its worst member.
 STATE_ORDER = ("GOOD", "SKIP", "ASSUMED_BAD", "DENIED")
 # Agent stats that are not counts: summing them over hosts means nothing.
@@ -174,8 +178,7 @@ def bandwidth(duration_s: float | None, *, ranks: int, buffer_bytes: float, plan
     """
     capacity_mbps = planes * link_mbps
     ideal = bus_factor(ranks) * buffer_bytes * 8 / (capacity_mbps * 1e6) if capacity_mbps > 0 else None
-    out = {"algbw_mbps": None, "busbw_mbps": None, "efficiency": None,
-           "ideal_s": ideal, "ideal_ratio": None}
+    out = {**dict.fromkeys(BANDWIDTH_FIGURES), "ideal_s": ideal}
     if duration_s is None or duration_s <= 0:
         return out
     algbw = buffer_bytes * 8 / duration_s / 1e6
@@ -371,8 +374,43 @@ def transports_of(iterations, counters=None, fidelity=None, conservation=None) -
     return first + sorted(seen - set(first))
 
 
-def _fabric_value(config: Mapping, name: str):
-    return config.get(name, (config.get("fabric") or {}).get(name))
+# ---- the run's config (config.json) ---------------------------------------------------------
+
+class ConfigError(ValueError):
+    """A run config that lacks what the analysis needs; the message names the key."""
+
+
+def run_fabric(config: Mapping) -> FabricSpec:
+    """The FabricSpec a run used, read back from its config's "fabric" block (FabricSpec.to_dict())."""
+    block = config.get("fabric")
+    if not isinstance(block, Mapping):
+        raise ConfigError("config: no fabric block (FabricSpec.to_dict())")
+    missing = [key for key in DEFAULT_FABRIC.to_dict() if key not in block]
+    if missing:  # FabricSpec would quietly take its default, and the figures would be of another fabric
+        raise ConfigError(f"config: fabric.{missing[0]} is missing")
+    return FabricSpec.from_dict(dict(block))
+
+
+def run_buffer_bytes(config: Mapping) -> int:
+    """The all-reduce buffer per rank (bytes) a run used: its config's job.buffer_bytes."""
+    job = config.get("job")
+    if not isinstance(job, Mapping) or "buffer_bytes" not in job:
+        raise ConfigError("config: job.buffer_bytes is missing")
+    return int(job["buffer_bytes"])
+
+
+def run_stall_factor(config: Mapping) -> float:
+    """The run's stall factor k; a config without one (or null) means the default."""
+    value = config.get("stall_factor")
+    return DEFAULT_STALL_FACTOR if value is None else float(value)
+
+
+def _run_bandwidth(median: float | None, config: Mapping, fabric: FabricSpec | None) -> dict:
+    """bandwidth() of the median iteration; every figure undefined without a config."""
+    if fabric is None:
+        return dict.fromkeys(BANDWIDTH_FIGURES)
+    return bandwidth(median, ranks=fabric.hosts, buffer_bytes=run_buffer_bytes(config), planes=fabric.planes,
+                     link_mbps=fabric.link_mbps)
 
 
 def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[Mapping] = (),
@@ -380,14 +418,15 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
                         conservation: Mapping | None = None, config: Mapping | None = None) -> dict:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
     config = config or {}
-    k = float(config.get("stall_factor", DEFAULT_STALL_FACTOR))
+    k = run_stall_factor(config)
+    fabric = run_fabric(config) if config else None
     its = sorted(iterations, key=lambda it: it["start"])
     windows = fault_windows(events, transport)
     d = durations(its)
     median = float(np.median(d)) if len(d) else None
     clean, fell_back = clean_median(its, windows)
     stalled = stalls(its, clean, k)
-    spines, hpr = _fabric_value(config, "spines"), _fabric_value(config, "hosts_per_rack")
+    spines, hpr = (fabric.spines, fabric.hosts_per_rack) if fabric else (None, None)
 
     def crosses(w, e):
         return path_crosses(w, e, spines=spines, hosts_per_rack=hpr)
@@ -406,9 +445,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "stall_factor": k,
         "stalls": len(stalled),
         "stalled_iterations": stalled,
-        **bandwidth(median, ranks=int(config.get("ranks", 0)),
-                    buffer_bytes=float(config.get("buffer_bytes", 0)),
-                    planes=int(config.get("planes", 0)), link_mbps=float(config.get("link_mbps", 0))),
+        **_run_bandwidth(median, config, fabric),
         "retransmits": _pick(totals, "retransmits"),
         "trims": _pick(totals, "trims", "trims_seen"),
         "timeouts": _pick(totals, "timeouts"),

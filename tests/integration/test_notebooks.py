@@ -9,13 +9,15 @@ if any cell fails.
 """
 
 import shutil
+from dataclasses import replace
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
 from faults.model import FaultEvent
-from lab.experiment import Experiment, run_experiment
+from faults.scenario_record import JobSettings, Scenario
+from lab.experiment import run_experiment
 from lab.notebook_cmd import NOTEBOOKS, ensure_kernel
 from lab.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
 from lab.results import TORN
@@ -32,12 +34,12 @@ EXPECTED_PNGS = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
-    short = dict(iterations=3, buffer_bytes=512 << 10)
+    short = JobSettings(iterations=3, buffer_mb=0.5)
     # a real fault, so the fault markers and failover figures are drawn too
     flap = [FaultEvent(at=0.2, kind="link_flap", target="t0p0r0-t1p0s0", duration=0.6)]
-    with_trimming, _ = run_experiment(Experiment(name="nb-trimming", faults=flap,
-                                                 **{**short, "iterations": 8}), root)
-    without_trimming, _ = run_experiment(Experiment(name="nb-no-trimming", trimming=False, **short), root)
+    with_trimming, _ = run_experiment(Scenario(name="nb-trimming", faults=flap,
+                                               job=replace(short, iterations=8)), root)
+    without_trimming, _ = run_experiment(Scenario(name="nb-no-trimming", trimming=False, job=short), root)
     return with_trimming, without_trimming
 
 

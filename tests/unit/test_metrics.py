@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from lab.metrics import (FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
+from faults.scenario_record import JobSettings, Scenario
+from lab.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
                          failover_recovery, fault_windows, path_crosses, percentiles, stalls,
                          summarize, transports_of)
+from topologies.fabric import DEFAULT_FABRIC
 
 
 def run(durs, transport="mrc", t0=0.0, verified=True):
@@ -34,7 +36,8 @@ def move(t, new, plane=0, ev=1, host="h0", peer="h2", old=None, transport="mrc")
             "plane": plane, "ev": ev, "old": old or "GOOD", "new": new, "reason": "test"}
 
 
-CFG = {"ranks": 4, "buffer_bytes": 1_000_000, "planes": 8, "link_mbps": 10.0}
+# config.json's shape (a Scenario.to_dict()), cut to what the analysis reads: 4 ranks, 8 planes, 10 Mb/s
+CFG = {"fabric": DEFAULT_FABRIC.to_dict(), "job": {"buffer_bytes": 1_000_000}}
 
 
 # ---- percentiles, clean median, stalls --------------------------------------------------------
@@ -251,6 +254,25 @@ def test_summarize_stall_factor_from_config():
     its = run([1.0] * 9 + [2.5])
     assert summarize(its, config={**CFG, "stall_factor": 3.0})["mrc"]["stalls"] == 0
     assert summarize(its, config=CFG)["mrc"]["stalls"] == 1
+
+
+def test_summarize_reads_a_scenario_config():
+    its = run([1.0] * 4)
+    config = Scenario(name="x", job=JobSettings(buffer_mb=2.0)).to_dict()
+    m = summarize(its, config=config)["mrc"]
+    assert m["algbw_mbps"] == pytest.approx((2 << 20) * 8 / 1e6) and m["stall_factor"] == 2.0
+    assert m["efficiency"] == pytest.approx(m["busbw_mbps"] / (DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps))
+
+
+@pytest.mark.parametrize("config, key", [
+    ({"job": CFG["job"]}, "no fabric block"),
+    ({**CFG, "fabric": {k: v for k, v in CFG["fabric"].items() if k != "link_mbps"}}, "fabric.link_mbps is missing"),
+    ({"fabric": CFG["fabric"]}, "job.buffer_bytes is missing"),
+    ({**CFG, "job": {"buffer_mb": 1.0}}, "job.buffer_bytes is missing"),
+])
+def test_summarize_names_a_missing_config_key_instead_of_using_zero(config, key):
+    with pytest.raises(ConfigError, match=key):
+        summarize(run([1.0]), config=config)
 
 
 def test_summarize_degenerate():

@@ -12,9 +12,11 @@ from lab import plots
 from lab.metrics import summarize
 from lab.report import print_summary, summary_rows, warnings
 from lab.results import Records, ResultsDir, load, newest
+from topologies.fabric import DEFAULT_FABRIC
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-CFG = {"ranks": 4, "buffer_bytes": 1_000_000, "planes": 8, "link_mbps": 10.0, "stall_factor": 2.0}
+# config.json's shape (a Scenario.to_dict()), cut to what the analysis reads: 4 ranks, 8 planes, 10 Mb/s
+CFG = {"fabric": DEFAULT_FABRIC.to_dict(), "job": {"buffer_bytes": 1_000_000}, "stall_factor": 2.0}
 
 
 def iterations(transport, durs, verified=True):

@@ -1,0 +1,17 @@
+"""The headline figures' targets, defined once: `lab/run.py bench` (lab/bench.py) and
+the standalone benchmarks (bench/*.py) judge against these.
+
+Ratios are "measured / reference" and met when at or below the target; rates
+and efficiencies when at or above it.
+"""
+
+FABRIC_BUILD_VERIFY_S = 30.0     # default fabric built and every path verified, on 2 cores
+FABRIC_TEARDOWN_S = 10.0
+AGENT_PPS = 40_000               # agent DATA packets/s, one sender core, 1 KB payload
+CLEAN_EFFICIENCY = 0.85          # clean MRC all-reduce: busbw / (planes x link rate)
+CLEAN_IDEAL_RATIO = 1.25         # clean MRC median iteration / the analytic ideal
+FLAP_P100_RATIO = 1.2            # MRC slowest iteration under flaps / clean slowest
+SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or T1 reboot / clean median
+CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
+FAILOVER_S = 0.010               # fault instant -> last dead path retired (a production fabric's)
+INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and zero RTOs)
