@@ -42,6 +42,11 @@ def _index(field: str) -> str:
     return rf"(?P<{field}>{_DIGITS})"
 
 
+# A T1's plane is group plane2 because a regex cannot name two groups alike (a link has both).
+_T0_PATTERN = f"t0p{_index('plane')}r{_index('rack')}"
+_T1_PATTERN = f"t1p{_index('plane2')}s{_index('spine')}"
+
+
 def _unnamed(pattern: str) -> str:
     """A pattern without its group names, so several can be joined into one regex."""
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
@@ -59,8 +64,9 @@ class _Name:
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
-        cls.SHAPE = _unnamed(cls.PATTERN)
-        cls.REGEX = re.compile(cls.PATTERN)
+        if "PATTERN" in cls.__dict__:  # a kind, not a shared base
+            cls.SHAPE = _unnamed(cls.PATTERN)
+            cls.REGEX = re.compile(cls.PATTERN)
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -94,19 +100,34 @@ class _Name:
 
 
 @dataclass(frozen=True)
-class Host(_Name):
+class _Numbered(_Name):
+    """A kind written as PREFIX and one index (regex group GROUP)."""
+
     index: int
 
-    KIND = "host"
-    FORM = "h<H>"
-    PATTERN = f"h{_index('host')}"
+    PREFIX: ClassVar[str]
+    GROUP: ClassVar[str]
+
+    def __init_subclass__(cls) -> None:
+        cls.PATTERN = f"{cls.PREFIX}{_index(cls.GROUP)}"
+        super().__init_subclass__()
 
     def __str__(self) -> str:
-        return f"h{self.index}"
+        return f"{self.PREFIX}{self.index}"
 
     @classmethod
     def _build(cls, text, indexes):
-        return cls(indexes["host"])
+        return cls(indexes[cls.GROUP])
+
+
+@dataclass(frozen=True)
+class Host(_Numbered):
+    KIND, FORM, PREFIX, GROUP = "host", "h<H>", "h", "host"
+
+
+@dataclass(frozen=True)
+class Plane(_Numbered):
+    KIND, FORM, PREFIX, GROUP = "plane", "plane<P>", "plane", "plane"
 
 
 @dataclass(frozen=True)
@@ -116,8 +137,7 @@ class NicPort(_Name):
     host: int
     plane: int
 
-    KIND = "NIC port"
-    FORM = "h<H>-eth<P>"
+    KIND, FORM = "NIC port", "h<H>-eth<P>"
     PATTERN = f"h{_index('host')}-eth{_index('plane')}"
 
     def __str__(self) -> str:
@@ -132,10 +152,9 @@ class Switch(_Name):
     plane: int
     index: int
 
-    KIND = "switch"
-    FORM = "t0p<P>r<R> or t1p<P>s<S>"
-    # plane2 only because a regex cannot name two groups alike; match() renames it
-    PATTERN = f"t0p{_index('plane')}r{_index('rack')}|t1p{_index('plane2')}s{_index('spine')}"
+    KIND, FORM = "switch", "t0p<P>r<R> or t1p<P>s<S>"
+    # a switch has one plane: match() reads a T1's plane2 as plane
+    PATTERN = f"{_T0_PATTERN}|{_T1_PATTERN}"
     _RENAME = {"plane2": "plane"}
 
     def __post_init__(self) -> None:
@@ -167,8 +186,7 @@ class SwitchPort(_Name):
     switch: Switch
     port: int
 
-    KIND = "switch port"
-    FORM = "t0p<P>r<R>-eth<N> or t1p<P>s<S>-eth<N>"
+    KIND, FORM = "switch port", "t0p<P>r<R>-eth<N> or t1p<P>s<S>-eth<N>"
     PATTERN = f"(?:{Switch.PATTERN})-eth{_index('port')}"
     _RENAME = Switch._RENAME
 
@@ -182,22 +200,6 @@ class SwitchPort(_Name):
 
 
 @dataclass(frozen=True)
-class Plane(_Name):
-    index: int
-
-    KIND = "plane"
-    FORM = "plane<P>"
-    PATTERN = f"plane{_index('plane')}"
-
-    def __str__(self) -> str:
-        return f"plane{self.index}"
-
-    @classmethod
-    def _build(cls, text, indexes):
-        return cls(indexes["plane"])
-
-
-@dataclass(frozen=True)
 class T0T1Link(_Name):
     """The cable from rack `rack`'s T0 to T1 `spine`, both of plane `plane`."""
 
@@ -205,9 +207,8 @@ class T0T1Link(_Name):
     rack: int
     spine: int
 
-    KIND = "T0-T1 link"
-    FORM = "t0p<P>r<R>-t1p<P>s<S>"
-    PATTERN = f"t0p{_index('plane')}r{_index('rack')}-t1p{_index('plane2')}s{_index('spine')}"
+    KIND, FORM = "T0-T1 link", "t0p<P>r<R>-t1p<P>s<S>"
+    PATTERN = f"{_T0_PATTERN}-{_T1_PATTERN}"
 
     @property
     def t0(self) -> Switch:
