@@ -271,6 +271,15 @@ class FabricSpec:
         planes = range(self.planes) if plane is None else [plane]
         return [T0T1Link(p, r, s) for p in planes for r in range(self.racks) for s in range(self.spines)]
 
+    def links_of(self, switch: Switch) -> list[T0T1Link | NicPort]:
+        """The links of a switch (what its reboot takes down): its T0-T1 links
+        and, for a T0, the NIC ports of its rack's hosts."""
+        plane, index = switch.plane, switch.index
+        if switch.tier == "t1":
+            return [T0T1Link(plane, r, index) for r in range(self.racks)]
+        hosts = range(index * self.hosts_per_rack, (index + 1) * self.hosts_per_rack)
+        return [T0T1Link(plane, index, s) for s in range(self.spines)] + [NicPort(h, plane) for h in hosts]
+
     @cached_property
     def links(self) -> list[Link]:
         links = []

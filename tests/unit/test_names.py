@@ -101,6 +101,13 @@ def test_t0_t1_links_are_the_fabrics_uplinks(spec):
         assert spec.t0_t1_links(plane) == [link for link in uplinks if link.plane == plane]
 
 
+@pytest.mark.parametrize("spec", SPECS)
+def test_links_of_a_switch_are_the_cables_it_ends(spec):
+    for switch in spec.switches:
+        cables = [link.element for link in spec.links if str(switch) in (link.a, link.b)]
+        assert sorted(map(str, spec.links_of(switch))) == sorted(map(str, cables))
+
+
 @pytest.mark.parametrize("text, reason", [
     ("t0p8r0", "no switch 't0p8r0' in this fabric: the fabric has 8 planes (0-7)"),
     ("t1p0s2", "the fabric has 2 T1s per plane (s0-s1)"),
