@@ -7,8 +7,9 @@ is about the switch emulator, not the port program.
 from __future__ import annotations
 
 import re
-import subprocess
 from typing import Iterable, Optional, Tuple
+
+from topologies.commands import run_command
 
 # ovs-vswitchd (userspace datapath, OVS 3.1) transmits on every system port
 # through ONE unbound AF_PACKET socket, created at its first send after start
@@ -24,7 +25,7 @@ TRUESIZE_FACTOR = 2.2
 def ovs_tx_sndbuf() -> Optional[int]:
     """Send buffer (bytes) of ovs-vswitchd's shared transmit socket, or None
     if ovs-vswitchd or that socket is not found."""
-    r = subprocess.run(["ss", "-0", "-a", "-m", "-p"], capture_output=True, text=True)
+    r = run_command(["ss", "-0", "-a", "-m", "-p"], check=False)
     for line in r.stdout.splitlines():
         if "ovs-vswitchd" in line and "[0]:*" in line:
             m = re.search(r"\btb(\d+)", line)

@@ -18,7 +18,7 @@ from faults.routing import connected_since, read_routing_events, read_routing_lo
 from faults.timeline import FaultTimeline
 from lab import audit
 from lab.session import lab_session
-from topologies import port_program
+from topologies import port_program, waiting
 from topologies.builder import expected_counts, installed_counts
 from topologies.fabric import FabricSpec
 from topologies.tables import EV_PORT_BASE, MRC_PORT
@@ -75,10 +75,7 @@ def inject(session, kind, target, **params):
 
 
 def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    assert waiting.wait_until(predicate, timeout, interval=0.05), f"timed out waiting for {what}"
 
 
 def send_on_link(session, spine, n, plane=0, gap=PACED):
