@@ -24,7 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from faults.scenario_record import LAB_PAYLOAD_SIZE  # noqa: E402
 from lab.bench_targets import INCAST_IDEAL_RATIO  # noqa: E402
-from lab.incast import INCAST_PARAMS, run_incast  # noqa: E402
+from lab.incast import (  # noqa: E402
+    BENCH_INCAST_BYTES,
+    BENCH_INCAST_FABRIC,
+    BENCH_INCAST_SENDERS,
+    INCAST_PARAMS,
+    run_incast,
+)
 from lab.session import lab_session  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 
@@ -48,13 +54,14 @@ ROWS = [
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--senders", type=int, default=8)
-    ap.add_argument("--bytes", type=int, default=1 << 20, help="bytes per sender")
-    ap.add_argument("--planes", type=int, default=8)
-    ap.add_argument("--racks", type=int, default=3)
-    ap.add_argument("--spines", type=int, default=2)
-    ap.add_argument("--hosts-per-rack", type=int, default=3)
-    ap.add_argument("--link-mbps", type=float, default=10.0)
+    fabric = BENCH_INCAST_FABRIC
+    ap.add_argument("--senders", type=int, default=BENCH_INCAST_SENDERS)
+    ap.add_argument("--bytes", type=int, default=BENCH_INCAST_BYTES, help="bytes per sender")
+    ap.add_argument("--planes", type=int, default=fabric.planes)
+    ap.add_argument("--racks", type=int, default=fabric.racks)
+    ap.add_argument("--spines", type=int, default=fabric.spines)
+    ap.add_argument("--hosts-per-rack", type=int, default=fabric.hosts_per_rack)
+    ap.add_argument("--link-mbps", type=float, default=fabric.link_mbps)
     ap.add_argument("--payload", type=int, default=LAB_PAYLOAD_SIZE, help="DATA payload bytes per packet")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="transport parameter override (repeatable)")

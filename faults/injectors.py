@@ -21,8 +21,10 @@ import time
 
 from faults.links import (FaultError, End, fabric_element, operstates, resolve_link, set_admin, switch_ends,
                           wait_operstate, wait_table)
+from faults.incast import incast_senders
 from faults.model import FaultEvent
 from faults.routing import connected_since
+from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
 from topologies import port_program
 from topologies.builder import expected_counts, wait_for_tables
 from topologies.commands import run_command
@@ -307,9 +309,7 @@ class Incast(Injector):
         n = self.params.get("senders", spec.hosts - 1)
         if not isinstance(n, int) or not 1 <= n <= spec.hosts - 1:
             raise FaultError(f"{self}: params.senders must be in [1, {spec.hosts - 1}], got {n!r}")
-        others = sorted((h for h in range(spec.hosts) if h != self.victim),
-                        key=lambda h: (spec.rack_of(h) == spec.rack_of(self.victim), h))
-        self.senders = others[:n]
+        self.senders = incast_senders(spec, self.victim, n)
         self.bytes = self.params.get("bytes")
         self.rate = float(self.params.get("rate", 1.0))
         self.procs: list[subprocess.Popen] = []
@@ -328,7 +328,7 @@ class Incast(Injector):
         self.procs.append(self._popen(self.victim, ["sink", "--port", str(INCAST_PORT), *victim_ips]))
         for h in self.senders:
             args = ["send", "--port", str(INCAST_PORT), "--rate-bps", str(int(spec.link_bps * self.rate)),
-                    "--payload", str(min(8192, spec.mtu - 28))]
+                    "--payload", str(min(LAB_PAYLOAD_SIZE, spec.mtu - IP_UDP_HEADER_BYTES))]
             if self.bytes:
                 args += ["--bytes", str(int(self.bytes))]
             self.procs.append(self._popen(h, args + victim_ips))

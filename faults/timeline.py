@@ -25,6 +25,7 @@ import threading
 from faults.clock import MONOTONIC, Clock
 from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.model import FaultEvent
+from faults.routing import DEFAULT_HOLD_DOWN
 
 
 class FaultTimeline:
@@ -42,7 +43,7 @@ class FaultTimeline:
         self.injectors = [(ev, make_injector(session, ev)) for ev in events]
         # a restore waits out the routing hold-down before the fabric counts as healthy
         self.healthy_timeout = healthy_timeout if healthy_timeout is not None else \
-            getattr(session.controller, "hold_down", 2.0) + 10.0
+            getattr(session.controller, "hold_down", DEFAULT_HOLD_DOWN) + 10.0
         self.error: BaseException | None = None
         self._actions = self._schedule()
         self._timer = None  # the clock's timer for the next due action

@@ -172,15 +172,15 @@ class Bench:
                      ratio <= target.CONTROLLER_P100_RATIO and mrc["verified"], {"mrc": mrc})
 
     def incast_step(self) -> Iterator[Figure]:
-        from lab.incast import INCAST_PARAMS, run_incast
+        from lab.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
+                                run_incast)
         from lab.session import lab_session
-        from topologies.fabric import FabricSpec
 
-        spec = FabricSpec(racks=3, spines=2, hosts_per_rack=3)
         runs = {}
         for trimming in (True, False):
-            with lab_session(spec, trimming=trimming) as session:
-                runs[trimming] = run_incast(session, 8, 1 << 20, params=dict(INCAST_PARAMS))
+            with lab_session(BENCH_INCAST_FABRIC, trimming=trimming) as session:
+                runs[trimming] = run_incast(session, BENCH_INCAST_SENDERS, BENCH_INCAST_BYTES,
+                                            params=dict(INCAST_PARAMS))
         trim, tail = runs[True], runs[False]
         yield Figure("incast 8-to-1 x 1 MB, trimming: completion / ideal, RTOs",
                      f"{trim.ratio:.2f}, {trim.rtos} RTOs ({trim.trims} trims)" if trim.ratio else "incomplete",

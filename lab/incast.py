@@ -31,6 +31,7 @@ from lab import audit, metrics
 from lab.agent_config import agent_config, lab_transport_params
 from lab.fidelity import FidelityMonitor
 from lab.session import Session
+from topologies.fabric import FabricSpec
 from lab.workers import HostWorkers, WorkerError
 
 # Transport parameters the incast benchmark and test run with.
@@ -44,6 +45,11 @@ from lab.workers import HostWorkers, WorkerError
 # keeps an early, short SRTT. Measured: rto_min 0.01 -> 281 RTOs (8 x 1 MB),
 # rto_min 0.05 -> 0..30 RTOs per run, all spurious.
 INCAST_PARAMS = {"rto_min": 0.2, "rto_initial": 0.25}
+# The incast benchmark (`lab/run.py bench` and bench/incast.py): 8 senders of
+# 1 MiB each into one host of a fabric just big enough for them, other racks first.
+BENCH_INCAST_FABRIC = FabricSpec(racks=3, spines=2, hosts_per_rack=3)
+BENCH_INCAST_SENDERS = 8
+BENCH_INCAST_BYTES = 1 << 20
 
 START_DELAY_S = 0.5    # GO -> start instant: every worker has read GO and is waiting
 CPU_INTERVAL_S = 0.1   # fidelity samples: a 1 s transfer still gets ~10
@@ -127,26 +133,14 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     on_start: called with the start instant (CLOCK_MONOTONIC) once the senders
         were told it, e.g. to schedule faults against the incast
     """
-    if transport not in TRANSPORTS:
-        raise IncastError(f"unknown transport {transport!r}; choose from {', '.join(TRANSPORTS)}")
-    if bytes_per_sender <= 0:
-        raise IncastError("bytes_per_sender must be positive")
+    _check_request(transport, bytes_per_sender)
     spec = session.spec
     params = lab_transport_params(spec, transport, params or {})
     senders_h = pick_hosts(spec, senders, receiver)
     roles = {receiver: "receiver", **{h: "sender" for h in senders_h}}
     rname = spec.host_name(receiver)
-    configs = {}
-    for h, role in roles.items():
-        stats_path = session.workdir / f"incast-{transport}-{spec.host_name(h)}.jsonl"
-        stats_path.unlink(missing_ok=True)
-        configs[h] = {
-            "agent": agent_config(spec, h, senders_h if role == "receiver" else [receiver], transport=transport,
-                                  payload_size=payload_size, params=params, stats_path=str(stats_path),
-                                  recv_buffer_size=DEFAULT_RECV_BUFFER),
-            "incast": {"role": role, "receiver": rname, "bytes": bytes_per_sender, "seed": seed,
-                       "timeout": timeout},
-        }
+    configs = _worker_configs(session, roles, transport, payload_size, params,
+                              {"receiver": rname, "bytes": bytes_per_sender, "seed": seed, "timeout": timeout})
     total = senders * bytes_per_sender
     ideal = total * 8 / spec.host_capacity_bps
     result = IncastResult(transport, rname, [spec.host_name(h) for h in senders_h], bytes_per_sender,
@@ -176,35 +170,75 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
         result.stats = {name: s["counters"] for name, s in final.items()}
         transitions = [tr for s in final.values() for tr in s["transitions"]]
     if done:
-        _fill(result, done, t_start)
-        result.path_events = sorted(({**tr, "t": round(tr["time"] - t_start, 6)} for tr in transitions),
-                                    key=lambda e: e["t"])
+        _fill(result, done, t_start, transitions)
     if conservation is not None:
-        result.trims = conservation["named_drops"]["trimmed"]
-        result.queue_drops = conservation["named_drops"]["queue"]
-        result.unexplained = sum(conservation["unexplained_per_link"].values())
-        result.conservation = conservation
+        _fill_conservation(result, conservation)
     if monitor is not None:
         # only the samples that cover the transfer (each covers the interval before its t)
         end = (result.completion_s or timeout) + CPU_INTERVAL_S
-        samples = [x for x in monitor.samples if 0 < x["t"] <= end]
-        if samples:
-            totals = metrics.cpu_totals(samples)
-            result.cpu_mean = round(sum(totals) / len(totals), 1)
-            result.cpu_busiest_core = round(sum(max(x["cpu_per_core"]) for x in samples) / len(samples), 1)
-            result.cpu_bound = metrics.cpu_bound(samples)
-            result.cpu_samples = samples
-    sent = _sum({n: s for n, s in result.stats.items() if n != rname}, SENDER_COUNTERS)
-    got = _sum({rname: result.stats.get(rname, {})}, RECEIVER_COUNTERS)
+        _fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= end])
+    _fill_counters(result)
+    return result
+
+
+def _check_request(transport: str, bytes_per_sender: int) -> None:
+    if transport not in TRANSPORTS:
+        raise IncastError(f"unknown transport {transport!r}; choose from {', '.join(TRANSPORTS)}")
+    if bytes_per_sender <= 0:
+        raise IncastError("bytes_per_sender must be positive")
+
+
+def _worker_configs(session: Session, roles: dict, transport: str, payload_size: int, params: dict,
+                    incast: dict) -> dict:
+    """host -> its incast worker's config: the agent's (the receiver talks to every sender,
+    a sender to the receiver only) and the worker's own `incast` settings with its role."""
+    spec = session.spec
+    receiver = next(h for h, role in roles.items() if role == "receiver")
+    senders = [h for h, role in roles.items() if role == "sender"]
+    configs = {}
+    for h, role in roles.items():
+        stats_path = session.workdir / f"incast-{transport}-{spec.host_name(h)}.jsonl"
+        stats_path.unlink(missing_ok=True)
+        configs[h] = {
+            "agent": agent_config(spec, h, senders if role == "receiver" else [receiver], transport=transport,
+                                  payload_size=payload_size, params=params, stats_path=str(stats_path),
+                                  recv_buffer_size=DEFAULT_RECV_BUFFER),
+            "incast": {"role": role, **incast},
+        }
+    return configs
+
+
+def _fill_conservation(result: IncastResult, conservation: dict) -> None:
+    result.trims = conservation["named_drops"]["trimmed"]
+    result.queue_drops = conservation["named_drops"]["queue"]
+    result.unexplained = sum(conservation["unexplained_per_link"].values())
+    result.conservation = conservation
+
+
+def _fill_cpu(result: IncastResult, samples: list) -> None:
+    if samples:
+        totals = metrics.cpu_totals(samples)
+        result.cpu_mean = round(sum(totals) / len(totals), 1)
+        result.cpu_busiest_core = round(sum(max(x["cpu_per_core"]) for x in samples) / len(samples), 1)
+        result.cpu_bound = metrics.cpu_bound(samples)
+        result.cpu_samples = samples
+
+
+def _fill_counters(result: IncastResult) -> None:
+    """The senders' and the receiver's agent counters, summed."""
+    sent = _sum({n: s for n, s in result.stats.items() if n != result.receiver}, SENDER_COUNTERS)
+    got = _sum({result.receiver: result.stats.get(result.receiver, {})}, RECEIVER_COUNTERS)
     result.counters = {**sent, **got}
     result.rtos = sent["timeouts"]
     result.nacks_received = sent["nacks_received"]
     result.retransmits = sent["retransmits"]
     result.sack_losses = sent["sack_losses"]
-    return result
 
 
-def _fill(result: IncastResult, done: dict, t_start: float) -> None:
+def _fill(result: IncastResult, done: dict, t_start: float, transitions: list) -> None:
+    """Per-sender times, completion and ratio from the workers' DONE lines; path events from t_start."""
+    result.path_events = sorted(({**tr, "t": round(tr["time"] - t_start, 6)} for tr in transitions),
+                                key=lambda e: e["t"])
     fields = done[result.receiver]
     result.verified = fields[0] == "1"
     placed = {}

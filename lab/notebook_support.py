@@ -28,7 +28,7 @@ from lab import plots  # noqa: F401  (sets the Agg backend: figures are shown wi
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lab import report  # noqa: E402
+from lab import metrics, report  # noqa: E402
 from lab.results import _RUN_DIR, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.project import PROJECT_ROOT  # noqa: E402
@@ -41,7 +41,8 @@ DPI = plots.DPI
 
 # One line per file of a results directory (lab/results.py, lab/plots.py).
 FILE_MEANINGS = {
-    "config.json": "the resolved experiment config: fabric size and speed, iterations, buffer, trimming, params",
+    "config.json": "the run's scenario as run (Scenario.to_dict()): fabric, job (iterations, buffer), "
+                   "transports, trimming, transport params, faults; plus build/teardown timings",
     "iterations.csv": "one row per all-reduce iteration and transport: start, end, duration (s), verified, per-rank times",
     "events.jsonl": "time-ordered events, one JSON object per line: phases, path_state changes, fault_start/fault_end, errors",
     "counters.json": "final agent counters per transport and host, per peer, with per-path (plane, EV) sent/acked/ECN/trims/losses",
@@ -212,13 +213,13 @@ def output_dir(results: Path | None, notebook: str) -> Path:
 
 
 def fabric_of(config: Mapping) -> FabricSpec:
-    """The FabricSpec a run used (its config's "fabric" block), or the default fabric."""
-    block = config.get("fabric")
-    if not block:
+    """The FabricSpec a run used (lab.metrics.run_fabric), or the default fabric: with no
+    fabric block (no run yet) silently, with an unusable one saying why."""
+    if not config.get("fabric"):
         return FabricSpec()
     try:
-        return FabricSpec(**block)
-    except (TypeError, ValueError) as exc:   # FabricError is a ValueError
+        return metrics.run_fabric(config)
+    except (TypeError, ValueError) as exc:   # ConfigError and FabricError are ValueErrors
         print(f"config.json: unusable fabric block ({exc}); showing the default fabric")
         return FabricSpec()
 

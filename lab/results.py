@@ -2,7 +2,8 @@
 
 Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
 
-    config.json        the resolved job config
+    config.json        the run's Scenario as run (faults/scenario_record.py to_dict(),
+                       with the command line's overrides) and the session's timings
     iterations.csv     transport, iteration, start, end, duration, verified,
                        rank_times (JSON list of [start, end] per rank)
     events.jsonl       one event dict per line, in time order as given
