@@ -51,6 +51,7 @@ from faults.scenario_schema import (
 from faults.scenario_targets import links_of_switch, t0_t1_links
 from mrc_host.wire import DATA
 from topologies.fabric import FabricError, FabricSpec
+from topologies.project import PROJECT_ROOT
 
 __all__ = [
     "ALL_T0_T1_LINKS", "MAX_FAULT_EVENTS", "MAX_FILE_BYTES", "MAX_OVERLAP_CHECKS", "MAX_YAML_DEPTH", "PLANE_DOWN",
@@ -59,7 +60,6 @@ __all__ = [
 ]
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
-PROJECT_ROOT = SCENARIO_DIR.parent.parent
 
 
 class ScenarioError(ValueError):
