@@ -7,6 +7,9 @@
 2. Conservation pass: every host streams to a host in the next rack,
    sprayed over every plane and T1, at 0.9 of its link rate; packets sent
    must equal packets received (the emulator itself must lose nothing).
+   A pass that lost packets while the machine was CPU-bound is repeated at
+   half the load (down to a quarter): the verdict is the last pass's, and
+   every pass is reported.
 """
 
 from __future__ import annotations
@@ -16,10 +19,16 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from statistics import mean
 
+from lab import metrics
+from lab.fidelity import FidelityMonitor
 from lab.pathprobe import expected_paths
 from lab.session import Session
 from topologies.project import PROJECT_ROOT
+
+
+CONSERVATION_LOAD = 0.9  # of each host's link rate: near line rate, where an emulator drops first
 
 
 @dataclass
@@ -31,6 +40,7 @@ class CheckResult:
     conservation_sent: int = 0
     conservation_received: int = 0
     conservation_blocked: int = 0
+    conservation_attempts: list = field(default_factory=list)  # load, sent, received, cpu_bound per pass
     verify_s: float = 0.0
 
     @property
@@ -108,13 +118,28 @@ def verify_paths(session: Session, result: CheckResult) -> None:
 
 
 def conservation_pass(session: Session, result: CheckResult, seconds: float, payload: int) -> None:
-    results = run_workers(
-        session, "stream", ["--seconds", str(seconds), "--payload", str(payload), "--load", "0.9"],
-        timeout=seconds + 30,
-    )
-    result.conservation_sent = sum(r["sent"] for r in results)
-    result.conservation_received = sum(r["received"] for r in results)
-    result.conservation_blocked = sum(r["blocked"] for r in results)
+    """Stream at CONSERVATION_LOAD; if packets went missing while the machine
+    was CPU-bound (the emulator, not the fabric, could not keep up: other work
+    on a laptop or shared VM), say so and measure again at half the load, so
+    a busy machine gets a slower verdict instead of a false alarm."""
+    load = CONSERVATION_LOAD
+    while True:
+        with FidelityMonitor(session.spec, time.monotonic()) as monitor:
+            results = run_workers(
+                session, "stream", ["--seconds", str(seconds), "--payload", str(payload), "--load", str(load)],
+                timeout=seconds + 30,
+            )
+        result.conservation_sent = sum(r["sent"] for r in results)
+        result.conservation_received = sum(r["received"] for r in results)
+        result.conservation_blocked = sum(r["blocked"] for r in results)
+        busy = metrics.cpu_bound(monitor.samples)
+        result.conservation_attempts.append({
+            "load": load, "sent": result.conservation_sent, "received": result.conservation_received,
+            "cpu_bound": busy, "cpu_mean_pct": round(mean(metrics.cpu_totals(monitor.samples) or [0.0]), 1)})
+        lost = result.conservation_sent != result.conservation_received
+        if not (lost and busy) or load <= CONSERVATION_LOAD / 4:
+            return
+        load /= 2
 
 
 def run_check(session: Session, seconds: float = 3.0, payload: int = 4096) -> CheckResult:

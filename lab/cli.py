@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -129,13 +128,16 @@ def run(
 
 
 def ensure_writable(directory: Path) -> None:
-    """Fail before the fabric is built, not after a long run, if results cannot be written."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as exc:
-        fail(f"cannot write results under {directory}: {exc.strerror or exc}")
+    """Fail before the fabric is built, not after a long run, if results cannot
+    be written. Creates nothing: a run refused later (the lab is busy) must
+    leave no trace, so the nearest existing ancestor is what is checked."""
+    existing = directory.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        fail(f"cannot write results under {directory}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        fail(f"cannot write results under {directory}: {existing} is not writable")
 
 
 def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
@@ -352,9 +354,12 @@ def check(
     console.print(table)
     for failure in result.failures[:20]:
         console.print(f"  [red]FAIL[/] {failure}", highlight=False)
-    lost = result.conservation_sent - result.conservation_received
-    console.print(f"conservation: sent {result.conservation_sent}, received {result.conservation_received}, "
-                  f"unexplained loss {lost}", highlight=False)
+    for attempt in result.conservation_attempts:
+        lost = attempt["sent"] - attempt["received"]
+        busy = (f"CPU-bound (cores {attempt['cpu_mean_pct']:.0f} % busy): the emulator, not the fabric, "
+                "was the bottleneck" if attempt["cpu_bound"] else f"not CPU-bound ({attempt['cpu_mean_pct']:.0f} %)")
+        console.print(f"conservation at {attempt['load']:g} of link rate: sent {attempt['sent']}, "
+                      f"received {attempt['received']}, unexplained loss {lost}; {busy}", highlight=False)
     console.print(f"build {timings['build_s']:.1f} s, verify {result.verify_s:.1f} s, "
                   f"teardown {timings['teardown_s']:.1f} s", highlight=False)
     console.print(f"paths verified: {result.paths_ok}/{result.paths_total}", highlight=False)
@@ -369,6 +374,7 @@ def check(
         "teardown_s": round(timings["teardown_s"], 3),
         "conservation_sent": result.conservation_sent,
         "conservation_received": result.conservation_received,
+        "conservation_attempts": result.conservation_attempts,
         "failures": result.failures,
     })
     raise typer.Exit(0 if result.ok else 1)
