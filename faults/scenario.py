@@ -48,7 +48,7 @@ from faults.scenario_schema import (
     first_schema_problem,
     short_repr,
 )
-from faults.scenario_targets import links_of_switch, t0_t1_links
+from faults.scenario_targets import links_of_switch
 from mrc_host.wire import DATA
 from topologies.fabric import FabricError, FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -56,7 +56,7 @@ from topologies.project import PROJECT_ROOT
 __all__ = [
     "ALL_T0_T1_LINKS", "MAX_FAULT_EVENTS", "MAX_FILE_BYTES", "MAX_OVERLAP_CHECKS", "MAX_YAML_DEPTH", "PLANE_DOWN",
     "SCENARIO_DIR", "TRANSPORTS", "BaselineRouting", "JobSettings", "Scenario", "ScenarioError",
-    "links_of_switch", "list_scenarios", "load_scenario", "scenario_path", "t0_t1_links",
+    "links_of_switch", "list_scenarios", "load_scenario", "scenario_path",
 ]
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"

@@ -22,7 +22,7 @@ from faults.scenario_schema import (
     field_path,
     first_schema_problem,
 )
-from faults.scenario_targets import _KIND_TARGETS, _target_group_plane, _target_problem, t0_t1_links
+from faults.scenario_targets import _KIND_TARGETS, _target_group_plane, _target_problem
 from topologies.fabric import FabricSpec
 
 
@@ -119,7 +119,7 @@ def _named_targets(spec: FabricSpec, fault: FaultModel, name_path: str, name: st
     if size > MAX_OVERLAP_CHECKS:
         raise InvalidField(name_path, f"{name} is {size:,} links in this fabric; a random process draws among "
                                   f"at most {MAX_OVERLAP_CHECKS:,} (MAX_OVERLAP_CHECKS)")
-    return t0_t1_links(spec, plane)
+    return [str(link) for link in spec.t0_t1_links(plane)]
 
 
 def _entry_params(spec: FabricSpec, fault: FaultModel, index: int) -> dict:

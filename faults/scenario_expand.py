@@ -24,8 +24,9 @@ from faults.scenario_schema import (
     FaultModel,
     InvalidField,
 )
-from faults.scenario_targets import links_of_switch, t0_t1_links
+from faults.scenario_targets import links_of_switch
 from topologies.fabric import FabricSpec
+from topologies.names import Plane
 
 
 @functools.lru_cache(maxsize=4096)
@@ -143,9 +144,9 @@ def _fixed_events(spec: FabricSpec, entry: FaultEntry) -> list[FaultEvent]:
     events = []
     for at in instants:
         if entry.kind == PLANE_DOWN:
-            plane = int(entry.targets[0].removeprefix("plane"))
-            events += [FaultEvent(at, "link_flap", link, fault.duration, {PLANE_DOWN: plane})
-                       for link in t0_t1_links(spec, plane)]
+            plane = Plane.parse(entry.targets[0]).index
+            events += [FaultEvent(at, "link_flap", str(link), fault.duration, {PLANE_DOWN: plane})
+                       for link in spec.t0_t1_links(plane)]
         else:
             events.append(FaultEvent(at, entry.kind, entry.targets[0], fault.duration, dict(entry.params)))
     return events

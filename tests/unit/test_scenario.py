@@ -15,7 +15,6 @@ from faults.scenario import (
     ScenarioError,
     list_scenarios,
     load_scenario,
-    t0_t1_links,
 )
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 
@@ -109,7 +108,7 @@ def test_plane_down_becomes_link_flaps_of_the_plane(tmp_path):
         description: d
         faults: [{at: 10, kind: plane_down, target: plane3, duration: 5}]
         """))
-    assert {e.target for e in s.faults} == set(t0_t1_links(DEFAULT_FABRIC, 3))
+    assert {e.target for e in s.faults} == set(map(str, DEFAULT_FABRIC.t0_t1_links(3)))
     assert all((e.kind, e.at, e.duration, e.params) == ("link_flap", 10.0, 5.0, {"plane_down": 3}) for e in s.faults)
 
 
@@ -137,7 +136,7 @@ def test_random_flaps_of_one_link_never_overlap(tmp_path):
     by_link: dict[str, list] = {}
     for e in s.faults:
         by_link.setdefault(e.target, []).append(e)
-    assert set(by_link) <= set(t0_t1_links(DEFAULT_FABRIC, 0))
+    assert set(by_link) <= set(map(str, DEFAULT_FABRIC.t0_t1_links(0)))
     for events in by_link.values():
         assert all(a.at + a.duration <= b.at for a, b in zip(events, events[1:]))
 

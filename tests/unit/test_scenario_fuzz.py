@@ -31,7 +31,6 @@ from faults.scenario import (
     ScenarioError,
     list_scenarios,
     load_scenario,
-    t0_t1_links,
 )
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 
@@ -43,7 +42,7 @@ SPEC = DEFAULT_FABRIC
 
 def targets_by_kind(spec: FabricSpec) -> dict[str, list[str]]:
     """The names each kind takes in a fabric, as the fabric spells them."""
-    links = t0_t1_links(spec)
+    links = [str(link) for link in spec.t0_t1_links()]
     return {
         "link_flap": links + [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)],
         "blackhole": links,
