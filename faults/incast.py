@@ -53,9 +53,12 @@ def send(ips: list[str], port: int, rate_bps: float, payload: int, limit: int | 
                 try:
                     s.send(data)
                 except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.ENOBUFS):
+                    # ECONNREFUSED: the sink, started at the same moment, bound its port just
+                    # after our first datagram arrived; the kernel reports that one's ICMP
+                    # port-unreachable on the next send
+                    if exc.errno not in (errno.EAGAIN, errno.ENOBUFS, errno.ECONNREFUSED):
                         raise
-                    # the NIC's queue is full: that time slot is lost, as on a wire
+                    # the NIC's queue is full (or the sink was not up): that time slot is lost
                 sent[i] += per_packet
                 total += payload
         time.sleep(TICK_S)
