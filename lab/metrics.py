@@ -56,7 +56,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from topologies.fabric import DEFAULT_FABRIC, FabricSpec, ev_to_t1
+from topologies.fabric import FabricSpec, ev_to_t1
 from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_of
 
 DEFAULT_STALL_FACTOR = 2.0
@@ -385,10 +385,10 @@ def run_fabric(config: Mapping) -> FabricSpec:
     block = config.get("fabric")
     if not isinstance(block, Mapping):
         raise ConfigError("config: no fabric block (FabricSpec.to_dict())")
-    missing = [key for key in DEFAULT_FABRIC.to_dict() if key not in block]
-    if missing:  # FabricSpec would quietly take its default, and the figures would be of another fabric
-        raise ConfigError(f"config: fabric.{missing[0]} is missing")
-    return FabricSpec.from_dict(dict(block))
+    try:  # from_dict refuses a missing key: a default would give figures of another fabric
+        return FabricSpec.from_dict(dict(block))
+    except FabricError as exc:
+        raise ConfigError(f"config: {exc}") from None
 
 
 def run_buffer_bytes(config: Mapping) -> int:

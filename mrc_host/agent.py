@@ -38,7 +38,7 @@ from typing import Callable, Iterable
 from . import wire
 from .connection import make_paths
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
-from .params import TransportParams
+from .params import DEFAULT_EVS_PER_PLANE, TransportParams
 from .path_select import POLICIES, PathSelector
 from .transport import Connection, ConnectionSetup, transport
 
@@ -53,8 +53,8 @@ class AgentConfig:
     host_id: this host's name
     plane_ips: this host's IP on each plane (index = plane)
     peers: peer host id -> its per-plane IPs
-    evs: EVs used on every plane (range(8))
-    payload_size: DATA payload bytes (1024)
+    evs: EVs used on every plane (range(DEFAULT_EVS_PER_PLANE))
+    payload_size: DATA payload bytes (TransportParams.payload_size)
     transport: a name in transport.TRANSPORTS: "mrc" or "baseline" (the multi-rail baseline)
     policy: path selection policy: a name in path_select.POLICIES
         ("round_robin") or "path/to/file.py:ClassName" (a PathSelector
@@ -71,8 +71,8 @@ class AgentConfig:
     host_id: str
     plane_ips: list
     peers: dict
-    evs: list = field(default_factory=lambda: list(range(8)))
-    payload_size: int = 1024
+    evs: list = field(default_factory=lambda: list(range(DEFAULT_EVS_PER_PLANE)))
+    payload_size: int = TransportParams.payload_size
     transport: str = "mrc"
     policy: str = "round_robin"
     cc: str = "aimd"

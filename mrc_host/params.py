@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+# EVs a connection uses on each plane when nobody says otherwise; the fabric
+# description (topologies/fabric.py) takes its default from here, so an agent
+# started by hand and the lab's fabric agree.
+DEFAULT_EVS_PER_PLANE = 8
+
 
 @dataclass(frozen=True)
 class TransportParams:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from mrc_host.params import DEFAULT_EVS_PER_PLANE
 from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Switch, SwitchPort, T0T1Link,
                               clip, kind_of, parse_any)
 
@@ -81,7 +82,7 @@ class FabricSpec:
     spines: int = 2
     hosts_per_rack: int = 2
     link_mbps: float = 10.0
-    evs_per_plane: int = 8
+    evs_per_plane: int = DEFAULT_EVS_PER_PLANE
     mtu: int = 9000
 
     def __post_init__(self) -> None:
@@ -305,9 +306,16 @@ class FabricSpec:
 
     @classmethod
     def from_dict(cls, data: dict) -> "FabricSpec":
+        """The inverse of to_dict: every key required (a record missing one
+        was not written by to_dict, and a default would hide that)."""
+        if not isinstance(data, dict):
+            raise FabricError(f"a fabric must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise FabricError(f"unknown fabric key(s): {', '.join(sorted(unknown))}")
+        missing = set(cls.__dataclass_fields__) - set(data)
+        if missing:
+            raise FabricError(f"fabric key(s) missing: {', '.join(sorted(missing))}")
         return cls(**data)
 
 

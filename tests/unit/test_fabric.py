@@ -101,6 +101,8 @@ def test_bad_fabric_is_refused_with_the_field_named(kwargs, words):
 def test_unknown_key_is_refused():
     with pytest.raises(FabricError, match="unknown fabric key"):
         FabricSpec.from_dict({"planes": 8, "plane": 2})
+    with pytest.raises(FabricError, match="missing: link_mbps"):
+        FabricSpec.from_dict({k: v for k, v in FabricSpec().to_dict().items() if k != "link_mbps"})
 
 
 def test_parse_switch_rejects_foreign_names():

@@ -266,7 +266,7 @@ def test_summarize_reads_a_scenario_config():
 
 @pytest.mark.parametrize("config, key", [
     ({"job": CFG["job"]}, "no fabric block"),
-    ({**CFG, "fabric": {k: v for k, v in CFG["fabric"].items() if k != "link_mbps"}}, "fabric.link_mbps is missing"),
+    ({**CFG, "fabric": {k: v for k, v in CFG["fabric"].items() if k != "link_mbps"}}, "fabric key.s. missing: link_mbps"),
     ({"fabric": CFG["fabric"]}, "job.buffer_bytes is missing"),
     ({**CFG, "job": {"buffer_mb": 1.0}}, "job.buffer_bytes is missing"),
 ])
