@@ -24,6 +24,7 @@ from rich.table import Table
 from faults.scenario_record import MIB, Scenario
 from lab.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
+from lab.results import RESULTS_ROOT
 from topologies.project import PROJECT_ROOT
 
 app = typer.Typer(
@@ -47,7 +48,7 @@ console = make_console()
 
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
 DEFAULT_SCENARIO = "production-day"
-DEFAULT_RESULTS = Path("results")
+DEFAULT_RESULTS = RESULTS_ROOT
 README = PROJECT_ROOT / "README.md"
 PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
 

@@ -29,11 +29,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from lab import metrics, report  # noqa: E402
-from lab.results import _RUN_DIR, Records, load  # noqa: E402
+from lab.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
-from topologies.project import PROJECT_ROOT  # noqa: E402
 
-RESULTS_ROOT = PROJECT_ROOT / "results"
 RESULTS_ENV = "MRCLAB_RESULTS"              # one run to read
 RESULTS_ROOT_ENV = "MRCLAB_RESULTS_ROOT"    # where to look for runs instead of results/
 NO_RUNS = "no runs yet: run `sudo python lab/run.py` first"

@@ -35,6 +35,11 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from lab.atomic import write_json_atomic, write_text_atomic
+from topologies.project import PROJECT_ROOT
+
+# Where runs go and where the notebooks look for them: the project's own
+# results/, whichever directory the command was started from.
+RESULTS_ROOT = PROJECT_ROOT / "results"
 
 ITERATION_COLUMNS = ("transport", "iteration", "start", "end", "duration", "verified", "rank_times")
 # JSON files: name -> the type each top-level entry must have (None: anything)
@@ -83,7 +88,7 @@ class ResultsDir:
         self.path = Path(path)
 
     @classmethod
-    def create(cls, name: str = "run", root: str | Path = "results", now: datetime | None = None) -> "ResultsDir":
+    def create(cls, name: str = "run", root: str | Path = RESULTS_ROOT, now: datetime | None = None) -> "ResultsDir":
         """Make ``<root>/<YYYYmmdd-HHMMSS>-<name>/`` (suffix -2, -3... if it exists).
 
         name: run label, characters outside [A-Za-z0-9_.-] become "-"
@@ -327,7 +332,7 @@ def load(path: str | Path) -> Records:
     rec.problems = problems
     return rec
 
-def newest(root: str | Path = "results") -> Path:
+def newest(root: str | Path = RESULTS_ROOT) -> Path:
     """The newest run directory under ``root`` (by its timestamp, then modification time)."""
     root = Path(root)
     runs = [p for p in root.iterdir() if p.is_dir() and _RUN_DIR.match(p.name)] if root.is_dir() else []
