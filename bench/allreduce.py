@@ -3,7 +3,7 @@
 
     sudo .venv/bin/python bench/allreduce.py [--iterations 30] [--json out.json]
 
-Targets (lab/bench_targets.py, as `lab/run.py bench` judges them): MRC
+Targets (lab/runners/bench_targets.py, as `lab/run.py bench` judges them): MRC
 efficiency (busbw / (planes x link rate)) at least CLEAN_EFFICIENCY with the
 run not CPU-bound and no unexplained loss, every iteration verified; and the
 analytic check: median iteration within CLEAN_IDEAL_RATIO x the ideal
@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from faults.scenario_record import DEFAULT_ITERATIONS, JobSettings, Scenario  # noqa: E402
-from lab.bench_targets import CLEAN_EFFICIENCY, CLEAN_IDEAL_RATIO  # noqa: E402
-from lab.experiment import run_experiment  # noqa: E402
+from lab.runners.bench_targets import CLEAN_EFFICIENCY, CLEAN_IDEAL_RATIO  # noqa: E402
+from lab.runners.experiment import run_experiment  # noqa: E402
 
 
 def main() -> int:

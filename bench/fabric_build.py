@@ -3,7 +3,7 @@
 
     sudo .venv/bin/python bench/fabric_build.py [--runs 3]
 
-Targets (on a 2-core machine; lab/bench_targets.py, as `lab/run.py bench` judges them):
+Targets (on a 2-core machine; lab/runners/bench_targets.py, as `lab/run.py bench` judges them):
 build + verify within FABRIC_BUILD_VERIFY_S, teardown within FABRIC_TEARDOWN_S.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lab.bench_targets import FABRIC_BUILD_VERIFY_S, FABRIC_TEARDOWN_S  # noqa: E402
-from lab.check import run_check  # noqa: E402
-from lab.session import lab_session  # noqa: E402
+from lab.runners.bench_targets import FABRIC_BUILD_VERIFY_S, FABRIC_TEARDOWN_S  # noqa: E402
+from lab.runners.check import run_check  # noqa: E402
+from lab.plumbing.session import lab_session  # noqa: E402
 from topologies.fabric import DEFAULT_FABRIC  # noqa: E402
 
 

@@ -8,7 +8,7 @@ session each, since trimming is chosen at build time), and prints per run:
 completion time, ideal (bytes / receiver's last-hop capacity), ratio, RTOs,
 NACKs, trims, retransmissions, queue drops, CPU and whether it was CPU-bound.
 
-Target (lab/bench_targets.py INCAST_IDEAL_RATIO, as `lab/run.py bench` judges it): with
+Target (lab/runners/bench_targets.py INCAST_IDEAL_RATIO, as `lab/run.py bench` judges it): with
 trimming, zero RTOs and completion within that ratio of the ideal.
 """
 
@@ -23,15 +23,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from faults.scenario_record import LAB_PAYLOAD_SIZE  # noqa: E402
-from lab.bench_targets import INCAST_IDEAL_RATIO  # noqa: E402
-from lab.incast import (  # noqa: E402
+from lab.runners.bench_targets import INCAST_IDEAL_RATIO  # noqa: E402
+from lab.runners.incast import (  # noqa: E402
     BENCH_INCAST_BYTES,
     BENCH_INCAST_FABRIC,
     BENCH_INCAST_SENDERS,
     INCAST_PARAMS,
     run_incast,
 )
-from lab.session import lab_session  # noqa: E402
+from lab.plumbing.session import lab_session  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 
 ROWS = [

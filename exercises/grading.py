@@ -26,11 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# queue behind another lab run rather than fail at once (lab/lock.py)
+# queue behind another lab run rather than fail at once (lab/plumbing/lock.py)
 os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 
-from lab.job import JobSpec, run_job  # noqa: E402
-from lab.session import Session, lab_session  # noqa: E402
+from lab.runners.job import JobSpec, run_job  # noqa: E402
+from lab.plumbing.session import Session, lab_session  # noqa: E402
 from topologies import port_program  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 
@@ -98,7 +98,7 @@ def agent_totals(stats: dict) -> dict:
 
 def run(session: Session, label: str, *, t0: float | None = None, on_ready=None, **job) -> Run:
     """Run one MRC job (JobSpec fields as keywords) and collect its figures;
-    t0 and on_ready as lab.job.run_job takes them."""
+    t0 and on_ready as lab.runners.job.run_job takes them."""
     job.setdefault("transport", "mrc")
     started = time.monotonic()
     result = run_job(session, JobSpec(**job), t0=t0, on_ready=on_ready)
@@ -145,7 +145,7 @@ def fault_drops(ports: list[str]) -> int:
 
 class TimedBlackhole:
     """A link that fails (both ends drop every packet) at ``start`` s after ``t0`` and is repaired
-    at ``end``; records fault_start/fault_end events (lab/metrics.py's format) and the packets the
+    at ``end``; records fault_start/fault_end events (lab/analysis/metrics.py's format) and the packets the
     dead link swallowed between ``settle`` s after the failure and the repair (probes, once the
     senders have retired the dead paths)."""
 

@@ -243,7 +243,7 @@ def wait_switches_connected(session, since: float, timeout: float, what: str) ->
 
 class ControllerKill(Injector):
     """SIGKILL the controller; repair restarts it and checks every switch
-    reconnects with its full table (kept, not reinstalled: see lab/controller.py)."""
+    reconnects with its full table (kept, not reinstalled: see lab/plumbing/controller.py)."""
 
     kind = "controller_kill"
 
@@ -315,7 +315,7 @@ class Incast(Injector):
         self.procs: list[subprocess.Popen] = []
 
     def _popen(self, h: int, args: list[str]) -> subprocess.Popen:
-        # the tag makes lab.cleanup find these processes after a crash
+        # the tag makes lab.plumbing.cleanup find these processes after a crash
         return self.session.fabric.host(h).popen(
             [sys.executable, "-m", "faults.incast", *args, "--tag", "mrclab-incast"],
             cwd=str(PROJECT_ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -13,7 +13,7 @@ Targets use the fabric's own names (topologies/fabric.py):
     host "h<H>"                    incast victim
     "controller"
 
-Events written to events.jsonl (lab/metrics.py reads them):
+Events written to events.jsonl (lab/analysis/metrics.py reads them):
     {"t", "kind": "fault_start" | "fault_end", "fault", "target", "transport", ...}
 with t in seconds after the transport's job start (the run's clock).
 """

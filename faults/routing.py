@@ -19,7 +19,7 @@ BGP session survived); one that fails again before its restore is due stays
 withdrawn. Only link state is detected: a gray failure (black-hole, loss)
 never withdraws anything. MRC's per-EV entries are never touched.
 
-The controller (lab/controller.py) owns one RoutingEmulation; it reports
+The controller (lab/plumbing/controller.py) owns one RoutingEmulation; it reports
 link state with `link_state()` and applies `on_apply(t0, group_id, ports)` (the new
 bucket list) to the switch. Every detection, withdrawal and restore is
 appended as one JSON line, with CLOCK_MONOTONIC time, to the routing log;

@@ -38,7 +38,7 @@ class JobSettings:
 
     iterations: all-reduce iterations to run; the job stops earlier when
         max_seconds have passed since its start (checked before each iteration)
-    max_seconds: None = the job runner's own cap (lab.job.JOB_MAX_SECONDS)
+    max_seconds: None = the job runner's own cap (lab.runners.job.JOB_MAX_SECONDS)
     payload_size: DATA payload bytes per packet
     """
 
@@ -73,7 +73,7 @@ class Scenario:
     path: the file it was loaded from; None when built in code
     transport_params: overrides of mrc_host.params.TransportParams
     seed: seeds the job's inputs and the expansion of random processes
-    stall_factor: None = the report's default (lab.metrics.DEFAULT_STALL_FACTOR)
+    stall_factor: None = the report's default (lab.analysis.metrics.DEFAULT_STALL_FACTOR)
     faults: concrete events, sorted by time
     """
 

@@ -22,9 +22,9 @@ from rich.console import Console
 from rich.table import Table
 
 from faults.scenario_record import MIB, Scenario
-from lab.atomic import write_json_atomic, write_text_atomic
+from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
-from lab.results import RESULTS_ROOT
+from lab.analysis.results import RESULTS_ROOT
 from topologies.project import PROJECT_ROOT
 
 app = typer.Typer(
@@ -102,9 +102,9 @@ def run(
 ) -> None:
     """Run a scenario: the same all-reduce with MRC and with the baseline on one fabric, under its faults."""
     from faults.injectors import FaultError
-    from lab.experiment import run_experiment
-    from lab.job import JobError
-    from lab.report import print_summary
+    from lab.runners.experiment import run_experiment
+    from lab.runners.job import JobError
+    from lab.analysis.report import print_summary
     from topologies.builder import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
@@ -223,9 +223,9 @@ def bench(
     import psutil
 
     from faults.injectors import FaultError
-    from lab.bench import Bench, scale_sweep
-    from lab.job import JobError
-    from lab.results import ResultsDir
+    from lab.runners.bench import Bench, scale_sweep
+    from lab.runners.job import JobError
+    from lab.analysis.results import ResultsDir
     from topologies.builder import BuildError
 
     command = f"bench{' --scale' if scale else (' --quick' if quick else '')}"
@@ -251,7 +251,7 @@ def bench(
 
 def bench_plan(quick: bool, scale: bool) -> list[str]:
     """What the bench will run, in order: its steps, or the fabric sizes the scale sweep tries."""
-    from lab.bench import SCALE_STEPS, Bench
+    from lab.runners.bench import SCALE_STEPS, Bench
 
     if scale:
         sizes = (FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS)
@@ -272,7 +272,7 @@ def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_p
 
 def report_scale(sweep: dict, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The sweep's table and largest faithful size, on the console and in bench.md/bench.json."""
-    from lab.bench import scale_markdown, update_readme as write_readme
+    from lab.runners.bench import scale_markdown, update_readme as write_readme
 
     table = Table(title="scale sweep (8 planes)")
     for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
@@ -300,7 +300,7 @@ def report_scale(sweep: dict, meta: dict, out: Path, update_readme: bool, json_p
 
 def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The headline table on the console and in bench.md/bench.json (and README.md if asked)."""
-    from lab.bench import markdown, to_json, update_readme as write_readme
+    from lab.runners.bench import markdown, to_json, update_readme as write_readme
 
     header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
@@ -332,8 +332,8 @@ def check(
     json_path: JsonPath = None,
 ) -> None:
     """Build the fabric, verify every path and packet conservation, tear down."""
-    from lab.check import run_check
-    from lab.session import lab_session
+    from lab.runners.check import run_check
+    from lab.plumbing.session import lab_session
     from topologies.builder import BuildError
 
     spec = fabric_options(planes, racks, spines, hosts_per_rack, link_mbps)
@@ -384,7 +384,7 @@ def check(
 @app.command()
 def clean(json_path: JsonPath = None) -> None:
     """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
-    from lab import cleanup
+    from lab.plumbing import cleanup
 
     if os.geteuid() != 0:
         fail("clean needs root: run it with sudo")
@@ -436,7 +436,7 @@ def notebook(
     json_path: JsonPath = None,
 ) -> None:
     """Open JupyterLab on notebooks/ with the project's kernel; prints the URL (headless, root ok)."""
-    from lab.notebook_cmd import KERNEL_DISPLAY, NOTEBOOKS, open_jupyter
+    from lab.jupyter.notebook_cmd import KERNEL_DISPLAY, NOTEBOOKS, open_jupyter
 
     def announce(url: str) -> None:
         write_json(json_path, {"url": url, "port": port, "notebooks": str(NOTEBOOKS), "kernel": KERNEL_DISPLAY})
@@ -445,7 +445,7 @@ def notebook(
 
 
 def main() -> int:
-    from lab.lock import LabBusy
+    from lab.plumbing.lock import LabBusy
 
     try:
         app()

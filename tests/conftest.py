@@ -11,5 +11,5 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Parallel test runs (or a lab run in progress) queue for the machine-wide lab
-# lock instead of failing (lab/lock.py).
+# lock instead of failing (lab/plumbing/lock.py).
 os.environ.setdefault("MRCLAB_LOCK_WAIT", "1800")

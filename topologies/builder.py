@@ -115,7 +115,7 @@ class Fabric:
 
 class GlobalSettings(Protocol):
     """Who changes machine-wide settings for the build and puts them back
-    (the lab's session passes lab.cleanup, which records the original values
+    (the lab's session passes lab.plumbing.cleanup, which records the original values
     so that even a crashed run's cleanup restores them)."""
 
     def set_sysctl(self, name: str, value: str) -> None: ...

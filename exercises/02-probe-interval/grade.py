@@ -8,7 +8,7 @@ t0p0r0 - t1p0s0 (both ends drop everything) FAIL_AT s after the job starts,
 repairs it at REPAIR_AT, and keeps the job running until RUN_FOR. It measures
 
 - recovery: repair -> every path the failure retired is GOOD again
-  (lab.metrics.failover_recovery over the agents' path-state events);
+  (lab.analysis.metrics.failover_recovery over the agents' path-state events);
 - probe overhead: packets the dead link swallowed per second once the
   senders had retired its paths (the port program's fault-drop counter,
   SETTLE s after the failure until the repair): with no data on retired
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grading import (SMALL_FABRIC, TimedBlackhole, grade, lab_session, load_module, report,  # noqa: E402
                      run, t0_t1_link_ports)
 
-from lab import metrics  # noqa: E402
+from lab.analysis import metrics  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 MAX_RECOVERY_S = 0.25

@@ -15,8 +15,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def no_leftovers():
     """The test starts and must end with no trace of the lab on the machine."""
-    from lab import cleanup
-    from lab.lock import delegate_to_children, lab_lock
+    from lab.plumbing import cleanup
+    from lab.plumbing.lock import delegate_to_children, lab_lock
 
     # no other lab run may add or remove state meanwhile; sessions the test
     # starts in child processes share the lock

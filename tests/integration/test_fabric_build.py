@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lab import cleanup
-from lab.check import run_check
-from lab.session import lab_session
+from lab.plumbing import cleanup
+from lab.runners.check import run_check
+from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ def test_exception_inside_a_session_leaves_nothing(no_leftovers):
 SESSION_SCRIPT = """
 import sys, time
 sys.path.insert(0, {root!r})
-from lab.session import lab_session
+from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
 with lab_session(FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2)):
     print("BUILT", flush=True)
@@ -109,7 +109,7 @@ def test_sigkill_state_is_removed_by_clean(tmp_path, no_leftovers):
 
 
 def test_a_reconnecting_switch_gets_its_table_again(no_leftovers):
-    from lab.session import CONTROLLER_PORT
+    from lab.plumbing.session import CONTROLLER_PORT
     from topologies.builder import installed_counts, wait_for_tables
 
     with lab_session(SMALL) as session:

@@ -16,8 +16,8 @@ from faults.links import operstates, resolve_link
 from faults.model import FaultEvent
 from faults.routing import connected_since, read_routing_events, read_routing_log
 from faults.timeline import FaultTimeline
-from lab import audit
-from lab.session import lab_session
+from lab.analysis import audit
+from lab.plumbing.session import lab_session
 from topologies import port_program, waiting
 from topologies.builder import expected_counts, installed_counts
 from topologies.fabric import FabricSpec
@@ -44,8 +44,8 @@ PACED = 0.002
 
 @pytest.fixture(scope="module")
 def session():
-    from lab import cleanup
-    from lab.lock import lab_lock
+    from lab.plumbing import cleanup
+    from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         cleanup.clean()

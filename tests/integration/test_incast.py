@@ -9,8 +9,8 @@ feeds each plane at 10 Mb/s.
 
 import pytest
 
-from lab.incast import INCAST_PARAMS, run_incast
-from lab.session import lab_session
+from lab.runners.incast import INCAST_PARAMS, run_incast
+from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
 
 SPEC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3)
@@ -18,8 +18,8 @@ SPEC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3)
 
 @pytest.fixture(scope="module")
 def incast():
-    from lab import cleanup
-    from lab.lock import lab_lock
+    from lab.plumbing import cleanup
+    from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         cleanup.clean()

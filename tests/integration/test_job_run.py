@@ -2,15 +2,15 @@
 
 import pytest
 
-from lab.job import JobSpec, run_job
-from lab.session import lab_session
+from lab.runners.job import JobSpec, run_job
+from lab.plumbing.session import lab_session
 from topologies.fabric import DEFAULT_FABRIC
 
 
 @pytest.fixture(scope="module")
 def session():
-    from lab import cleanup
-    from lab.lock import lab_lock
+    from lab.plumbing import cleanup
+    from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         cleanup.clean()

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from lab import cleanup
+from lab.plumbing import cleanup
 from topologies import port_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def sh(*cmd: str) -> str:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True).stdout
 
 
-# ---- the machine, listed independently of lab/cleanup.py ---------------------------
+# ---- the machine, listed independently of lab/plumbing/cleanup.py ---------------------------
 def interfaces() -> list[str]:
     return sorted(line.split(":", 2)[1].strip().split("@")[0] for line in sh("ip", "-o", "link").splitlines())
 
@@ -199,7 +199,7 @@ def test_clean_after_kill_9_in_the_middle_of_faults_leaves_the_machine_as_before
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
-    assert any("lab.controller" in c for c in still_running(started)), "the crash should orphan the controller"
+    assert any("lab.plumbing.controller" in c for c in still_running(started)), "the crash should orphan the controller"
 
     done = lab("clean", timeout=120)
     try:

@@ -17,10 +17,10 @@ from nbclient import NotebookClient
 
 from faults.model import FaultEvent
 from faults.scenario_record import JobSettings, Scenario
-from lab.experiment import run_experiment
-from lab.notebook_cmd import NOTEBOOKS, ensure_kernel
-from lab.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
-from lab.results import TORN
+from lab.runners.experiment import run_experiment
+from lab.jupyter.notebook_cmd import NOTEBOOKS, ensure_kernel
+from lab.jupyter.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
+from lab.analysis.results import TORN
 
 EXPECTED_PNGS = {
     "01-tour": ["fabric_plane.png", "fabric_planes.png"],

@@ -92,7 +92,7 @@ def _teardown():
 
 @pytest.fixture(scope="module")
 def net():
-    # own pin root: a lab cleanup running meanwhile (lab/cleanup.py) removes
+    # own pin root: a lab cleanup running meanwhile (lab/plumbing/cleanup.py) removes
     # only the lab's pins and ports, not this test's
     lab_root = pp.PIN_ROOT
     pp.PIN_ROOT = pp.BPFFS / "mrclab-pt"
@@ -413,7 +413,7 @@ def _ovs_teardown():
 @pytest.fixture
 def lab_machine():
     """This test's bridge shares ovs-vswitchd with lab runs: hold the lab lock."""
-    from lab.lock import lab_lock
+    from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         yield

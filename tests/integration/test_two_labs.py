@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from lab import cleanup, lock
+from lab.plumbing import cleanup, lock
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = str(ROOT / "lab" / "run.py")
@@ -43,7 +43,7 @@ def lock_holder() -> str:
 
 def job_running() -> bool:
     """Job workers run only once the fabric is built and its tables verified."""
-    return any("-m lab.jobworker" in cmdline for _, cmdline in cleanup.lab_processes())
+    return any("-m lab.inhost.jobworker" in cmdline for _, cmdline in cleanup.lab_processes())
 
 
 def wait_until_running(lab: subprocess.Popen, output: Path) -> None:
@@ -59,7 +59,7 @@ def session_state() -> dict:
     session-long processes, the controller and the Mininet nodes' shells (job
     workers come and go between transports)."""
     processes = sorted(pid for pid, cmdline in cleanup.lab_processes()
-                       if "-m lab.controller" in cmdline or "mininet:" in cmdline)
+                       if "-m lab.plumbing.controller" in cmdline or "mininet:" in cmdline)
     return {"bridges": sorted(cleanup.lab_bridges()), "links": sorted(cleanup.lab_links()),
             "namespaces": sorted(cleanup.lab_namespaces()), "processes": processes}
 

@@ -4,7 +4,7 @@ machine is the verdict at once (the emulator lost packets it should not have).""
 
 import pytest
 
-from lab import check
+from lab.runners import check
 from topologies.fabric import DEFAULT_FABRIC
 
 

@@ -32,5 +32,5 @@ def test_no_import_from_a_layer_above(layer):
 
 def test_the_scan_sees_imports_inside_functions(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from lab.cleanup import clean\n    import faults.model\n")
+    module.write_text("def f():\n    from lab.plumbing.cleanup import clean\n    import faults.model\n")
     assert imported_packages(module) == {"lab", "faults"}

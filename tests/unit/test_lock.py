@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from lab import cleanup, lock
+from lab.plumbing import cleanup, lock
 
 HOLD = """
 import sys, time
-from lab import lock
+from lab.plumbing import lock
 lock.LOCK_PATH = lock.Path(sys.argv[1])
 with lock.lab_lock(wait=0):
     print("HELD", flush=True)
@@ -74,8 +74,8 @@ def test_the_busy_message_is_one_80_column_line_naming_the_holder():
 # ---- cleanup finds every process the lab starts ------------------------------------
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("lab", "faults", "topologies", "mrc_host")
-# lab/workers.py builds `-m MODULE` from HostWorkers.start(host, MODULE, ...): its callers name the module
-WORKER_LAUNCHER = "lab/workers.py"
+# lab/runners/workers.py builds `-m MODULE` from HostWorkers.start(host, MODULE, ...): its callers name the module
+WORKER_LAUNCHER = "lab/runners/workers.py"
 
 
 def _is_str(node) -> bool:
@@ -95,14 +95,14 @@ def _launches(tree) -> tuple[list[str], int]:
                         dynamic += 1
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "start"
               and len(node.args) >= 2 and _is_str(node.args[1])):
-            modules.append(node.args[1].value)  # workers.start(host, "lab.jobworker", ...)
+            modules.append(node.args[1].value)  # workers.start(host, "lab.inhost.jobworker", ...)
     return modules, dynamic
 
 
 def launched_project_modules() -> set[str]:
     found, dynamic_sites = set(), set()
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
+        for path in sorted((ROOT / package).rglob("*.py")):
             modules, dynamic = _launches(ast.parse(path.read_text(), str(path)))
             found.update(m for m in modules if m.split(".")[0] in PACKAGES)
             if dynamic:
@@ -114,7 +114,7 @@ def launched_project_modules() -> set[str]:
 
 def test_every_module_the_lab_launches_is_a_lab_process_for_cleanup():
     launched = launched_project_modules()
-    assert {"lab.controller", "lab.jobworker", "lab.incastworker", "lab.pathprobe"} <= launched  # the scan works
+    assert {"lab.plumbing.controller", "lab.inhost.jobworker", "lab.inhost.incastworker", "lab.inhost.pathprobe"} <= launched  # the scan works
     for module in launched:
         cmdline = f"/work/main/.venv/bin/python -m {module} /tmp/run/config.json "
         assert cleanup.PROCESS_RE.search(cmdline), f"cleanup.LAB_MODULES misses {module}: a crash would leave it"

@@ -1,4 +1,4 @@
-"""lab.metrics on synthetic records whose figures are known by hand."""
+"""lab.analysis.metrics on synthetic records whose figures are known by hand."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from faults.scenario_record import JobSettings, Scenario
-from lab.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
+from lab.analysis.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
                          failover_recovery, fault_windows, path_crosses, percentiles, stalls,
                          summarize, transports_of)
 from topologies.fabric import DEFAULT_FABRIC
@@ -292,7 +292,7 @@ def test_percentiles_match_numpy_on_random_data():
 
 
 def test_median_srtt_over_sending_connections_and_baseline_rails():
-    from lab.metrics import median_srtt
+    from lab.analysis.metrics import median_srtt
 
     mrc = {"h0": {"peers": {"h1": {"data_sent": 10, "srtt": 0.03}, "h3": {"data_sent": 0, "srtt": None}}},
            "h1": {"peers": {"h2": {"data_sent": 10, "srtt": 0.01}}}}

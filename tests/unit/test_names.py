@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lab import cleanup
+from lab.plumbing import cleanup
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.names import (KINDS, MAX_INDEX_DIGITS, FabricError, Host, NicPort, Plane, Switch, SwitchPort,
                               T0T1Link, is_lab_name, kind_of, parse_any)

@@ -8,10 +8,10 @@ from datetime import datetime
 import pytest
 from rich.console import Console
 
-from lab import plots
-from lab.metrics import summarize
-from lab.report import print_summary, summary_rows, warnings
-from lab.results import Records, ResultsDir, load, newest
+from lab.analysis import plots
+from lab.analysis.metrics import summarize
+from lab.analysis.report import print_summary, summary_rows, warnings
+from lab.analysis.results import Records, ResultsDir, load, newest
 from topologies.fabric import DEFAULT_FABRIC
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -1,6 +1,6 @@
 """A run cut short: atomic writes leave the old file or none, and a damaged results
 directory (torn last line, garbage line, missing file) is read as far as it goes,
-with every problem named, by lab.results, lab.report and lab.notebook_support."""
+with every problem named, by lab.analysis.results, lab.analysis.report and lab.jupyter.notebook_support."""
 
 import errno
 import io
@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from lab import atomic, notebook_support as nbs, report
-from lab.results import TORN, Problem, ResultsDir, load, read_events, read_iterations
+from lab.plumbing import atomic
+from lab.jupyter import notebook_support as nbs
+from lab.analysis import report
+from lab.analysis.results import TORN, Problem, ResultsDir, load, read_events, read_iterations
 from tests.unit.test_results import sample_records
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +88,7 @@ def test_unserialisable_data_leaves_the_old_file(tmp_path):
 
 KILLED_MIDWAY = """
 import os, signal, sys
-from lab import atomic
+from lab.plumbing import atomic
 real_write = os.write
 def half_then_die(fd, data):
     real_write(fd, bytes(data[:len(data) // 2]))

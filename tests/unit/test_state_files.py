@@ -2,8 +2,8 @@
 
 import json
 
-from lab import cleanup
-from lab.workers import read_stats
+from lab.plumbing import cleanup
+from lab.runners.workers import read_stats
 
 
 def test_a_torn_stats_line_costs_one_record_not_the_rest(tmp_path):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
-from lab.fidelity import read_counter
+from lab.analysis.fidelity import read_counter
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Plane, Switch, T0T1Link

@@ -1,5 +1,5 @@
-"""The worker side of the line protocol of lab/workers.py, shared by
-lab/jobworker.py and lab/incastworker.py (kept free of Mininet imports:
+"""The worker side of the line protocol of lab/runners/workers.py, shared by
+lab/inhost/jobworker.py and lab/inhost/incastworker.py (kept free of Mininet imports:
 it runs inside every host's namespace).
 
     worker: READY

@@ -5,7 +5,7 @@ and what of the run could not be read.
 ``print_summary`` only lays them out on a rich Console. ``print_run`` reads a results
 directory, damaged or not, and prints all of it:
 
-    .venv/bin/python -m lab.report results/<run>
+    .venv/bin/python -m lab.analysis.report results/<run>
 
 A summary.json written by another version, or damaged by hand, shows "?" for a
 figure that is not a number instead of stopping the report.
@@ -21,8 +21,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lab import metrics
-from lab.results import Records, load
+from lab.analysis import metrics
+from lab.analysis.results import Records, load
 
 PROBLEMS_SHOWN = 20   # a file of garbage must not bury the summary
 
@@ -167,7 +167,7 @@ def summary_or_recomputed(rec: Records) -> tuple[dict, str | None]:
     """(the run's summary, a note when it is not summary.json as written).
 
     Without a readable summary.json the figures are recomputed from the records
-    that could be read (lab.metrics.summarize), and the note says so.
+    that could be read (lab.analysis.metrics.summarize), and the note says so.
     """
     if rec.summary:
         return rec.summary, None
@@ -203,10 +203,10 @@ def print_run(results_dir: str | Path, console: Console | None = None) -> Record
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """python -m lab.report RESULTS_DIR: exit 0 if the run was read whole, 1 if not."""
+    """python -m lab.analysis.report RESULTS_DIR: exit 0 if the run was read whole, 1 if not."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m lab.report RESULTS_DIR", file=sys.stderr)
+        print("usage: python -m lab.analysis.report RESULTS_DIR", file=sys.stderr)
         return 2
     return 1 if print_run(args[0]).problems else 0
 

@@ -1,10 +1,10 @@
 """The job runner: one synchronous all-reduce job over the fabric's agents.
 
-`run_job(session, job)` starts one worker (lab/jobworker.py) per host inside
+`run_job(session, job)` starts one worker (lab/inhost/jobworker.py) per host inside
 its namespace, releases iteration k+1 on every rank only when all ranks
 finished k (as synchronous training does), and records per iteration and
 per rank start/end on CLOCK_MONOTONIC, which every network namespace
-shares. It returns the records; writing them out is lab/results.py's job.
+shares. It returns the records; writing them out is lab/analysis/results.py's job.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from faults.scenario_record import (
     Scenario,
     buffer_bytes_from_mb,
 )
-from lab.agent_config import agent_config, lab_transport_params
-from lab.session import Session
-from lab.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
+from lab.runners.agent_config import agent_config, lab_transport_params
+from lab.plumbing.session import Session
+from lab.runners.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
 from mrc_host.agent import AgentConfig
 
 JOB_MAX_SECONDS = 300.0  # the runner's cap on one job when its scenario sets no max_seconds
@@ -45,7 +45,7 @@ class JobSpec:
     seed: seed of the inputs (same for both transports: an A/B)
     payload_size: DATA payload bytes per packet
     params: transport parameter overrides (mrc_host.params.TransportParams);
-        the window defaults to lab.agent_config.lab_window(spec, transport)
+        the window defaults to lab.runners.agent_config.lab_window(spec, transport)
     """
 
     transport: str = "mrc"
@@ -101,7 +101,7 @@ def start_workers(session: Session, job: JobSpec) -> HostWorkers:
         name = spec.host_name(h)
         stats_path = session.workdir / f"{job.transport}-{name}.jsonl"
         stats_path.unlink(missing_ok=True)
-        workers.start(h, "lab.jobworker", {
+        workers.start(h, "lab.inhost.jobworker", {
             "agent": _ring_agent_config(session, h, job, ring, str(stats_path)),
             "job": {"ring": ring, "count": job.count, "seed": job.seed},
         }, session.workdir / f"{job.transport}-{name}.json")

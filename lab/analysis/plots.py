@@ -4,7 +4,7 @@
     iteration_cdf.png       CDF of iteration time per transport
     path_state.png          path-state heatmap (GOOD / SKIP / ASSUMED_BAD), one panel per transport
 
-``plot_all(results_dir)`` loads the directory (lab.results.load) and writes
+``plot_all(results_dir)`` loads the directory (lab.analysis.results.load) and writes
 all three into it.
 """
 
@@ -23,8 +23,8 @@ from matplotlib.colors import BoundaryNorm, ListedColormap  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from lab.metrics import STATE_ORDER, FaultWindow, applies_to, fault_windows, transports_of  # noqa: E402
-from lab.results import load  # noqa: E402
+from lab.analysis.metrics import STATE_ORDER, FaultWindow, applies_to, fault_windows, transports_of  # noqa: E402
+from lab.analysis.results import load  # noqa: E402
 
 # Same colour for a transport in every figure.
 TRANSPORT_COLORS = {"mrc": "tab:blue", "baseline": "tab:orange"}

@@ -10,7 +10,7 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     counters.json      {transport: {host: counters + per-path counters}}
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
     conservation.json  {transport: {"sent", "received", "named_drops", "unexplained_per_link"}}
-    summary.json       lab.metrics.summarize() output
+    summary.json       lab.analysis.metrics.summarize() output
 
 ``load(path)`` returns a ``Records`` with exactly what was written, so
 notebooks and plots work from files alone. It never raises on a damaged run:
@@ -18,7 +18,7 @@ a missing or unreadable file, a torn last line (what a crash or a full disk
 leaves) or a garbage line anywhere is skipped and named in
 ``Records.problems`` (file, line, what was wrong); the rest is read.
 
-Every file is written atomically (lab/atomic.py): a reader sees the old file
+Every file is written atomically (lab/plumbing/atomic.py): a reader sees the old file
 or the new one, never half of one.
 """
 
@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from lab.atomic import write_json_atomic, write_text_atomic
+from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.project import PROJECT_ROOT
 
 # Where runs go and where the notebooks look for them: the project's own
@@ -52,7 +52,7 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 @dataclass
 class Records:
-    """Everything one run produced (the data contract of lab.metrics)."""
+    """Everything one run produced (the data contract of lab.analysis.metrics)."""
 
     config: dict = field(default_factory=dict)
     iterations: list = field(default_factory=list)
@@ -220,7 +220,7 @@ def _read_json(path: Path, problems: list) -> dict:
 
 
 def _event_problem(ev) -> str | None:
-    """What makes ``ev`` unusable as an event (lab.metrics' contract), or None."""
+    """What makes ``ev`` unusable as an event (lab.analysis.metrics' contract), or None."""
     if not isinstance(ev, dict):
         return f"a JSON {_kind(ev)}, not an event object"
     if not _is_number(ev.get("t")):

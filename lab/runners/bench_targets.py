@@ -1,4 +1,4 @@
-"""The headline figures' targets, defined once: `lab/run.py bench` (lab/bench.py) and
+"""The headline figures' targets, defined once: `lab/run.py bench` (lab/runners/bench.py) and
 the standalone benchmarks (bench/*.py) judge against these.
 
 Ratios are "measured / reference" and met when at or below the target; rates

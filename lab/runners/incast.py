@@ -4,7 +4,7 @@
         r = run_incast(session, senders=8, bytes_per_sender=1 << 20)
         print(r.completion_s, r.ideal_s, r.ratio, r.rtos, r.trims)
 
-One worker (lab/incastworker.py) per participating host runs an agent in
+One worker (lab/inhost/incastworker.py) per participating host runs an agent in
 that host's namespace. All senders start writing at the same CLOCK_MONOTONIC
 instant (shared by every namespace); the receiver checks every byte.
 
@@ -16,7 +16,7 @@ Figures:
 - agent counters summed over participants (RTOs, NACKs, retransmissions...);
 - port-program counters over the whole fabric, before/after deltas
   (trims, queue drops), and the conservation audit's unexplained loss;
-- CPU per core over the transfer (lab.fidelity), and whether it was CPU-bound.
+- CPU per core over the transfer (lab.analysis.fidelity), and whether it was CPU-bound.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from typing import Callable
 
 from faults.incast import incast_senders
 from faults.scenario_record import LAB_PAYLOAD_SIZE, TRANSPORTS
-from lab import audit, metrics
-from lab.agent_config import agent_config, lab_transport_params
-from lab.fidelity import FidelityMonitor
-from lab.session import Session
+from lab.analysis import audit, metrics
+from lab.runners.agent_config import agent_config, lab_transport_params
+from lab.analysis.fidelity import FidelityMonitor
+from lab.plumbing.session import Session
 from topologies.fabric import FabricSpec
-from lab.workers import HostWorkers, WorkerError
+from lab.runners.workers import HostWorkers, WorkerError
 
 # Transport parameters the incast benchmark and test run with.
 # With trimming nothing is lost, so any RTO fires on a packet that is only
@@ -83,13 +83,13 @@ class IncastResult:
     unexplained: int = 0             # packets lost where no counter names why (must be 0)
     cpu_mean: float | None = None    # mean CPU over cores during the transfer, percent
     cpu_busiest_core: float | None = None   # mean over samples of the busiest core, percent
-    cpu_bound: bool = False          # lab.metrics.cpu_bound over the transfer's samples
-    cpu_samples: list = field(default_factory=list)  # lab.fidelity samples over the transfer
+    cpu_bound: bool = False          # lab.analysis.metrics.cpu_bound over the transfer's samples
+    cpu_samples: list = field(default_factory=list)  # lab.analysis.fidelity samples over the transfer
     per_sender: dict = field(default_factory=dict)   # name -> {t_write, t_placed, t_acked} (s from start)
     counters: dict = field(default_factory=dict)     # summed sender/receiver agent counters
     stats: dict = field(default_factory=dict)        # host -> final agent stats
     path_events: list = field(default_factory=list)  # path-state transitions, t s from start
-    conservation: dict = field(default_factory=dict)  # lab.audit.conservation() over the run
+    conservation: dict = field(default_factory=dict)  # lab.analysis.audit.conservation() over the run
     params: dict = field(default_factory=dict)
     error: str | None = None
 
@@ -127,7 +127,7 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     """Run one incast of `senders` hosts x `bytes_per_sender` into host `receiver`.
 
     params: TransportParams overrides for every agent (mrc_host/params.py), over
-        the lab's BDP-sized window (lab.agent_config.lab_window, as jobs use)
+        the lab's BDP-sized window (lab.runners.agent_config.lab_window, as jobs use)
     payload_size: DATA payload bytes per packet (the job runner's)
     timeout: seconds after the start instant before the run gives up
     on_start: called with the start instant (CLOCK_MONOTONIC) once the senders
@@ -149,7 +149,7 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     monitor = None
     try:
         for h in roles:
-            workers.start(h, "lab.incastworker", configs[h], session.workdir / f"incast-{spec.host_name(h)}.json")
+            workers.start(h, "lab.inhost.incastworker", configs[h], session.workdir / f"incast-{spec.host_name(h)}.json")
         for name in workers.procs:
             workers.expect(name, "READY")
         before = audit.snapshot(spec)

@@ -1,6 +1,6 @@
 """One rank of a job, run by the job runner inside a host's namespace.
 
-    python -m lab.jobworker CONFIG.json
+    python -m lab.inhost.jobworker CONFIG.json
 
 Talks to the runner by lines on stdin/stdout, so that iterations are
 synchronous across ranks as in training (iteration k+1 starts on every rank
@@ -11,7 +11,7 @@ when all finished k):
     runner: STOP            worker: BYE   (counters written to the stats file)
 
 Between iterations the agent keeps serving the network (late ACKs,
-probes, retransmissions of others): lab/workerloop.py.
+probes, retransmissions of others): lab/inhost/workerloop.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from lab.workerloop import CommandFailed, serve
+from lab.inhost.workerloop import CommandFailed, serve
 from mrc_host.agent import Agent, AgentConfig
 from mrc_host.collectives import CollectiveError, RingAllReduce, rank_input, reference_sum
 

@@ -1,8 +1,8 @@
-"""One participant of an incast, run by lab/incast.py inside a host's namespace.
+"""One participant of an incast, run by lab/runners/incast.py inside a host's namespace.
 
-    python -m lab.incastworker CONFIG.json
+    python -m lab.inhost.incastworker CONFIG.json
 
-Line protocol on stdin/stdout (as lab/jobworker.py):
+Line protocol on stdin/stdout (as lab/inhost/jobworker.py):
 
     worker: READY
     runner: GO <t_start>      (CLOCK_MONOTONIC, shared by every namespace)
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from lab.workerloop import serve
+from lab.inhost.workerloop import serve
 from mrc_host.agent import Agent, AgentConfig
 
 

@@ -1,6 +1,6 @@
 """What the notebooks in notebooks/ share: finding a results directory,
 saving each figure as a PNG next to the run, showing it inline, and small
-tables and drawings that lab/plots.py does not make.
+tables and drawings that lab/analysis/plots.py does not make.
 
 Every notebook starts with ``RESULTS = None`` and calls ``open_run(RESULTS, NAME)``:
 an explicit path wins, then the environment variable MRCLAB_RESULTS (how
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from lab import plots  # noqa: F401  (sets the Agg backend: figures are shown with display())
+from lab.analysis import plots  # noqa: F401  (sets the Agg backend: figures are shown with display())
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lab import metrics, report  # noqa: E402
-from lab.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
+from lab.analysis import metrics, report  # noqa: E402
+from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 
 RESULTS_ENV = "MRCLAB_RESULTS"              # one run to read
@@ -37,7 +37,7 @@ RESULTS_ROOT_ENV = "MRCLAB_RESULTS_ROOT"    # where to look for runs instead of 
 NO_RUNS = "no runs yet: run `sudo python lab/run.py` first"
 DPI = plots.DPI
 
-# One line per file of a results directory (lab/results.py, lab/plots.py).
+# One line per file of a results directory (lab/analysis/results.py, lab/analysis/plots.py).
 FILE_MEANINGS = {
     "config.json": "the run's scenario as run (Scenario.to_dict()): fabric, job (iterations, buffer), "
                    "transports, trimming, transport params, faults; plus build/teardown timings",
@@ -46,10 +46,10 @@ FILE_MEANINGS = {
     "counters.json": "final agent counters per transport and host, per peer, with per-path (plane, EV) sent/acked/ECN/trims/losses",
     "fidelity.json": "CPU use per core and achieved rate per plane, sampled during each transport's job",
     "conservation.json": "packet audit per transport: sent, received, drops named by a counter, unexplained loss per link",
-    "summary.json": "lab.metrics.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
-    "iteration_timeline.png": "iteration time over the run per transport, faults marked (lab/plots.py)",
-    "iteration_cdf.png": "CDF of iteration time per transport (lab/plots.py)",
-    "path_state.png": "per-path state heatmap over time per transport (lab/plots.py)",
+    "summary.json": "lab.analysis.metrics.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
+    "iteration_timeline.png": "iteration time over the run per transport, faults marked (lab/analysis/plots.py)",
+    "iteration_cdf.png": "CDF of iteration time per transport (lab/analysis/plots.py)",
+    "path_state.png": "per-path state heatmap over time per transport (lab/analysis/plots.py)",
     "notebooks": "PNG figures written by the notebooks in notebooks/, one folder per notebook",
 }
 
@@ -89,7 +89,7 @@ def find_run(results: str | Path | None = None, root: str | Path | None = None) 
 
 
 def runs(root: str | Path | None = None) -> list[Path]:
-    """Every run directory under ``root`` (results_root()), newest first (as lab.results.newest)."""
+    """Every run directory under ``root`` (results_root()), newest first (as lab.analysis.results.newest)."""
     root = Path(root) if root is not None else results_root()
     found = [p for p in root.iterdir() if p.is_dir() and _RUN_DIR.match(p.name)] if root.is_dir() else []
     return sorted(found, key=lambda p: (p.name[:15], p.stat().st_mtime_ns), reverse=True)
@@ -211,7 +211,7 @@ def output_dir(results: Path | None, notebook: str) -> Path:
 
 
 def fabric_of(config: Mapping) -> FabricSpec:
-    """The FabricSpec a run used (lab.metrics.run_fabric), or the default fabric: with no
+    """The FabricSpec a run used (lab.analysis.metrics.run_fabric), or the default fabric: with no
     fabric block (no run yet) silently, with an unusable one saying why."""
     if not config.get("fabric"):
         return FabricSpec()
@@ -244,7 +244,7 @@ def finish(fig, path: Path) -> Path:
 
 
 def show_png(path: Path) -> Path:
-    """Show a PNG inline. The figures are drawn with the Agg backend (lab/plots.py sets it), which
+    """Show a PNG inline. The figures are drawn with the Agg backend (lab/analysis/plots.py sets it), which
     IPython does not render, so the notebook shows the very file it saved."""
     try:
         from IPython.display import Image
@@ -389,7 +389,7 @@ def per_connection(counters: Mapping[str, Mapping], names: Iterable[str]) -> lis
 
 
 def fault_markers(ax, events: Sequence[Mapping]) -> int:
-    """Mark fault windows on a time axis as lab/plots.py does; returns how many there were."""
+    """Mark fault windows on a time axis as lab/analysis/plots.py does; returns how many there were."""
     windows = plots._unique_windows(events)
     plots._mark_faults(ax, windows)
     return len(windows)

@@ -1,6 +1,6 @@
 """Worker processes inside the hosts' namespaces, driven by text lines.
 
-The job runner (lab/jobworker.py) and the incast runner (lab/incastworker.py)
+The job runner (lab/inhost/jobworker.py) and the incast runner (lab/inhost/incastworker.py)
 each start one worker per participating host with a JSON config; the worker
 runs an agent and answers commands on stdin with lines on stdout (READY,
 DONE ..., BYE). This module owns those processes: start, read an expected
@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lab.atomic import write_json_atomic
-from lab.session import Session
+from lab.plumbing.atomic import write_json_atomic
+from lab.plumbing.session import Session
 from topologies.project import PROJECT_ROOT
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from faults.scenario import JobSettings, Scenario, load_scenario
-from lab import bench_targets as target
-from lab.experiment import run_experiment
+from lab.runners import bench_targets as target
+from lab.runners.experiment import run_experiment
 from topologies.project import PROJECT_ROOT
 
 
@@ -51,8 +51,8 @@ def _median_max(values: list[float]) -> tuple[float | None, float | None]:
 
 
 def fabric_step(quick: bool) -> Iterator[Figure]:
-    from lab.check import run_check
-    from lab.session import lab_session
+    from lab.runners.check import run_check
+    from lab.plumbing.session import lab_session
     from topologies.fabric import DEFAULT_FABRIC
 
     with lab_session(DEFAULT_FABRIC) as session:
@@ -172,9 +172,9 @@ class Bench:
                      ratio <= target.CONTROLLER_P100_RATIO and mrc["verified"], {"mrc": mrc})
 
     def incast_step(self) -> Iterator[Figure]:
-        from lab.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
+        from lab.runners.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
                                 run_incast)
-        from lab.session import lab_session
+        from lab.plumbing.session import lab_session
 
         runs = {}
         for trimming in (True, False):

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Callable
 
 from faults.scenario_record import Scenario
-from lab import audit, metrics, plots
-from lab.fidelity import FidelityMonitor
-from lab.job import job_spec, run_job
-from lab.results import Records, ResultsDir
-from lab.session import Session, lab_session
+from lab.analysis import audit, metrics, plots
+from lab.analysis.fidelity import FidelityMonitor
+from lab.runners.job import job_spec, run_job
+from lab.analysis.results import Records, ResultsDir
+from lab.plumbing.session import Session, lab_session
 
 DRAIN_S = 0.5  # let in-flight packets land before the closing audit snapshot
 

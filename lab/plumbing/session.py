@@ -5,7 +5,7 @@
 
 On entry, leftovers of an earlier run (even one killed with SIGKILL) are
 removed first. On exit, normal or not (exception, Ctrl-C, SIGTERM), the
-fabric and the controller are stopped and `lab.cleanup.clean()` removes
+fabric and the controller are stopped and `lab.plumbing.cleanup.clean()` removes
 anything that is left.
 """
 
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG
-from lab import cleanup
-from lab.atomic import write_json_atomic
-from lab.lock import lab_lock
+from lab.plumbing import cleanup
+from lab.plumbing.atomic import write_json_atomic
+from lab.plumbing.lock import lab_lock
 from topologies.builder import BuildError, Fabric, build_fabric
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -50,7 +50,7 @@ class ControllerProcess:
     def start(self, timeout: float = 20.0) -> None:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lab.controller", "--fabric", str(self.fabric_file),
+            [sys.executable, "-m", "lab.plumbing.controller", "--fabric", str(self.fabric_file),
              "--port", str(self.port), "--convergence-delay", str(self.convergence_delay),
              "--hold-down", str(self.hold_down), "--routing-log", str(self.routing_log)],
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -103,7 +103,7 @@ def _raise_interrupt(signum, frame):
 def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = True,
                 trimming: bool = True, convergence_delay: float = DEFAULT_CONVERGENCE_DELAY,
                 hold_down: float = DEFAULT_HOLD_DOWN):
-    """Raises lab.lock.LabBusy if another lab run holds the machine.
+    """Raises lab.plumbing.lock.LabBusy if another lab run holds the machine.
     convergence_delay, hold_down: the baseline routing emulation's delays (s)."""
     with lab_lock():
         with _session(spec, workdir, shaping, trimming, convergence_delay, hold_down) as session:

@@ -15,7 +15,7 @@ comes back. MRC's per-EV entries never change.
 
 The lab runs this module as its own process:
 
-    python -m lab.controller --fabric fabric.json --port 16653 \
+    python -m lab.plumbing.controller --fabric fabric.json --port 16653 \
         [--convergence-delay 5] [--hold-down 2] [--routing-log routing.jsonl]
 
 It listens on 127.0.0.1 only.

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lab.atomic import write_json_atomic
+from lab.plumbing.atomic import write_json_atomic
 from topologies.commands import run_command
 from topologies.names import Host, NicPort, Switch, SwitchPort
 from topologies.waiting import wait_until
@@ -41,7 +41,7 @@ HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # path probes, the job and incast workers, incast background traffic, a
 # standalone agent. A new one must be added here or a crashed run leaves it
 # running; tests/unit/test_lock.py fails if the code launches one not listed.
-LAB_MODULES = ("lab.controller", "lab.pathprobe", "lab.jobworker", "lab.incastworker",
+LAB_MODULES = ("lab.plumbing.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker", "lab.inhost.incastworker",
                "faults.incast", "mrc_host.agent")
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
 MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
@@ -272,8 +272,8 @@ def remove_bpf_pins() -> None:
 
 def clean() -> dict[str, int]:
     """Remove everything the lab may have left; returns what was removed.
-    Raises lab.lock.LabBusy while another process runs the lab."""
-    from lab.lock import lab_lock
+    Raises lab.plumbing.lock.LabBusy while another process runs the lab."""
+    from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         return _clean()

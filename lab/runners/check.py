@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, field
 from statistics import mean
 
-from lab import metrics
-from lab.fidelity import FidelityMonitor
-from lab.pathprobe import expected_paths
-from lab.session import Session
+from lab.analysis import metrics
+from lab.analysis.fidelity import FidelityMonitor
+from lab.inhost.pathprobe import expected_paths
+from lab.plumbing.session import Session
 from topologies.project import PROJECT_ROOT
 
 
@@ -61,7 +61,7 @@ def run_workers(session: Session, mode: str, extra: list[str], timeout: float) -
     procs = []
     try:
         for h in range(spec.hosts):
-            cmd = [sys.executable, "-m", "lab.pathprobe", mode, "--fabric",
+            cmd = [sys.executable, "-m", "lab.inhost.pathprobe", mode, "--fabric",
                    str(session.controller.fabric_file), "--host", str(h), "--go", str(go), *extra]
             procs.append(fabric.host(h).popen(cmd, cwd=str(PROJECT_ROOT), stdout=subprocess.PIPE,
                                                stderr=subprocess.PIPE, text=True))

@@ -1,0 +1,2 @@
+"""Analysis: conservation audit and fidelity monitor (measured during a run),
+results files, metrics, the printed report and the plots."""

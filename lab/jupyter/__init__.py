@@ -1,0 +1,1 @@
+"""Jupyter: the notebook command and the helpers the notebooks call."""
