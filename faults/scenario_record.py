@@ -14,10 +14,11 @@ from pathlib import Path
 
 from faults.model import FaultEvent
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
+from mrc_host.transport import TRANSPORTS as TRANSPORT_REGISTRY
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 
 MIB = 1 << 20
-TRANSPORTS = ("mrc", "baseline")
+TRANSPORTS = tuple(TRANSPORT_REGISTRY)  # the agent's registry: a new transport is runnable at once
 DEFAULT_ITERATIONS = 30
 DEFAULT_BUFFER_MB = 2.0
 DEFAULT_SEED = 1

@@ -123,6 +123,20 @@ class GlobalSettings(Protocol):
     def restore_sysctls(self) -> list[str]: ...
 
 
+def check_build_prerequisites(shaping: bool) -> None:
+    """Root, a running Open vSwitch and (when shaping) the switch port program,
+    each failing with what to install: the lab never runs silently without trimming."""
+    require_root()
+    ensure_ovs_running()
+    if shaping:
+        from topologies import port_program
+
+        try:
+            port_program.check_prerequisites()
+        except port_program.PortProgramError as exc:
+            raise BuildError(f"switch port program unavailable: {exc}") from None
+
+
 def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSettings, shaping: bool = True,
                  trimming: bool = True) -> Fabric:
     """Build and start the fabric; returns once every switch holds its full
@@ -140,15 +154,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSetting
     from mininet.net import Mininet
     from mininet.node import OVSSwitch, RemoteController
 
-    require_root()
-    ensure_ovs_running()
-    if shaping:
-        from topologies import port_program
-
-        try:  # names what to install: the lab never runs silently without trimming
-            port_program.check_prerequisites()
-        except port_program.PortProgramError as exc:
-            raise BuildError(f"switch port program unavailable: {exc}") from None
+    check_build_prerequisites(shaping)
     setLogLevel("error")
     datapath = "kernel" if kernel_datapath_available() else "user"
     started = time.monotonic()

@@ -30,9 +30,9 @@ def switch_totals() -> dict:
     return {k: sum(p.get(k, 0) for p in c) for k in ("trimmed", "dropped_queue")}
 
 
-def main(argv: list[str]) -> int:
-    a = load_module(argv[0] if argv else HERE / "answers.py")
-    spec = SMALL_FABRIC
+def measure(spec) -> tuple[dict, dict, dict, list]:
+    """ROUNDS jobs with and without trimming on one fabric whose last hop to h1
+    is slow: per setting, summed counters, iteration times, retired paths; and the runs that failed."""
     totals = {True: {}, False: {}}
     durations = {True: [], False: []}
     retired = {True: 0, False: 0}
@@ -55,6 +55,12 @@ def main(argv: list[str]) -> int:
                 for name, v in list(r.counters.items()) + [(f"switch_{n}", after[n] - before[n]) for n in after]:
                     totals[trimming][name] = totals[trimming].get(name, 0) + v
         port_program.set_lab_trimming(True)
+    return totals, durations, retired, errors
+
+
+def main(argv: list[str]) -> int:
+    a = load_module(argv[0] if argv else HERE / "answers.py")
+    totals, durations, retired, errors = measure(SMALL_FABRIC)
     med = {t: statistics.median(d) if d else None for t, d in durations.items()}
     on, off = totals[True], totals[False]
     detections = off["timeouts"] + off["sack_losses"]

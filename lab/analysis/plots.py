@@ -92,13 +92,8 @@ def iteration_timeline(iterations: Sequence[Mapping], events: Sequence[Mapping],
     if not iterations:
         _empty(ax, "no iterations")
     _mark_faults(ax, _unique_windows(events))
-    ax.set_title("All-reduce iteration time over the run")
-    ax.set_xlabel("iteration start (s since job start)")
-    ax.set_ylabel("iteration time (s)")
-    ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper right")
-    return _save(fig, path)
+    return _finish(fig, ax, path, "All-reduce iteration time over the run",
+                   "iteration start (s since job start)", "iteration time (s)", legend_at="upper right")
 
 
 def iteration_cdf(iterations: Sequence[Mapping], path: str | Path) -> Path:
@@ -113,13 +108,8 @@ def iteration_cdf(iterations: Sequence[Mapping], path: str | Path) -> Path:
     if not iterations:
         _empty(ax, "no iterations")
     ax.set_ylim(0, 1.02)
-    ax.set_title("CDF of all-reduce iteration time")
-    ax.set_xlabel("iteration time (s)")
-    ax.set_ylabel("fraction of iterations")
-    ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower right")
-    return _save(fig, path)
+    return _finish(fig, ax, path, "CDF of all-reduce iteration time", "iteration time (s)",
+                   "fraction of iterations", legend_at="lower right")
 
 
 def state_grid(moves: Sequence[Mapping], keys: Sequence[tuple], key_of, t_end: float,
@@ -202,6 +192,17 @@ def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: s
     handles = [Patch(color=c, label=s) for s, c in zip(STATE_ORDER[:3], STATE_COLORS)]
     handles.append(Line2D([], [], color="black", ls="--", lw=1, label="fault start / end"))
     fig.legend(handles=handles, loc="upper right", ncol=4, fontsize=8)
+    return _save(fig, path)
+
+
+def _finish(fig, ax, path: str | Path, title: str, xlabel: str, ylabel: str, legend_at: str) -> Path:
+    """Title, axis labels, grid, a legend if anything is labelled; saved to path."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc=legend_at)
     return _save(fig, path)
 
 
