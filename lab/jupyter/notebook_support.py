@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 from lab.analysis import metrics, report  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
+from topologies.names import Host  # noqa: E402
 
 RESULTS_ENV = "MRCLAB_RESULTS"              # one run to read
 RESULTS_ROOT_ENV = "MRCLAB_RESULTS_ROOT"    # where to look for runs instead of results/
@@ -302,7 +303,7 @@ def draw_plane(spec: FabricSpec, plane: int, ax) -> None:
         if link.plane != plane:
             continue
         if link.kind == "host-t0":
-            h = int(link.a[1:])
+            h = Host.parse(link.a).index
             a, b = hosts[h], pos[("t0", spec.rack_of(h))]
             ax.plot(*zip(a, b), color="tab:green", lw=1.5, zorder=1)
         else:
