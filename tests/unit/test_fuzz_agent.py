@@ -96,27 +96,26 @@ junk_bytes = st.one_of(
 junk = st.tuples(junk_bytes, st.sampled_from(["plane 0", "plane 1", "stranger"]), st.integers(0, 3))
 
 
-def garbage_expected(d: bytes, source: str) -> int:
-    """1 for everything the agent must drop and count; 0 for a PROBE from the peer (answered)."""
+def peer_probe(d: bytes, source: str):
+    """The PROBE (not a reply) header of ``d`` if it came from the peer and parses, else None."""
     if source == "stranger":
-        return 1
+        return None
     try:
         h = wire.parse(d)
     except wire.WireError:
-        return 1
-    return 0 if isinstance(h, wire.ProbeHeader) and not h.reply else 1
+        return None
+    return h if isinstance(h, wire.ProbeHeader) and not h.reply else None
+
+
+def garbage_expected(d: bytes, source: str) -> int:
+    """1 for everything the agent must drop and count; 0 for a PROBE from the peer (answered)."""
+    return 0 if peer_probe(d, source) is not None else 1
 
 
 def unsendable_reply(d: bytes, source: str) -> int:
     """1 if the agent's answer to ``d`` would name a plane or EV it has no socket for."""
-    if source == "stranger":
-        return 0
-    try:
-        h = wire.parse(d)
-    except wire.WireError:
-        return 0
-    wants_reply = isinstance(h, wire.ProbeHeader) and not h.reply
-    return int(wants_reply and (h.plane >= 2 or h.ev not in EVS))
+    h = peer_probe(d, source)
+    return int(h is not None and (h.plane >= 2 or h.ev not in EVS))
 
 
 class Harness:
