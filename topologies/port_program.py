@@ -61,7 +61,8 @@ BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_port_program.sh"
 BPFFS = Path("/sys/fs/bpf")
 # every lab pin lives below PIN_ROOT (cleanup_all removes it); tests use
 # their own root so a concurrent lab cleanup does not pull ports from under them
-PIN_ROOT = Path(os.environ.get("MRCLAB_BPF_PINS", str(BPFFS / "mrclab")))
+LAB_PIN_ROOT = BPFFS / "mrclab"  # the lab's own pins: what cleanup removes
+PIN_ROOT = Path(os.environ.get("MRCLAB_BPF_PINS", str(LAB_PIN_ROOT)))
 
 # qdisc layout (tc classids); the program writes these into skb->priority
 HTB_HANDLE = 0x0001_0000

@@ -26,11 +26,12 @@ from pathlib import Path
 from lab.plumbing.atomic import write_json_atomic
 from topologies.commands import run_command
 from topologies.names import Host, NicPort, Switch, SwitchPort
+from topologies.port_program import LAB_PIN_ROOT
 from topologies.waiting import wait_until
 
 STATE_DIR = Path("/run/mrclab")
 SYSCTL_STATE = STATE_DIR / "sysctl.json"
-BPF_PIN_DIR = Path("/sys/fs/bpf/mrclab")
+BPF_PIN_DIR = LAB_PIN_ROOT  # not PIN_ROOT: pins a test moved elsewhere are that test's to remove
 
 # The lab's names, whatever the fabric's size (topologies/names.py): bridges are
 # switches, root-namespace veths switch ports, a host namespace holds NIC ports.
