@@ -48,7 +48,6 @@ console = make_console()
 
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
 DEFAULT_SCENARIO = "production-day"
-DEFAULT_RESULTS = RESULTS_ROOT
 README = PROJECT_ROOT / "README.md"
 PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
 
@@ -97,7 +96,7 @@ def run(
         min=0.01, max=256, help="Override: all-reduce buffer per rank, MiB.")] = None,
     trimming: Annotated[Optional[bool], typer.Option(
         "--trimming/--no-trimming", help="Override: switch ports trim on congestion, or tail-drop.")] = None,
-    results: Annotated[Path, typer.Option(help="Directory the run's results directory goes in.")] = DEFAULT_RESULTS,
+    results: Annotated[Path, typer.Option(help="Directory the run's results directory goes in.")] = RESULTS_ROOT,
     json_path: JsonPath = None,
 ) -> None:
     """Run a scenario: the same all-reduce with MRC and with the baseline on one fabric, under its faults."""
@@ -108,7 +107,7 @@ def run(
     from topologies.builder import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
-                            trimming=trimming)
+                          trimming=trimming)
     describe_run(loaded_run)
     ensure_writable(results)
     try:
@@ -213,7 +212,7 @@ def bench(
     scale: bool = typer.Option(False, "--scale", help="Instead: grow the fabric until it stops being faithful."),
     update_readme: bool = typer.Option(False, "--update-readme",
                                        help="Write the table into README.md (Results, or the scale section)."),
-    results: Path = typer.Option(DEFAULT_RESULTS, help="Directory the bench's results directory goes in."),
+    results: Path = typer.Option(RESULTS_ROOT, help="Directory the bench's results directory goes in."),
     json_path: JsonPath = None,
 ) -> None:
     """Measure the lab's headline figures in one run: a table of figure, target, pass."""
@@ -256,7 +255,7 @@ def bench_plan(quick: bool, scale: bool) -> list[str]:
     if scale:
         sizes = (FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS)
         return [f"{spec.hosts} hosts/{spec.switch_count} switches" for spec in sizes]
-    return [name for name, _ in Bench(quick, DEFAULT_RESULTS).steps()]
+    return [name for name, _ in Bench(quick, RESULTS_ROOT).steps()]
 
 
 def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_path: Optional[Path]) -> None:
