@@ -23,6 +23,7 @@ from faults.links import (FaultError, End, fabric_element, operstates, resolve_l
                           wait_operstate, wait_table)
 from faults.incast import incast_senders
 from faults.model import FaultEvent
+from faults.pause import AgentPause, DatapathPause
 from faults.routing import connected_since
 from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
 from topologies import port_program
@@ -364,7 +365,7 @@ class Incast(Injector):
 
 
 INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackhole, Loss,
-                                        ControllerKill, Incast)}
+                                        ControllerKill, Incast, AgentPause, DatapathPause)}
 
 
 def make_injector(session, event: FaultEvent) -> Injector:

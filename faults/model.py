@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "incast", "controller_kill")
+KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "incast", "controller_kill", "agent_pause",
+         "datapath_pause")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from faults.scenario_expand import expand
 from faults.scenario_record import (
     IP_UDP_HEADER_BYTES,
     TRANSPORTS,
+    BackgroundLoad,
     BaselineRouting,
     JobSettings,
     Scenario,
@@ -192,6 +193,7 @@ def _build(path: Path, data: dict) -> Scenario:
         baseline_routing=BaselineRouting(**model.baseline_routing.model_dump()),
         seed=model.seed,
         stall_factor=model.stall_factor,
+        background_load=BackgroundLoad(**model.background_load.model_dump()),
         faults=expand(spec, entries, model.seed),
     )
 

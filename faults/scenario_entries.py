@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from faults.pause import PAUSE_KINDS, PausePattern
 from faults.scenario_schema import (
     MAX_OVERLAP_CHECKS,
     PARAMS_MODELS,
@@ -130,9 +131,14 @@ def _entry_params(spec: FabricSpec, fault: FaultModel, index: int) -> dict:
             raise InvalidField(field_path(prefix), f"{fault.kind} takes no params")
         return {}
     try:
-        params = model.model_validate(fault.params).model_dump()
+        params = model.model_validate(fault.params).model_dump(exclude_none=True)
     except ValidationError as exc:
         raise first_schema_problem(exc, model, prefix) from None
+    if fault.kind in PAUSE_KINDS:
+        try:
+            PausePattern.from_params(params)
+        except ValueError as exc:
+            raise InvalidField(f"faults[{index}]", str(exc)) from None
     if fault.kind == "incast" and params["senders"] >= spec.hosts:
         raise InvalidField(
             field_path(prefix + ("senders",)),

@@ -15,6 +15,7 @@ import math
 import random
 
 from faults.model import FaultEvent
+from faults.pause import ALL_HOSTS, PAUSE_KINDS
 from faults.scenario_entries import FaultEntry
 from faults.scenario_schema import (
     MAX_FAULT_EVENTS,
@@ -35,7 +36,19 @@ def _resources(spec: FabricSpec, kind: str, target: str) -> tuple[str, ...]:
     (the repair of one would undo the other)."""
     if kind == "switch_reboot":
         return (target, *links_of_switch(spec, target))
+    if kind == "agent_pause":  # a host's agent process, not the host: an incast there is no overlap
+        hosts = [spec.host_name(h) for h in range(spec.hosts)] if target == ALL_HOSTS else [target]
+        return tuple(f"agent of {host}" for host in hosts)
     return (target,)
+
+
+def _event_params(entry: FaultEntry, seed: int, at: float) -> dict:
+    """An event's params; a pause fault's get the seed of its pauses' random stream, so every
+    transport meets the same pauses (faults/pause.py)."""
+    params = dict(entry.params)
+    if entry.kind in PAUSE_KINDS:
+        params["seed"] = f"{seed}/faults[{entry.index}]/{at}"
+    return params
 
 
 _ADVICE = {
@@ -134,7 +147,7 @@ def _describe(event: FaultEvent, entry: FaultEntry) -> str:
     return f"faults[{entry.index}] ({event.kind} of {event.target} at {event.at:g} s)"
 
 
-def _fixed_events(spec: FabricSpec, entry: FaultEntry) -> list[FaultEvent]:
+def _fixed_events(spec: FabricSpec, entry: FaultEntry, seed: int) -> list[FaultEvent]:
     """One-off and periodic entries; plane_down becomes link_flap of each T0-T1 link of the plane."""
     fault = entry.fault
     if entry.mode == "one-off":
@@ -148,7 +161,7 @@ def _fixed_events(spec: FabricSpec, entry: FaultEntry) -> list[FaultEvent]:
             events += [FaultEvent(at, "link_flap", str(link), fault.duration, {PLANE_DOWN: plane})
                        for link in spec.t0_t1_links(plane)]
         else:
-            events.append(FaultEvent(at, entry.kind, entry.targets[0], fault.duration, dict(entry.params)))
+            events.append(FaultEvent(at, entry.kind, entry.targets[0], fault.duration, _event_params(entry, seed, at)))
     return events
 
 
@@ -174,7 +187,7 @@ def _random_events(spec: FabricSpec, entry: FaultEntry, seed: int, occupancy: _O
         free = [target for target in entry.targets
                 if occupancy.holder(entry.kind, target, at, at + duration) is None]
         if free:
-            event = FaultEvent(at, entry.kind, rng.choice(free), duration, dict(entry.params))
+            event = FaultEvent(at, entry.kind, rng.choice(free), duration, _event_params(entry, seed, at))
             budget.spend(entry, 1, 0)
             occupancy.claim(event, _describe(event, entry))
             events.append(event)
@@ -190,7 +203,7 @@ def expand(spec: FabricSpec, entries: list[FaultEntry], seed: int) -> list[Fault
     occupancy, events = _Occupancy(spec), []
     for entry in (e for e in entries if e.mode != "random"):
         spent.spend(entry, *_expected_size(spec, entry))  # exact for a fixed entry
-        for event in _fixed_events(spec, entry):
+        for event in _fixed_events(spec, entry, seed):
             other = occupancy.conflict(event)
             if other:
                 raise InvalidField(f"faults[{entry.index}]",

@@ -26,6 +26,7 @@ DEFAULT_SEED = 1
 # jumbo MTU, and halves the emulator's per-packet CPU compared with 4096.
 LAB_PAYLOAD_SIZE = 8192
 IP_UDP_HEADER_BYTES = 28
+MAX_BUSY_LOOPS = 64  # background_load.busy_loops: more is a slip, not a machine anyone emulates on
 
 
 def buffer_bytes_from_mb(buffer_mb: float) -> int:
@@ -68,6 +69,18 @@ class BaselineRouting:
 
 
 @dataclass(frozen=True)
+class BackgroundLoad:
+    """CPU load beside the lab for the whole run (faults/background_load.py): a noisy machine.
+
+    busy_loops: processes that spin on the CPU (0: none)
+    duty: share of each period of faults.background_load.DUTY_PERIOD_S every loop spins
+    """
+
+    busy_loops: int = 0
+    duty: float = 1.0
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One run: the fabric, the job, the transports it is run with and the faults they meet.
 
@@ -75,6 +88,7 @@ class Scenario:
     transport_params: overrides of mrc_host.params.TransportParams
     seed: seeds the job's inputs and the expansion of random processes
     stall_factor: None = the report's default (lab.analysis.metrics.DEFAULT_STALL_FACTOR)
+    background_load: CPU load started for the run and stopped after it
     faults: concrete events, sorted by time
     """
 
@@ -89,6 +103,7 @@ class Scenario:
     baseline_routing: BaselineRouting = BaselineRouting()
     seed: int = DEFAULT_SEED
     stall_factor: float | None = None
+    background_load: BackgroundLoad = BackgroundLoad()
     faults: list[FaultEvent] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -104,5 +119,6 @@ class Scenario:
             "baseline_routing": asdict(self.baseline_routing),
             "seed": self.seed,
             "stall_factor": self.stall_factor,
+            "background_load": asdict(self.background_load),
             "faults": [event.to_dict() for event in self.faults],
         }

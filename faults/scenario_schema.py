@@ -19,12 +19,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from faults.model import KINDS
+from faults.pause import MAX_PAUSE_MS, MAX_RATE_PER_S
 from faults.scenario_record import (
     DEFAULT_BUFFER_MB,
     DEFAULT_ITERATIONS,
     DEFAULT_SEED,
     LAB_PAYLOAD_SIZE,
+    MAX_BUSY_LOOPS,
     TRANSPORTS,
+    BackgroundLoad,
     BaselineRouting,
 )
 from mrc_host.params import TransportParams
@@ -103,6 +106,11 @@ class _BaselineRoutingModel(_Strict):
     hold_down_s: float = Field(BaselineRouting.hold_down_s, ge=0)
 
 
+class _BackgroundLoadModel(_Strict):
+    busy_loops: int = Field(BackgroundLoad.busy_loops, ge=0, le=MAX_BUSY_LOOPS)
+    duty: float = Field(BackgroundLoad.duty, gt=0, le=1)
+
+
 class FaultModel(_Strict):
     kind: Literal[KINDS + (PLANE_DOWN,)]
     at: float | None = Field(None, ge=0)
@@ -132,6 +140,7 @@ class ScenarioModel(_Strict):
     transport_params: _TransportParamsModel = Field(default_factory=_TransportParamsModel)
     baseline_routing: _BaselineRoutingModel = Field(default_factory=_BaselineRoutingModel)
     stall_factor: float | None = Field(None, gt=1)
+    background_load: _BackgroundLoadModel = Field(default_factory=_BackgroundLoadModel)
     faults: list[FaultModel] = Field(default_factory=list)
 
 
@@ -144,7 +153,16 @@ class _IncastParams(_Strict):
     bytes: int = Field(ge=1)  # sent by each sender per burst
 
 
-PARAMS_MODELS = {"loss": _LossParams, "incast": _IncastParams}
+class _PauseParams(_Strict):
+    # how the fields combine (one of period_ms / rate_per_s, ...) is faults.pause.PausePattern's to check
+    pause_ms: float = Field(gt=0, le=MAX_PAUSE_MS)
+    pause_ms_max: float | None = Field(None, gt=0, le=MAX_PAUSE_MS)
+    period_ms: float | None = Field(None, gt=0)
+    rate_per_s: float | None = Field(None, gt=0, le=MAX_RATE_PER_S)
+
+
+PARAMS_MODELS = {"loss": _LossParams, "incast": _IncastParams, "agent_pause": _PauseParams,
+                 "datapath_pause": _PauseParams}
 
 
 def field_path(loc: tuple) -> str:

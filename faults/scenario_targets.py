@@ -8,6 +8,7 @@ a switch stands for.
 
 from __future__ import annotations
 
+from faults.pause import ALL_HOSTS, DATAPATH
 from faults.scenario_schema import ALL_T0_T1_LINKS, PLANE_DOWN, clip, short_repr
 from topologies.fabric import FabricSpec
 from topologies.names import Host, NicPort, Plane, Switch, T0T1Link
@@ -15,7 +16,7 @@ from topologies.names import Host, NicPort, Plane, Switch, T0T1Link
 # what a target can be, by the name this module's messages give it: its kind of name
 # (topologies/names.py), or None for a target written as the word itself
 _TARGET_FORMS = {"T0-T1 link": T0T1Link, "NIC link": NicPort, "switch": Switch, "host": Host,
-                 "plane": Plane, "controller": None}
+                 "plane": Plane, "controller": None, ALL_HOSTS: None, DATAPATH: None}
 
 _KIND_TARGETS = {
     "link_flap": ("T0-T1 link", "NIC link"),
@@ -24,6 +25,8 @@ _KIND_TARGETS = {
     "switch_reboot": ("switch",),
     "incast": ("host",),
     "controller_kill": ("controller",),
+    "agent_pause": ("host", ALL_HOSTS),
+    "datapath_pause": (DATAPATH,),
     PLANE_DOWN: ("plane",),
 }
 

@@ -4,15 +4,24 @@ A thread samples, every `interval` seconds, CPU use per core (/proc/stat)
 and the bytes each plane carried into the fabric (the receive counters of
 the T0 ports that face hosts: what the hosts' NICs sent on that plane).
 Samples: {"t": run-relative s, "cpu_per_core": [percent...], "plane_bps": [...]}.
+
+Beside it, DatapathHeartbeat runs a heartbeat through the fabric to notice a
+stalled datapath (CPU figures do not show one); heartbeat_verdict() judges it.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
+from faults.injectors import INCAST_PORT
 from topologies.fabric import FabricSpec
+from topologies.project import PROJECT_ROOT
+from topologies.tables import BASELINE_PORT, MRC_PORT
 
 
 def read_cpu_times() -> list[tuple[int, int]]:
@@ -84,3 +93,141 @@ class FidelityMonitor:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+
+
+# ---- the datapath heartbeat: did the switches stop forwarding? ---------------------------------
+# CPU use says the machine was busy, not that the datapath stalled (ovs-vswitchd starved or
+# stopped): two hosts exchange timestamped datagrams through the fabric (lab/inhost/heartbeat.py)
+# and a stretch where both directions were late or lost at once is a datapath stall.
+HEARTBEAT_PORT = 5202  # neither a lab transport nor incast: forwarded as background traffic
+assert HEARTBEAT_PORT not in (MRC_PORT, BASELINE_PORT, INCAST_PORT)
+HEARTBEAT_INTERVAL_S = 0.01
+# A heartbeat later than its direction's median by this much, or a run of lost ones this long,
+# is a stall of that direction; both directions stalled at once for this long is a datapath
+# stall. Generous: the fabric's queues hold at most ~50 ms per hop (port program trim
+# threshold at 10 Mb/s), and one host's congestion (an incast) delays one direction only.
+DATAPATH_STALL_S = 0.15
+HEARTBEAT_START_TIMEOUT_S = 10.0
+
+
+class DatapathHeartbeat:
+    """Heartbeat processes in the first and the last host (other racks when there are two)."""
+
+    def __init__(self, session, name: str):
+        spec = session.spec
+        self.session, self.spec = session, spec
+        self.hosts = (0, spec.hosts - 1) if spec.hosts > 1 else ()
+        self.out = {h: session.workdir / f"heartbeat-{name}-{spec.host_name(h)}.json" for h in self.hosts}
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.records: dict[int, dict] = {}
+
+    def __enter__(self) -> "DatapathHeartbeat":
+        for h in self.hosts:
+            peer = self.hosts[1] if h == self.hosts[0] else self.hosts[0]
+            self.out[h].unlink(missing_ok=True)
+            peers = [self.spec.host_ip(peer, p) for p in range(self.spec.planes)]
+            self.procs[h] = self.session.fabric.host(h).popen(
+                [sys.executable, "-m", "lab.inhost.heartbeat", "--port", str(HEARTBEAT_PORT),
+                 "--interval", str(HEARTBEAT_INTERVAL_S), "--out", str(self.out[h]), "--tag", "mrclab-heartbeat",
+                 *peers], cwd=str(PROJECT_ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for h, proc in self.procs.items():
+            line = proc.stdout.readline()  # READY, or '' if it died
+            if not line.startswith("READY"):
+                self.__exit__()
+                raise RuntimeError(f"heartbeat in {self.spec.host_name(h)} did not start: {proc.stderr.read()[-400:]}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for h, proc in self.procs.items():
+            try:
+                proc.wait(timeout=HEARTBEAT_START_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            try:
+                self.records[h] = json.loads(self.out[h].read_text())
+            except (OSError, ValueError):
+                self.records[h] = {"sent": [], "received": []}
+        self.procs = {}
+
+    def directions(self) -> list[list[tuple[float, float | None]]]:
+        """Per direction (a -> b, b -> a): (send time, delay or None if lost) of each heartbeat."""
+        if len(self.records) < 2:
+            return []
+        a, b = self.hosts
+        return [heartbeat_delays(self.records[src]["sent"], self.records[dst]["received"])
+                for src, dst in ((a, b), (b, a))]
+
+
+def heartbeat_delays(sent: list, received: list) -> list[tuple[float, float | None]]:
+    """(send time, delay or None) per sent heartbeat, from the sender's and the receiver's records."""
+    arrivals = {int(seq): float(arrival) for seq, _, arrival in received}
+    return [(float(t), arrivals[int(seq)] - float(t) if int(seq) in arrivals else None) for seq, t in sent]
+
+
+def _stalled_stretches(samples: list[tuple[float, float | None]], threshold: float) -> list[tuple[float, float]]:
+    """Stretches of one direction that were late (delay > its median + threshold: from the send to
+    the arrival) or lost (a run of lost heartbeats longer than threshold), merged."""
+    delays = sorted(d for _, d in samples if d is not None)
+    if not delays:
+        return [(samples[0][0], samples[-1][0])] if samples else []
+    median = delays[len(delays) // 2]
+    stretches, lost_since = [], None
+    for t, delay in samples:
+        if delay is None:
+            lost_since = t if lost_since is None else lost_since
+            continue
+        if lost_since is not None and t - lost_since > threshold:
+            stretches.append((lost_since, t))
+        lost_since = None
+        if delay > median + threshold:
+            stretches.append((t, t + delay))
+    if lost_since is not None and samples[-1][0] - lost_since > threshold:
+        stretches.append((lost_since, samples[-1][0]))
+    return _merge(stretches)
+
+
+def _merge(stretches: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(stretches):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def datapath_stalls(directions: list[list[tuple[float, float | None]]],
+                    threshold: float = DATAPATH_STALL_S) -> list[tuple[float, float]]:
+    """Stretches at least `threshold` long in which every direction was stalled at once."""
+    if not directions:
+        return []
+    common = _stalled_stretches(directions[0], threshold)
+    for samples in directions[1:]:
+        other = _stalled_stretches(samples, threshold)
+        common = [(max(a0, b0), min(a1, b1)) for a0, a1 in common for b0, b1 in other
+                  if max(a0, b0) < min(a1, b1)]
+    return [(start, end) for start, end in common if end - start >= threshold]
+
+
+def heartbeat_verdict(directions: list[list[tuple[float, float | None]]], t0: float,
+                      threshold: float = DATAPATH_STALL_S) -> tuple[dict, list[dict]]:
+    """(summary figures, datapath_stall events with run-relative times) of one transport's heartbeats."""
+    delays = sorted(d for samples in directions for _, d in samples if d is not None)
+    stalls = datapath_stalls(directions, threshold)
+    summary = {
+        "heartbeats_sent": sum(len(samples) for samples in directions),
+        "heartbeats_lost": sum(1 for samples in directions for _, d in samples if d is None),
+        "heartbeat_delay_median_s": delays[len(delays) // 2] if delays else None,
+        "heartbeat_delay_p99_s": delays[min(len(delays) - 1, int(0.99 * len(delays)))] if delays else None,
+        "heartbeat_delay_max_s": delays[-1] if delays else None,
+        "datapath_stalls": len(stalls),
+        "datapath_stall_longest_s": round(max((e - s for s, e in stalls), default=0.0), 6) or None,
+        "datapath_stalled": bool(stalls),
+    }
+    events = [{"t": round(start - t0, 6), "kind": "datapath_stall", "duration_s": round(end - start, 6)}
+              for start, end in stalls]
+    return summary, events

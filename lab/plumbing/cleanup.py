@@ -23,6 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from faults.pause import PAUSED_DIR, resume_recorded
 from lab.plumbing.atomic import write_json_atomic
 from topologies.commands import run_command
 from topologies.names import Host, NicPort, Switch, SwitchPort
@@ -43,7 +44,7 @@ HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # standalone agent. A new one must be added here or a crashed run leaves it
 # running; tests/unit/test_lock.py fails if the code launches one not listed.
 LAB_MODULES = ("lab.plumbing.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker", "lab.inhost.incastworker",
-               "faults.incast", "mrc_host.agent")
+               "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat", "faults.background_load")
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
 MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
 # Command lines of processes the lab starts (`mrclab-`: the lab's temp files and tags).
@@ -198,6 +199,7 @@ def leftovers() -> dict[str, list]:
         "tc_filters": lab_tc_filters(),
         "bpf_pins": [str(p) for p in BPF_PIN_DIR.rglob("*")] if BPF_PIN_DIR.exists() else [],
         "sysctls": list(saved_sysctls()),
+        "paused": [p.name for p in PAUSED_DIR.iterdir()] if PAUSED_DIR.exists() else [],
     }
 
 
@@ -281,6 +283,9 @@ def clean() -> dict[str, int]:
 
 
 def _clean() -> dict[str, int]:
+    # first: a process a pause fault left stopped ignores SIGTERM, and a stopped
+    # ovs-vswitchd (not a lab process) would hang every ovs-vsctl below
+    resumed = resume_recorded()
     processes = kill_processes()
     bridges = lab_bridges()
     delete_bridges(bridges)
@@ -292,6 +297,7 @@ def _clean() -> dict[str, int]:
     sysctls = restore_sysctls()
     return {
         "processes": processes,
+        "resumed": resumed,
         "bridges": len(bridges),
         "links": len(links),
         "tc_filters": len(filters),
