@@ -86,6 +86,8 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
         row("timeouts", lambda t: str(t.get("timeouts", 0))),
         row("verified", lambda t: _yes(t.get("verified", False))),
         row("CPU-bound", lambda t: _yes(t.get("cpu_bound", False))),
+        row("datapath stalls (heartbeat; median delay)",
+            lambda t: f"{t.get('datapath_stalls', 0)} ({_s(t.get('heartbeat_delay_median_s'))})"),
         row("unexplained loss (packets)", lambda t: str(t.get("unexplained_loss", 0))),
     ]
 
@@ -98,6 +100,9 @@ def warnings(summary: Mapping[str, Mapping]) -> list[str]:
             out.append(f"{name}: no iterations completed")
         if t.get("cpu_bound"):
             out.append(f"{name}: run was CPU-bound: its figures are not trustworthy")
+        if t.get("datapath_stalled"):
+            out.append(f"{name}: the datapath stalled {t.get('datapath_stalls')} time(s) (longest "
+                       f"{_s(t.get('datapath_stall_longest_s'))}): its figures are not trustworthy")
         if t.get("unexplained_loss"):
             per_link = t.get("unexplained_links")
             links = ", ".join(f"{link} ({n})" for link, n in sorted(per_link.items())) \
