@@ -22,11 +22,16 @@ from .congestion import CONTROLLERS
 from .counters import Counters
 from .events import Event, ProtocolError
 from .params import TransportParams
-from .path_health import PathHealth
+from .path_health import USABLE, PathHealth
 from .path_select import POLICIES
 from .receiver import Receiver
+from .routes import routes_for
+from .rtt import RttEstimator
 from .sender import Sender
 
+# a receive-only connection keeps probing its reverse routes this many probe
+# intervals after the last data arrived
+KEEPALIVE_QUIET_INTERVALS = 4
 _unpack_data = wire.DATA.unpack_from
 _T_DATA, _HL, _F_TRIMMED = wire.T_DATA, wire.DATA_HDR_LEN, wire.F_TRIMMED
 
@@ -47,12 +52,14 @@ class MrcConnection:
         bytearray of ``recv_buffer_size`` bytes)
     policy: path selection policy name (POLICIES) or class ("round_robin")
     cc: congestion control name (CONTROLLERS) or class ("aimd")
+    routes: the route key of each path (routes.route_of); default: every EV
+        its own route (the fabric unknown)
     """
 
     def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
                  params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
                  recv_buffer=None, recv_buffer_size: int = 1 << 20,
-                 policy="round_robin", cc="aimd"):
+                 policy="round_robin", cc="aimd", routes: Sequence | None = None):
         if not paths:
             raise ValueError("a connection needs at least one path")
         self.conn_id = conn_id
@@ -62,22 +69,32 @@ class MrcConnection:
         self.counters = Counters()
         self._events: deque[Event] = deque()
         emit = self._events.append
-        self.health = PathHealth(self.paths, skip_time=params.skip_time,
-                                 probe_interval=params.probe_interval,
-                                 probe_successes=params.probe_successes,
-                                 min_usable=params.min_usable_paths, emit=emit, peer=peer)
+        if routes is None:
+            routes = routes_for(self.paths, None)
+        if len(routes) != len(self.paths):
+            raise ValueError(f"{len(routes)} routes for {len(self.paths)} paths")
+        self.rtt = RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
+                                params.rto_granularity, params.rto_min_rtts)
+        self.health = PathHealth(self.paths, routes, params, self.rtt, self.counters, emit=emit, peer=peer)
         policy_cls = POLICIES[policy] if isinstance(policy, str) else policy
         cc_cls = CONTROLLERS[cc] if isinstance(cc, str) else cc
         self.selector = policy_cls(self.paths, self.health)
         self.cc = cc_cls(params.cwnd_init, params.cwnd_min, params.cwnd_max)
         self.sender = Sender(conn_id, self.paths, params, self.health, self.selector, self.cc,
-                             self.counters, emit, peer)
+                             self.counters, emit, peer, rtt=self.rtt)
         if recv_buffer is None:
             recv_buffer = bytearray(recv_buffer_size)
         self.receiver = Receiver(recv_buffer, ack_every=params.ack_every,
                                  max_window=params.max_window, counters=self.counters,
-                                 emit=emit, peer=peer)
+                                 emit=emit, peer=peer, reverse_path=self._reverse_path)
         self._out: list = []     # control datagrams produced while receiving
+        # reverse EV set: per plane, the EVs control packets may take back to the peer
+        self._reverse = {}
+        for pid, (_ev, plane) in enumerate(self.paths):
+            self._reverse.setdefault(plane, []).append(pid)
+        self._rx_seen = 0            # data packets received when last looked
+        self._rx_time = None         # when that count last moved
+        self._keepalive_on = False   # as decided at the last datagrams_to_send
 
     # --- user API ------------------------------------------------------------------------------
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
@@ -127,7 +144,7 @@ class MrcConnection:
             if h.conn != self.conn_id:
                 self.counters.dropped += 1
                 return
-            self.sender.on_ack(h.flags, h.ev, h.plane, h.cum_psn, h.sack, h.acked_psn, now)
+            self.sender.on_ack(h.flags, h.ev, h.plane, h.cum_psn, h.sack, h.acked_psn, now, h.ports)
         elif isinstance(h, wire.NackHeader):
             if h.conn != self.conn_id:
                 self.counters.dropped += 1
@@ -154,22 +171,62 @@ class MrcConnection:
 
     def next_deadline(self) -> float | None:
         """When ``timer`` should next be called, or None."""
-        return self.sender.next_deadline()
+        return self.sender.next_deadline(self._keepalive_on)
 
     def datagrams_to_send(self, now: float) -> list:
         """(datagram, ev, plane) triples to send now: control first, then data."""
         out = self._out
         self.receiver.flush(out)
         self._out = []
-        self.sender.fill(now, out)
+        self._keepalive_on = self._keepalive(now)
+        self.sender.fill(now, out, self._keepalive_on)
         return out
+
+    def _keepalive(self, now: float) -> bool:
+        """Whether the connection only receives (data came in lately, none goes
+        out): its reverse routes then need keepalive probes to stay known."""
+        received = self.counters.data_received
+        if received != self._rx_seen:
+            self._rx_seen, self._rx_time = received, now
+        if self._rx_time is None or not self.sender.idle:
+            return False
+        return now - self._rx_time < KEEPALIVE_QUIET_INTERVALS * self.health.probe_interval()
+
+    def _reverse_path(self, ev: int, plane: int) -> tuple[int, int]:
+        """Where an ACK/NACK for data that came on (ev, plane) goes: back the same
+        way unless our own view of that route says it is out; then another EV of
+        the plane on a route in use, else any usable EV (the reverse EV set)."""
+        pid = self.sender.path_index.get((ev, plane))
+        state = self.health.state
+        if pid is None or state[pid] in USABLE:
+            return ev, plane
+        for p in self._reverse.get(plane, ()):
+            if state[p] in USABLE:
+                return self.paths[p]
+        for p, st in enumerate(state):
+            if st in USABLE:
+                return self.paths[p]
+        return ev, plane
+
+    # --- what the host tells the connection ---------------------------------------------------
+    def set_local_ports(self, ports: int, now: float) -> None:
+        """Our NIC ports' state (bit p = plane p up): EVs of a down plane are
+        denied at once, and every ACK tells the peer so it does the same."""
+        self.receiver.ports = ports
+        planes = {p for _ev, p in self.paths}
+        self.health.set_ports_down("port_down", [p for p in planes if not (ports >> p) & 1], now)
+
+    def set_denied(self, source: str, routes, now: float) -> None:
+        """Routes (plane, t1) or whole planes (plane, None) denied by ``source``."""
+        self.health.set_denied(source, routes, now)
 
     # --- introspection -----------------------------------------------------------------------------
     def stats(self) -> dict:
         s = self.sender
         d = self.counters.as_dict()
         d.update(cwnd=round(self.cc.cwnd, 1), srtt=s.srtt, rto=s.current_rto(),
-                 inflight=s.inflight, **self.health.counters())
+                 inflight=s.inflight, probe_bytes=self.health.probe_bytes, **self.health.counters())
+        d["routes"] = s.route_log.records(self.health.route_state_names())
         d["per_path"] = [
             {"ev": ev, "plane": pl, "state": self.health.state_name(pid),
              "sent": s.pkts_sent[pid], "acked": s.pkts_acked[pid],

@@ -33,11 +33,21 @@ class TransportParams:
     ack_every: receiver acks at least every N in-order packets (4); it acks at
         once on a hole, CE, trim, duplicate or LAST packet, and at the end of
         each receive batch (every ``datagrams_to_send`` call)
-    skip_time: an EV whose packet came back with ECN echo is skipped for this long (0.005)
-    probe_interval: probe period of each ASSUMED_BAD EV (0.02)
-    probe_successes: consecutive probe replies that bring an EV back to GOOD (3)
-    min_usable_paths: floor of usable (GOOD or SKIP) EVs per connection: a
-        loss that would retire an EV below the floor is logged, not acted on (1)
+    rto_min_rtts: the RTO is at least this many minimum RTTs (2.0; rto_min is
+        the absolute floor)
+    skip_time / skip_rtts: an EV whose packet came back with ECN echo is
+        skipped for max(skip_time, skip_rtts x SRTT) (0.005 / 2.0): longer than
+        the gap between two uses of one EV, so the selector passes it over
+    probe_interval / probe_interval_rtts: probe period of a retired route,
+        max(probe_interval, probe_interval_rtts x SRTT) (0.02 / 1.0); also the
+        keepalive period of a connection that only receives
+    probe_successes: consecutive probe replies that bring a retired route back (3)
+    probe_budget: probe bytes allowed per data byte moved (0.01: probes are at
+        most 1 % of the traffic, after a small initial allowance)
+    active_evs_per_plane: EVs per plane carrying data; the plane's other EVs
+        are the backup set swapped in when a route is retired (4; 0 = all)
+    min_usable_paths: floor of routes in use (GOOD or SUSPECT) per connection:
+        a route is not retired below it (1)
     max_window: receiver tracks PSNs at most this far above cum_psn (65536)
     """
 
@@ -52,9 +62,14 @@ class TransportParams:
     baseline_rto_granularity: float = 0.0
     reorder_allowance: int = 16
     ack_every: int = 4
+    rto_min_rtts: float = 2.0
     skip_time: float = 0.005
+    skip_rtts: float = 2.0
     probe_interval: float = 0.02
+    probe_interval_rtts: float = 1.0
     probe_successes: int = 3
+    probe_budget: float = 0.01
+    active_evs_per_plane: int = 4
     min_usable_paths: int = 1
     max_window: int = 65536
 

@@ -1,119 +1,300 @@
-"""Per-path health state machine of one MRC connection (sender side).
+"""Route and EV health of one MRC connection (sender side).
 
-A path is one (ev, plane) pair; it is identified inside the core by its index
-``pid`` into the connection's path list. Health is tracked per EV, as NICs do,
-even when several EVs share one (plane, T1) route through the fabric.
+A path is one (ev, plane) pair, identified inside the core by its index
+``pid``. Several EVs alias one *route* (plane, T1) through the fabric
+(mrc_host/routes.py says which); failures are judged per route, congestion
+per EV, as the paper's NICs do with their EV sets.
 
-States
+EV sets
+-------
+On each plane ``active_evs_per_plane`` EVs are *active* (carry data), spread
+evenly over the plane's routes; the others are the *backup* set. When a
+route is retired or denied its active EVs are swapped for backup EVs of the
+same plane on routes still in use, and when it returns the plane's active
+EVs are spread over it again, so each plane keeps its share of the traffic.
+
+Route states (event -> effect)
+------------------------------
+GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at once
+           --a keepalive probe unanswered-->         SUSPECT
+SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a random
+                                                     loss or a stalled host)
+           --its probe unanswered for the probe
+             timeout (>= the RTO)-->                 ASSUMED_BAD, unless one of the holds:
+             * stall: more than half of the routes are SUSPECT at once: the host or
+               the peer was descheduled, not the fabric (``stall_holds``);
+             * plane floor: no other GOOD route on its plane and no SACK-gap
+               evidence (only RTOs): never retire a plane's last route on an RTO
+               alone (``floor_holds``);
+             * connection floor: fewer than ``min_usable_paths`` routes would stay.
+             A held route stays SUSPECT and is probed again.
+ASSUMED_BAD --``probe_successes`` replies in a row-->  GOOD; probed every probe
+             interval, the next probe at once after each reply
+any        --denied (denylist, local NIC port down, the peer's port bitmap)--> DENIED
+DENIED     --every denial lifted-->                  ASSUMED_BAD, probed back
+
+EV states (what selectors read in ``state``)
+--------------------------------------------
+DENIED / ASSUMED_BAD / SUSPECT   its route's state
+BACKUP        in the backup set (never selected)
+SKIP          an ACK for it echoed ECN: passed over for ``skip_time`` (at least
+              ``skip_rtts`` x SRTT); a second echo while skipping migrates it:
+              it is swapped for a backup EV of the plane (another route if one
+              is GOOD), moving load off the congested EV
+GOOD          usable
+Selectors take GOOD, then SKIP, then SUSPECT EVs: no data goes on a suspect
+or retired route while another route is usable.
+
+Probes
 ------
-GOOD         usable for new data and retransmissions.
-SKIP         congested (an ACK echoed ECN CE): not chosen while any GOOD path
-             exists, until ``skip_time`` has passed; then GOOD again.
-ASSUMED_BAD  a packet sent on it was lost without a trim: no data is sent on
-             it; it gets a PROBE every ``probe_interval``.
+A probe carries a sequence number; a reply counts if it answers any probe
+still outstanding, however late within the probe timeout (>= the current
+RTO), so a route comes back at any RTT. A route (one EV of it, in turn), not
+each alias, is probed. All probes draw on a budget of ``probe_budget`` x the
+data bytes the connection moved (sent and received), plus a small initial
+allowance: probes stay a fixed small fraction of the traffic. A connection
+that only receives sends *keepalive* probes on one route per plane each RTT,
+so the routes its ACKs take back (its reverse EV set) stay fresh.
 
-Transitions (event -> effect)
------------------------------
-GOOD        --ECN echo-->                SKIP (skip_until = now + skip_time)
-SKIP        --ECN echo-->                SKIP (skip_until extended)
-SKIP        --skip_until reached-->      GOOD
-GOOD|SKIP   --trim NACK-->               no change: trimming is congestion, the
-                                         path works (counted in ``trims``)
-GOOD|SKIP   --loss without trim-->       ASSUMED_BAD at once. "Loss" is an RTO
-                                         of a packet sent on the path, or a SACK
-                                         gap past the reorder allowance.
-                                         Floor: if that would leave fewer than
-                                         ``min_usable`` usable (GOOD or SKIP)
-                                         paths in the connection, the path stays
-                                         and ``floor_holds`` is counted.
-ASSUMED_BAD --probe reply (seq matches
-              the outstanding probe)-->  consecutive += 1; at ``probe_successes``
-                                         consecutive replies: GOOD
-ASSUMED_BAD --next probe due while the
-              last one is unanswered-->  consecutive = 0
-ASSUMED_BAD --ECN echo, trim, late ack--> no change (those packets were sent
-                                         before the path was retired)
-
-Each transition is appended to ``log`` as a PathStateChanged and to the
-connection's event queue. DENIED (administratively excluded) is not modelled.
+Timers in RTTs: skip time, probe interval and probe timeout scale with the
+measured RTT and have absolute floors (TransportParams), so the same
+defaults hold at 10 Mb/s and at 1 Gb/s.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
+from . import wire
 from .events import PathStateChanged
 
 GOOD = 0
 SKIP = 1
 ASSUMED_BAD = 2
-STATE_NAMES = ("GOOD", "SKIP", "ASSUMED_BAD")
+DENIED = 3
+SUSPECT = 4
+BACKUP = 5
+STATE_NAMES = ("GOOD", "SKIP", "ASSUMED_BAD", "DENIED", "SUSPECT", "BACKUP")
+USABLE = (GOOD, SKIP)
+
+# route states share the numbering of the EV states they show as
+R_GOOD, R_SUSPECT, R_BAD, R_DENIED = GOOD, SUSPECT, ASSUMED_BAD, DENIED
+
+PROBE_WIRE_BYTES = wire.PROBE_HDR_LEN + 28       # + IPv4 and UDP headers
+PROBE_ALLOWANCE = 64 * PROBE_WIRE_BYTES           # budget before any data moved
+ECN_MIGRATE_ECHOES = 2                            # echoes in one skip that move load off an EV
+INF = float("inf")
 
 
 class PathHealth:
-    """Health of every path of one connection.
+    """Health of every path and route of one connection.
 
     paths: list of (ev, plane); index = pid
-    skip_time, probe_interval, probe_successes, min_usable: see TransportParams
+    routes: the route key of each path (routes.route_of), index for index
+    params: TransportParams (skip, probe and floor settings)
+    rtt: the sender's RttEstimator (timers are in RTTs)
+    counters: the connection's Counters (data bytes moved set the probe budget)
     emit: called with each PathStateChanged (the connection queues it)
     peer: label copied into events
     """
 
-    def __init__(self, paths: Sequence[tuple[int, int]], *, skip_time: float,
-                 probe_interval: float, probe_successes: int, min_usable: int,
-                 emit: Callable[[PathStateChanged], None] | None = None, peer=None):
+    def __init__(self, paths: Sequence[tuple[int, int]], routes: Sequence[Hashable], params, rtt,
+                 counters, emit: Callable[[PathStateChanged], None] | None = None, peer=None):
         self.paths = list(paths)
-        n = len(self.paths)
-        self.state = [GOOD] * n        # read directly by path selectors (hot path)
-        self.skip_until = [0.0] * n
-        self.next_probe = [0.0] * n
-        self.probe_seq = [0] * n        # seq of the outstanding probe, 0 = none
-        self.consecutive = [0] * n
-        self.skip_time = skip_time
-        self.probe_interval = probe_interval
-        self.probe_successes = probe_successes
-        self.min_usable = min_usable
-        self.usable = n                 # paths in GOOD or SKIP
-        self.n_skip = 0
-        self.next_skip_expiry = float("inf")
+        self.params = params
+        self.rtt = rtt
+        self.c = counters
         self.emit = emit
         self.peer = peer
         self.log: list[PathStateChanged] = []
+        n = len(self.paths)
+        self.route_keys: list = list(dict.fromkeys(routes))
+        index = {k: i for i, k in enumerate(self.route_keys)}
+        self.route_of_pid = [index[k] for k in routes]
+        self.route_pids: list[list[int]] = [[] for _ in self.route_keys]
+        for pid, rid in enumerate(self.route_of_pid):
+            self.route_pids[rid].append(pid)
+        self.plane_pids: dict[int, list[int]] = {}
+        for pid, (_ev, plane) in enumerate(self.paths):
+            self.plane_pids.setdefault(plane, []).append(pid)
+        nr = len(self.route_keys)
+        self.rstate = [R_GOOD] * nr
+        self.denials: list[set] = [set() for _ in range(nr)]
+        self.suspect_reason = [""] * nr
+        self.gap_evidence = [False] * nr
+        self.next_probe = [INF] * nr
+        self.consecutive = [0] * nr
+        self.probe_turn = [0] * nr           # which EV of the route the next probe rides
+        self.outstanding: dict[int, tuple[int, float]] = {}   # probe seq -> (rid, sent)
         self._seq = 0
-        # counters, per path
+        self.probe_bytes = 0                 # probe bytes sent, against the budget
+        self.next_keepalive = 0.0
+        self.keepalive_turn: dict[int, int] = {}   # plane -> which of its routes is next
+        self.active = [True] * n
+        self.skipping = [False] * n
+        self.skip_until = [0.0] * n
+        self.echoes_in_skip = [0] * n
+        self.state = [GOOD] * n              # read directly by path selectors (hot path)
+        self.n_skip = 0
+        self.next_skip_expiry = INF
         self.losses = [0] * n
         self.trims = [0] * n
         self.ecn = [0] * n
-        self.floor_holds = 0
+        self.floor_holds = self.stall_holds = self.swaps = self.ecn_migrations = 0
+        self.probe_timeouts = self.probes_deferred = 0
+        self._choose_active_sets()
 
-    # --- transitions -------------------------------------------------------------------
-    def _set(self, pid: int, new: int, reason: str, now: float) -> None:
-        old = self.state[pid]
+    # --- EV sets --------------------------------------------------------------------------
+    def _choose_active_sets(self) -> None:
+        want = self.params.active_evs_per_plane
+        for plane, pids in self.plane_pids.items():
+            if want <= 0 or want >= len(pids):
+                continue
+            by_route: dict[int, list[int]] = {}
+            for pid in pids:
+                by_route.setdefault(self.route_of_pid[pid], []).append(pid)
+            columns = list(by_route.values())
+            order = [col[i] for i in range(max(map(len, columns))) for col in columns if i < len(col)]
+            for pid in order[want:]:
+                self.active[pid] = False
+                self.state[pid] = BACKUP
+
+    def _in_use(self, rid: int) -> bool:
+        return self.rstate[rid] in (R_GOOD, R_SUSPECT)
+
+    def _rebalance(self, plane: int, now: float, reason: str) -> None:
+        """Active EVs off retired routes, then spread evenly over the plane's routes in use."""
+        pids = self.plane_pids[plane]
+        want = self.params.active_evs_per_plane
+        if want <= 0 or want >= len(pids):
+            return
+        active = [p for p in pids if self.active[p] and self._in_use(self.route_of_pid[p])]
+        spare = [p for p in pids if not self.active[p] and self._in_use(self.route_of_pid[p])]
+        if not active and not spare:
+            return          # every route of the plane is out: nothing to swap to
+        for p in pids:
+            if self.active[p] and not self._in_use(self.route_of_pid[p]):
+                self.active[p] = False
+        count: dict[int, int] = {}
+        for p in pids:
+            rid = self.route_of_pid[p]
+            if self._in_use(rid):
+                count.setdefault(rid, 0)
+                count[rid] += self.active[p]
+        while True:
+            n_active = sum(count.values())
+            low = min((r for r in count if any(self.route_of_pid[p] == r for p in spare)),
+                      key=count.get, default=None)
+            if low is None:
+                break
+            high = max(count, key=count.get)
+            if n_active < want:
+                pass                                   # fill up to the plane's share
+            elif count[high] - count[low] > 1:
+                out = next(p for p in pids if self.active[p] and self.route_of_pid[p] == high)
+                self.active[out] = False
+                spare.append(out)
+                count[high] -= 1
+            else:
+                break
+            pin = next(p for p in spare if self.route_of_pid[p] == low)
+            spare.remove(pin)
+            self.active[pin] = True
+            count[low] += 1
+            self.swaps += 1
+        self._refresh(pids, reason, now)
+
+    def _migrate(self, pid: int, now: float) -> None:
+        """Swap a congested active EV for a backup EV of its plane (another route first)."""
+        plane, rid = self.paths[pid][1], self.route_of_pid[pid]
+        spares = [p for p in self.plane_pids[plane]
+                  if not self.active[p] and self.rstate[self.route_of_pid[p]] == R_GOOD]
+        if not spares:
+            return
+        spares.sort(key=lambda p: self.route_of_pid[p] == rid)
+        new = spares[0]
+        self.active[pid], self.active[new] = False, True
+        self.ecn_migrations += 1
+        self._refresh((pid, new), "ecn_migrate", now)
+
+    # --- derived EV state -------------------------------------------------------------------
+    def _derive(self, pid: int) -> int:
+        r = self.rstate[self.route_of_pid[pid]]
+        if r != R_GOOD:
+            return r
+        if not self.active[pid]:
+            return BACKUP
+        return SKIP if self.skipping[pid] else GOOD
+
+    def _refresh(self, pids: Iterable[int], reason: str, now: float) -> None:
+        for pid in pids:
+            old, new = self.state[pid], self._derive(pid)
+            if old == new:
+                continue
+            self.state[pid] = new
+            self.n_skip += (new == SKIP) - (old == SKIP)
+            ev, plane = self.paths[pid]
+            rec = PathStateChanged(ev, plane, STATE_NAMES[old], STATE_NAMES[new], reason, now, self.peer)
+            self.log.append(rec)
+            if self.emit is not None:
+                self.emit(rec)
+
+    def _set_route(self, rid: int, new: int, reason: str, now: float) -> None:
+        old = self.rstate[rid]
         if old == new:
             return
-        self.state[pid] = new
-        if old == ASSUMED_BAD:
-            self.usable += 1
-        elif new == ASSUMED_BAD:
-            self.usable -= 1
-        self.n_skip += (new == SKIP) - (old == SKIP)
-        ev, plane = self.paths[pid]
-        rec = PathStateChanged(ev, plane, STATE_NAMES[old], STATE_NAMES[new], reason, now, self.peer)
-        self.log.append(rec)
-        if self.emit is not None:
-            self.emit(rec)
+        self.rstate[rid] = new
+        if new == R_SUSPECT:
+            self.suspect_reason[rid] = reason
+            self.next_probe[rid] = now
+        elif new == R_BAD:
+            self.consecutive[rid] = 0
+            self.next_probe[rid] = now + self.probe_interval()
+        else:
+            self.next_probe[rid] = INF
+            self.gap_evidence[rid] = False
+        plane = self.route_keys[rid][0]
+        if (old in (R_BAD, R_DENIED)) != (new in (R_BAD, R_DENIED)):
+            self._rebalance(plane, now, reason)
+        self._refresh(self.route_pids[rid], reason, now)
+
+    # --- timers in RTTs -----------------------------------------------------------------------
+    def _srtt(self) -> float:
+        return self.rtt.srtt or 0.0
+
+    def skip_time(self) -> float:
+        return max(self.params.skip_time, self.params.skip_rtts * self._srtt())
+
+    def probe_interval(self) -> float:
+        return max(self.params.probe_interval, self.params.probe_interval_rtts * self._srtt())
+
+    def probe_timeout(self) -> float:
+        return max(self.rtt.current(), self.probe_interval())
+
+    # --- signals from the sender --------------------------------------------------------------
+    def probe_credit(self) -> float:
+        """Probe bytes that may still be sent: the allowance plus ``probe_budget``
+        of every data byte moved, less the probe bytes already sent."""
+        c = self.c
+        moved = c.data_bytes_sent + c.data_bytes_received
+        return PROBE_ALLOWANCE + self.params.probe_budget * moved - self.probe_bytes
 
     def on_ecn_echo(self, pid: int, now: float) -> None:
         self.ecn[pid] += 1
         st = self.state[pid]
-        if st == ASSUMED_BAD:
+        if st not in USABLE:
             return
-        until = now + self.skip_time
+        if st == SKIP:
+            self.echoes_in_skip[pid] += 1
+            if self.echoes_in_skip[pid] >= ECN_MIGRATE_ECHOES:
+                self.echoes_in_skip[pid] = 0
+                self._migrate(pid, now)
+        until = now + self.skip_time()
         self.skip_until[pid] = until
         if until < self.next_skip_expiry:
             self.next_skip_expiry = until
-        if st == GOOD:
-            self._set(pid, SKIP, "ecn_echo", now)
+        self.skipping[pid] = True
+        self._refresh((pid,), "ecn_echo", now)
 
     def on_trim(self, pid: int, now: float) -> None:
         self.trims[pid] += 1
@@ -121,70 +302,179 @@ class PathHealth:
     def on_loss(self, pid: int, now: float, reason: str) -> None:
         """A packet sent on ``pid`` was lost without a trim (``reason``: rto / sack_gap)."""
         self.losses[pid] += 1
-        if self.state[pid] == ASSUMED_BAD:
-            return
-        if self.usable - 1 < self.min_usable:
-            self.floor_holds += 1
-            return
-        self._set(pid, ASSUMED_BAD, reason, now)
-        self.consecutive[pid] = 0
-        self.probe_seq[pid] = 0
-        self.next_probe[pid] = now  # probe at once: a false alarm heals quickly
+        rid = self.route_of_pid[pid]
+        if reason == "sack_gap":
+            self.gap_evidence[rid] = True
+        if self.rstate[rid] == R_GOOD:
+            self._set_route(rid, R_SUSPECT, reason, now)
 
-    def on_probe_reply(self, pid: int, seq: int, now: float) -> None:
-        if self.state[pid] != ASSUMED_BAD or seq != self.probe_seq[pid] or seq == 0:
-            return
-        self.probe_seq[pid] = 0
-        self.consecutive[pid] += 1
-        if self.consecutive[pid] >= self.probe_successes:
-            self._set(pid, GOOD, "probes_ok", now)
-            self.consecutive[pid] = 0
-        else:
-            # the next probe may go at once: recovery takes K round trips, not K intervals
-            self.next_probe[pid] = now
+    def on_probe_reply(self, seq: int, now: float) -> None:
+        entry = self.outstanding.pop(seq, None)
+        if entry is None:
+            return                    # unknown, duplicate or timed out
+        rid = entry[0]
+        st = self.rstate[rid]
+        if st == R_SUSPECT:
+            self._set_route(rid, R_GOOD, "probe_ok", now)
+        elif st == R_BAD:
+            self.consecutive[rid] += 1
+            if self.consecutive[rid] >= self.params.probe_successes:
+                self._set_route(rid, R_GOOD, "probes_ok", now)
+            else:
+                self.next_probe[rid] = now   # recovery takes K round trips, not K intervals
 
-    # --- timers ------------------------------------------------------------------------
+    # --- denials --------------------------------------------------------------------------------
+    def set_denied(self, source: str, denied: Iterable[tuple], now: float) -> None:
+        """Routes denied by ``source`` from now on (replacing its earlier list):
+        each entry a route key (plane, t1), or (plane, None) for the whole plane."""
+        denied = set(denied)
+        whole = {plane for plane, t1 in denied if t1 is None}
+        for rid, key in enumerate(self.route_keys):
+            hit = key in denied or key[0] in whole
+            had = source in self.denials[rid]
+            if hit == had:
+                continue
+            if hit:
+                self.denials[rid].add(source)
+                self._set_route(rid, R_DENIED, source, now)
+            else:
+                self.denials[rid].discard(source)
+                if not self.denials[rid]:
+                    self._set_route(rid, R_BAD, source + "_lifted", now)
+
+    def set_ports_down(self, source: str, planes_down: Iterable[int], now: float) -> None:
+        self.set_denied(source, [(p, None) for p in planes_down], now)
+
+    # --- timers ---------------------------------------------------------------------------------
     def expire(self, now: float) -> None:
-        """SKIP paths whose skip_until has passed go back to GOOD."""
+        """SKIP EVs whose time is up go back to GOOD; unanswered probes time out."""
+        if self.outstanding:
+            self._expire_probes(now)
         if now < self.next_skip_expiry:
             return
-        nxt = float("inf")
-        state, until = self.state, self.skip_until
-        for pid in range(len(state)):
-            if state[pid] == SKIP:
+        nxt = INF
+        until = self.skip_until
+        for pid, skipping in enumerate(self.skipping):
+            if skipping:
                 if until[pid] <= now:
-                    self._set(pid, GOOD, "skip_expired", now)
+                    self.skipping[pid] = False
+                    self.echoes_in_skip[pid] = 0
+                    self._refresh((pid,), "skip_expired", now)
                 elif until[pid] < nxt:
                     nxt = until[pid]
         self.next_skip_expiry = nxt
 
-    def probes_due(self, now: float) -> list[tuple[int, int]]:
-        """(pid, seq) of each probe to send now; records it as outstanding."""
-        if self.usable == len(self.state):
-            return []
-        due = []
-        for pid, st in enumerate(self.state):
-            if st == ASSUMED_BAD and self.next_probe[pid] <= now:
-                if self.probe_seq[pid] != 0:
-                    self.consecutive[pid] = 0   # previous probe unanswered
-                self._seq = (self._seq % 0xFFFFFFFF) + 1
-                self.probe_seq[pid] = self._seq
-                self.next_probe[pid] = now + self.probe_interval
-                due.append((pid, self._seq))
-        return due
+    def _expire_probes(self, now: float) -> None:
+        timeout = self.probe_timeout()
+        for seq, (rid, sent) in list(self.outstanding.items()):
+            if sent + timeout <= now:     # the same sum next_deadline gives: no float gap
+                del self.outstanding[seq]
+                self.probe_timeouts += 1
+                self._probe_missed(rid, now)
 
-    def next_deadline(self) -> float | None:
-        t = self.next_skip_expiry if self.n_skip else float("inf")
-        if self.usable != len(self.state):
-            for pid, st in enumerate(self.state):
-                if st == ASSUMED_BAD and self.next_probe[pid] < t:
-                    t = self.next_probe[pid]
-        return None if t == float("inf") else t
+    def _probe_missed(self, rid: int, now: float) -> None:
+        self.consecutive[rid] = 0
+        st = self.rstate[rid]
+        if st == R_GOOD:
+            self._set_route(rid, R_SUSPECT, "probe_lost", now)
+        elif st == R_SUSPECT:
+            hold = self._hold(rid)
+            if hold:
+                self.next_probe[rid] = now       # held: stay SUSPECT, ask again
+            else:
+                self._set_route(rid, R_BAD, self.suspect_reason[rid], now)
 
-    # --- views ---------------------------------------------------------------------------
+    def _hold(self, rid: int) -> bool:
+        """Why a suspect route whose probe went unanswered must not be retired."""
+        states = self.rstate
+        live = [r for r in range(len(states)) if states[r] != R_DENIED]
+        if 2 * sum(states[r] == R_SUSPECT for r in live) > len(live):
+            self.stall_holds += 1
+            return True
+        plane = self.route_keys[rid][0]
+        if not self.gap_evidence[rid] and not any(
+                states[r] == R_GOOD for r in range(len(states))
+                if r != rid and self.route_keys[r][0] == plane):
+            self.floor_holds += 1
+            return True
+        if sum(states[r] in (R_GOOD, R_SUSPECT) for r in live) - 1 < self.params.min_usable_paths:
+            self.floor_holds += 1
+            return True
+        return False
+
+    def probes_due(self, now: float, keepalive: bool = False) -> list[tuple[int, int]]:
+        """(pid, seq) of each probe to send now, recorded as outstanding.
+        ``keepalive``: the connection only receives; probe one route per plane each RTT."""
+        due = [rid for rid, t in enumerate(self.next_probe) if t <= now]
+        if keepalive and now >= self.next_keepalive:
+            self.next_keepalive = now + self.probe_interval()
+            due += self._keepalive_routes()
+        out = []
+        credit = self.probe_credit() if due else 0.0
+        for rid in due:
+            if credit < PROBE_WIRE_BYTES:
+                self.probes_deferred += 1
+                if self.next_probe[rid] <= now:
+                    self.next_probe[rid] = now + self.probe_interval()   # not spinning
+                continue
+            credit -= PROBE_WIRE_BYTES
+            self.probe_bytes += PROBE_WIRE_BYTES
+            pids = self.route_pids[rid]
+            pid = pids[self.probe_turn[rid] % len(pids)]
+            self.probe_turn[rid] += 1
+            self._seq = (self._seq % 0xFFFFFFFF) + 1
+            self.outstanding[self._seq] = (rid, now)
+            st = self.rstate[rid]
+            # a suspect route waits for its probe's answer or timeout; a bad one is probed on
+            self.next_probe[rid] = now + self.probe_interval() if st == R_BAD else INF
+            out.append((pid, self._seq))
+        return out
+
+    def _keepalive_routes(self) -> list[int]:
+        """One GOOD route per plane, in turn, without a probe already outstanding."""
+        waiting = {rid for rid, _ in self.outstanding.values()}
+        chosen = []
+        for plane, pids in self.plane_pids.items():
+            rids = sorted({self.route_of_pid[p] for p in pids if self.rstate[self.route_of_pid[p]] == R_GOOD})
+            if rids:
+                turn = self.keepalive_turn.get(plane, 0)
+                self.keepalive_turn[plane] = turn + 1
+                rid = rids[turn % len(rids)]
+                if rid not in waiting:
+                    chosen.append(rid)
+        return chosen
+
+    def next_deadline(self, keepalive: bool = False) -> float | None:
+        t = self.next_skip_expiry if self.n_skip else INF
+        for nxt in self.next_probe:
+            if nxt < t:
+                t = nxt
+        if self.outstanding:
+            oldest = min(sent for _rid, sent in self.outstanding.values())
+            t = min(t, oldest + self.probe_timeout())
+        if keepalive and self.next_keepalive < t:
+            t = self.next_keepalive
+        return None if t == INF else t
+
+    # --- views ------------------------------------------------------------------------------------
+    def probing(self) -> bool:
+        """Whether any route is waiting for a probe (cheap check for the hot path)."""
+        return bool(self.outstanding) or any(t != INF for t in self.next_probe)
+
     def state_name(self, pid: int) -> str:
         return STATE_NAMES[self.state[pid]]
 
+    def route_state_names(self) -> list[str]:
+        return [STATE_NAMES[s] for s in self.rstate]
+
+    @property
+    def usable(self) -> int:
+        """EVs data may go on now (GOOD or SKIP)."""
+        return sum(s in USABLE for s in self.state)
+
     def counters(self) -> dict:
-        return {"usable": self.usable, "floor_holds": self.floor_holds,
-                "assumed_bad": [list(self.paths[p]) for p, s in enumerate(self.state) if s == ASSUMED_BAD]}
+        return {"usable": self.usable, "floor_holds": self.floor_holds, "stall_holds": self.stall_holds,
+                "ev_swaps": self.swaps, "ecn_migrations": self.ecn_migrations,
+                "probe_timeouts": self.probe_timeouts, "probes_deferred": self.probes_deferred,
+                "assumed_bad": [list(self.paths[p]) for p, s in enumerate(self.state) if s == ASSUMED_BAD],
+                "denied": [list(self.paths[p]) for p, s in enumerate(self.state) if s == DENIED]}

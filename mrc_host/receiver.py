@@ -68,7 +68,7 @@ class Receiver:
     """
 
     def __init__(self, buffer, *, ack_every: int, max_window: int, counters: Counters,
-                 emit: Callable, peer=None):
+                 emit: Callable, peer=None, reverse_path: Callable | None = None):
         self.buf = memoryview(buffer).cast("B")
         if self.buf.readonly:
             raise ValueError("receive buffer must be writable")
@@ -83,6 +83,10 @@ class Receiver:
         self.msgs: dict[int, MessageProgress] = {}
         self.pending = 0                 # packets not yet acked
         self.last = (0, 0, 0)            # (ev, plane, psn) of the last packet, for a flushed ACK
+        # (ev, plane) an ACK/NACK for data that came on (ev, plane) goes back on:
+        # the same path unless the connection knows its route is out (reverse EV set)
+        self.reverse_path = reverse_path or (lambda ev, plane: (ev, plane))
+        self.ports = wire.ALL_PORTS_UP   # our NIC ports' state, told to the peer in every ACK
 
     def set_buffer(self, buffer) -> None:
         self.buf = memoryview(buffer).cast("B")
@@ -100,7 +104,8 @@ class Receiver:
             c.trims_seen += 1
             if d < self.max_window and not (self.bits >> d) & 1:
                 c.nacks_sent += 1
-                out.append((_encode_nack(0, ev, plane, conn, psn, wire.NACK_TRIMMED), ev, plane))
+                out.append((_encode_nack(0, ev, plane, conn, psn, wire.NACK_TRIMMED),
+                            *self.reverse_path(ev, plane)))
             return
         if d >= self.max_window:
             if d > 0x80000000:      # below cum: a duplicate of something long acked
@@ -144,7 +149,7 @@ class Receiver:
         self.pending = 0
         self.c.acks_sent += 1
         out.append((_encode_ack(_F_ECN_ECHO if ecn_ce else 0, ev, plane, self.conn or 0, self.cum,
-                                (self.bits >> 1) & _MASK64, psn), ev, plane))
+                                (self.bits >> 1) & _MASK64, psn, self.ports), *self.reverse_path(ev, plane)))
 
     def flush(self, out: list) -> None:
         """Send the coalesced ACK now, if packets are waiting for one."""

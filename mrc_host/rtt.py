@@ -17,12 +17,15 @@ class RttEstimator:
     rto_initial: RTO before the first sample (s)
     rto_min / rto_max: clamps of the computed RTO (s)
     granularity: floor of the 4 x RTTVAR term (RFC 6298's clock granularity G, s)
+    min_rtts: the RTO is at least this many minimum RTTs (0: rto_min alone)
     """
 
     __slots__ = ("rto_min", "rto_max", "granularity", "srtt", "rttvar", "min_rtt", "rto",
-                 "backoff")
+                 "backoff", "min_rtts")
 
-    def __init__(self, rto_initial: float, rto_min: float, rto_max: float, granularity: float):
+    def __init__(self, rto_initial: float, rto_min: float, rto_max: float, granularity: float,
+                 min_rtts: float = 0.0):
+        self.min_rtts = min_rtts
         self.rto_min = rto_min
         self.rto_max = rto_max
         self.granularity = granularity
@@ -45,8 +48,10 @@ class RttEstimator:
             srtt = self.srtt = 0.875 * srtt + 0.125 * rtt
         var = 4 * self.rttvar
         rto = srtt + (var if var > self.granularity else self.granularity)
-        self.rto = (self.rto_min if rto < self.rto_min
-                    else (self.rto_max if rto > self.rto_max else rto))
+        floor = self.min_rtts * self.min_rtt
+        if floor < self.rto_min:
+            floor = self.rto_min
+        self.rto = floor if rto < floor else (self.rto_max if rto > self.rto_max else rto)
 
     def current(self) -> float:
         """The RTO with the backoff of consecutive timeouts, capped at rto_max."""

@@ -11,7 +11,7 @@ parse identical bytes. Fields left as ``None`` are filled in when built:
 
 from __future__ import annotations
 
-from scapy.fields import (BitField, ByteEnumField, ByteField, FlagsField, IntField,
+from scapy.fields import (BitField, ByteEnumField, ByteField, FlagsField, IntField, ShortField,
                           LongField, ShortField, XByteField)
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
@@ -73,6 +73,8 @@ class MRCAck(Packet):
         IntField("cum_psn", 0),
         BitField("sack", 0, 64),
         IntField("acked_psn", 0),
+        ShortField("ports", wire.ALL_PORTS_UP),
+        ShortField("reserved", 0),
     ]
 
 

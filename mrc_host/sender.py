@@ -12,8 +12,11 @@ Loss detection, two ways, both "loss without trim" for path health:
   RTTVAR, clamped, doubled on each timeout, reset by the next RTT sample;
   Karn: no samples from retransmitted packets).
 A trim NACK is congestion: the packet is resent at once, the path stays.
-A retransmission never goes on the path it was lost on (unless it is the
-only usable path left).
+A loss without trim makes the packet's route suspect (path_health.py): no
+packet, retransmissions included, goes on any EV of that route while
+another route is usable. ACKs carry the peer's NIC port bitmap: the EVs of a
+plane whose port is down at the peer are denied until it is up again.
+Per-route send and ack times are kept in a RouteLog (routes.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .events import WriteComplete
 from .params import TransportParams
 from .path_health import PathHealth
 from .path_select import PathSelector
+from .routes import RouteLog
 from .rtt import RttEstimator
 
 _encode_data_header = wire.encode_data_header
@@ -74,14 +78,15 @@ class Sender:
     conn_id: connection id carried in every packet
     paths: list of (ev, plane), index = pid
     params: TransportParams
-    health, selector, cc: the connection's policies
+    health, selector, cc: the connection's policies (health knows the routes)
+    rtt: the connection's RttEstimator (shared with health: timers in RTTs)
     counters: Counters to update
     emit: callback for WriteComplete events
     """
 
     def __init__(self, conn_id: int, paths, params: TransportParams, health: PathHealth,
                  selector: PathSelector, cc: CongestionControl, counters: Counters,
-                 emit: Callable, peer=None):
+                 emit: Callable, peer=None, rtt: RttEstimator | None = None):
         self.conn_id = conn_id
         self.paths = list(paths)
         self.path_index = {p: i for i, p in enumerate(self.paths)}
@@ -107,8 +112,11 @@ class Sender:
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
         self.reo_mult = 1                          # reorder window, in min_rtt/4 units
         self.msg_ids = wire.MessageIds()
-        self.rtt = RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
-                                params.rto_granularity)
+        self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
+                                       params.rto_granularity, params.rto_min_rtts)
+        self.route_of_pid = health.route_of_pid
+        self.route_log = RouteLog(health.route_keys)
+        self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
         self.pkts_acked = [0] * len(self.paths)
 
@@ -134,11 +142,12 @@ class Sender:
         return self.rtt.rto
 
     # --- sending ----------------------------------------------------------------------------
-    def fill(self, now: float, out: list) -> None:
-        """Append (datagram, ev, plane) for probes, retransmissions and new data."""
+    def fill(self, now: float, out: list, keepalive: bool = False) -> None:
+        """Append (datagram, ev, plane) for probes, retransmissions and new data.
+        ``keepalive``: the connection only receives: keep its reverse routes probed."""
         health = self.health
-        if health.usable != len(self.paths):
-            for pid, seq in health.probes_due(now):
+        if keepalive or health.probing():
+            for pid, seq in health.probes_due(now, keepalive):
                 ev, plane = self.paths[pid]
                 out.append((_encode_probe(False, 0, ev, plane, self.conn_id, seq,
                                           int(now * 1e9) & 0xFFFFFFFFFFFFFFFF), ev, plane))
@@ -159,7 +168,7 @@ class Sender:
             pkt.lost = False
             pkt.retx += 1
             self.c.retransmits += 1
-            if pid == pkt.lost_pid:
+            if self.route_of_pid[pid] == self.route_of_pid[pkt.lost_pid]:
                 self.c.forced_reuses += 1
             self._transmit(pkt, pid, now, _F_RETX, out)
         queue = self.queue
@@ -201,15 +210,20 @@ class Sender:
         self.sendq.append((txseq, pkt))
         self.inflight += 1
         self.pkts_sent[pid] += 1
+        self.route_log.on_send(self.route_of_pid[pid], now)
         c = self.c
         c.data_sent += 1
         c.data_bytes_sent += pkt.length
 
     # --- acks ----------------------------------------------------------------------------------
     def on_ack(self, flags: int, ev: int, plane: int, cum: int, sack: int, acked_psn: int,
-               now: float) -> None:
+               now: float, ports: int = wire.ALL_PORTS_UP) -> None:
         c = self.c
         c.acks_received += 1
+        if ports != self.peer_ports:
+            self.peer_ports = ports
+            planes = {p for _ev, p in self.paths}
+            self.health.set_ports_down("peer_port_down", [p for p in planes if not (ports >> p) & 1], now)
         if ((cum - self.snd_una) & 0xFFFFFFFF) > ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF):
             if ((self.snd_una - cum) & 0xFFFFFFFF) >= 0x80000000:
                 c.dropped += 1  # acks something never sent: bogus
@@ -274,6 +288,7 @@ class Sender:
             self.max_acked_sent = pkt.sent
             self.rack_rtt = now - pkt.sent
         self.pkts_acked[pkt.pid] += 1
+        self.route_log.on_ack(self.route_of_pid[pkt.pid], now)
         msg = pkt.msg
         msg.unacked -= 1
         if msg.unacked == 0 and msg.next_off == msg.length:
@@ -338,9 +353,7 @@ class Sender:
 
     def on_probe_reply(self, ev: int, plane: int, seq: int, now: float) -> None:
         self.c.probe_replies_received += 1
-        pid = self.path_index.get((ev, plane))
-        if pid is not None:
-            self.health.on_probe_reply(pid, seq, now)
+        self.health.on_probe_reply(seq, now)
 
     # --- timers ----------------------------------------------------------------------------------
     def _oldest(self):
@@ -374,9 +387,9 @@ class Sender:
             self.rtt.on_timeout()
         self.health.expire(now)
 
-    def next_deadline(self) -> float | None:
+    def next_deadline(self, keepalive: bool = False) -> float | None:
         pkt = self._oldest()
-        t = self.health.next_deadline()
+        t = self.health.next_deadline(keepalive)
         r = self.reorder_deadline
         if r is not None and (t is None or r < t):
             t = r

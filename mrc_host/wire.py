@@ -49,13 +49,13 @@ ECN_CE = 0x03
 #     ev, plane, reserved, conn) ------------------------------------------------------
 COMMON = struct.Struct("!BBBBHBxI")
 DATA = struct.Struct("!BBBBHBxIIIQIHxx")   # + msg_id, psn, offset, msg_len, length
-ACK = struct.Struct("!BBBBHBxIIQI")        # + cum_psn, sack, acked_psn
+ACK = struct.Struct("!BBBBHBxIIQIH2x")     # + cum_psn, sack, acked_psn, ports
 NACK = struct.Struct("!BBBBHBxIIB3x")      # + psn, reason
 PROBE = struct.Struct("!BBBBHBxIIQ")       # + seq, timestamp_ns
 
 COMMON_LEN = COMMON.size    # 12
 DATA_HDR_LEN = DATA.size    # 36
-ACK_HDR_LEN = ACK.size      # 28
+ACK_HDR_LEN = ACK.size      # 32
 NACK_HDR_LEN = NACK.size    # 20
 PROBE_HDR_LEN = PROBE.size  # 24
 
@@ -106,6 +106,11 @@ class DataHeader(NamedTuple):
         return bool(self.flags & F_TRIMMED)
 
 
+# Port-state bitmap an ACK carries: bit p set = the acking host's NIC port on
+# plane p is up (the remote end moves its EVs off a plane whose bit is clear)
+ALL_PORTS_UP = 0xFFFF
+
+
 class AckHeader(NamedTuple):
     flags: int
     ev: int
@@ -114,6 +119,7 @@ class AckHeader(NamedTuple):
     cum_psn: int
     sack: int
     acked_psn: int
+    ports: int = ALL_PORTS_UP
 
 
 class NackHeader(NamedTuple):
@@ -152,9 +158,9 @@ def encode_data(flags, ev, plane, conn, msg_id, psn, offset, msg_len, payload) -
                      msg_id, psn, offset, msg_len, len(payload)) + payload
 
 
-def encode_ack(flags, ev, plane, conn, cum_psn, sack, acked_psn) -> bytes:
+def encode_ack(flags, ev, plane, conn, cum_psn, sack, acked_psn, ports=ALL_PORTS_UP) -> bytes:
     return ACK.pack(VERSION, T_ACK, flags, ACK_HDR_LEN, ev, plane, conn,
-                    cum_psn, sack, acked_psn)
+                    cum_psn, sack, acked_psn, ports)
 
 
 def encode_nack(flags, ev, plane, conn, psn, reason) -> bytes:
@@ -230,8 +236,8 @@ def parse(datagram) -> Header:
     if n != expected:
         raise WireError(f"type {ptype}: {n} bytes != {expected}")
     if ptype == T_ACK:
-        (_, _, flags, _, ev, plane, conn, cum_psn, sack, acked_psn) = _unpack_ack(datagram)
-        return AckHeader(flags, ev, plane, conn, cum_psn, sack, acked_psn)
+        (_, _, flags, _, ev, plane, conn, cum_psn, sack, acked_psn, ports) = _unpack_ack(datagram)
+        return AckHeader(flags, ev, plane, conn, cum_psn, sack, acked_psn, ports)
     if ptype == T_NACK:
         (_, _, flags, _, ev, plane, conn, psn, reason) = _unpack_nack(datagram)
         if reason not in (NACK_TRIMMED, NACK_OTHER):

@@ -80,7 +80,7 @@ def test_each_check_is_reached_from_the_mutation_aimed_at_it():
         ("data", "truncated to 11"): "truncated: 11 bytes < common header",
         ("data", "version=0"): "bad version 0",
         ("data", "type=6"): "bad type 6",
-        ("ack", "hdr_len=36"): "type 2: hdr_len 36 != 28",
+        ("ack", "hdr_len=36"): "type 2: hdr_len 36 != 32",
         ("data", "truncated to 20"): "truncated: 20 bytes < hdr_len 36",
         ("probe", f"ev={wire.EV_LIMIT}"): "ev out of range",
         ("data", f"flags={wire.F_TRIMMED}"): "trimmed DATA with 20 payload bytes",
@@ -89,7 +89,7 @@ def test_each_check_is_reached_from_the_mutation_aimed_at_it():
         ("trimmed data", "length=0"): "DATA length 0 not in 1..msg_len 50",
         ("nack other", "extended by 1"): "type 3: 21 bytes != 20",
         ("nack other", "reason=3"): "bad NACK reason 3",
-        ("data", "read as type 2"): "type 2: 56 bytes != 28",
+        ("data", "read as type 2"): "type 2: 56 bytes != 32",
     }
     by_label = dict(CORPUS)
     for (base, label), message in expect.items():

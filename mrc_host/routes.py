@@ -1,0 +1,90 @@
+"""Which route each EV takes, and a record of when each route carried data.
+
+A route is the pair (plane, T1) a packet crosses from this host to one
+peer; within a rack no T1 is crossed and the route is (plane, None). The
+fabric's T0s steer each EV to a T1 with ``route_of``; the switch tables
+(topologies/tables.py) and every agent call this one function, so the
+sender knows which EVs alias one route, as a NIC knows its SRv6 path
+templates.
+
+``RouteLog`` keeps, per route, counts and the *silences* of its data: the
+gaps longer than ``ROUTE_SILENCE_S`` between two consecutive data packets
+sent on it (or acknowledged on it). That is enough to measure failover
+(fault instant -> last packet sent on a route through the failed element)
+and recovery (repair -> first packet acknowledged on it again) without
+logging every packet.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+# A gap between two data packets on one route longer than this is recorded.
+# Busy routes carry a packet every few ms; any fault worth measuring lasts
+# longer than this, so its silence is always in the record.
+ROUTE_SILENCE_S = 0.03
+
+
+def route_of(ev: int, plane: int, t1s: int | None, same_rack: bool = False) -> tuple:
+    """The route (plane, t1) EV ``ev`` takes on ``plane``: the EVs take the T1s
+    in turn. ``same_rack``: the peer is behind the same T0, no T1 is crossed.
+    ``t1s`` None (fabric unknown): every EV is its own route, (plane, "ev<ev>")."""
+    if same_rack:
+        return (plane, None)
+    if t1s is None:
+        return (plane, f"ev{ev}")
+    return (plane, ev % t1s)
+
+
+def routes_for(paths: Sequence[tuple[int, int]], t1s: int | None, same_rack: bool = False) -> list[tuple]:
+    """The route of every (ev, plane) path, index for index."""
+    return [route_of(ev, plane, t1s, same_rack) for ev, plane in paths]
+
+
+class RouteLog:
+    """Per-route data counters and silences (see the module docstring)."""
+
+    __slots__ = ("keys", "sent", "acked", "first_sent", "last_sent", "first_acked", "last_acked",
+                 "send_silences", "ack_silences")
+
+    def __init__(self, keys: Sequence[Hashable]):
+        n = len(keys)
+        self.keys = list(keys)
+        self.sent = [0] * n
+        self.acked = [0] * n
+        self.first_sent: list = [None] * n
+        self.last_sent: list = [None] * n
+        self.first_acked: list = [None] * n
+        self.last_acked: list = [None] * n
+        self.send_silences: list[list] = [[] for _ in range(n)]
+        self.ack_silences: list[list] = [[] for _ in range(n)]
+
+    def on_send(self, rid: int, now: float) -> None:
+        last = self.last_sent[rid]
+        if last is None:
+            self.first_sent[rid] = now
+        elif now - last > ROUTE_SILENCE_S:
+            self.send_silences[rid].append((last, now))
+        self.last_sent[rid] = now
+        self.sent[rid] += 1
+
+    def on_ack(self, rid: int, now: float) -> None:
+        last = self.last_acked[rid]
+        if last is None:
+            self.first_acked[rid] = now
+        elif now - last > ROUTE_SILENCE_S:
+            self.ack_silences[rid].append((last, now))
+        self.last_acked[rid] = now
+        self.acked[rid] += 1
+
+    def records(self, states: Sequence[str]) -> list[dict]:
+        """One JSON-ready dict per route; ``states`` gives each route's state name."""
+        out = []
+        for rid, (plane, t1) in enumerate(self.keys):
+            out.append({"plane": plane, "t1": t1, "state": states[rid],
+                        "sent": self.sent[rid], "acked": self.acked[rid],
+                        "first_sent": self.first_sent[rid], "last_sent": self.last_sent[rid],
+                        "first_acked": self.first_acked[rid], "last_acked": self.last_acked[rid],
+                        "send_silences": [list(s) for s in self.send_silences[rid]],
+                        "ack_silences": [list(s) for s in self.ack_silences[rid]]})
+        return out
