@@ -46,6 +46,10 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{1000 * v:.0f} ms"
 
 
+def _num(v: float | None, spec: str = ".2f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
 def _median_max(values: list[float]) -> tuple[float | None, float | None]:
     return (statistics.median(values), max(values)) if values else (None, None)
 
@@ -171,6 +175,31 @@ class Bench:
                      f"<= {target.CONTROLLER_P100_RATIO:g} (unaffected)",
                      ratio <= target.CONTROLLER_P100_RATIO and mrc["verified"], {"mrc": mrc})
 
+    def noisy_step(self) -> Iterator[Figure]:
+        """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
+        from faults.scenario_record import IP_UDP_HEADER_BYTES
+        from lab.analysis.metrics import counter_totals
+        from mrc_host.wire import PROBE
+
+        run = _run("noisy-day", self.root)
+        mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
+        median = f"median {_s(mrc['clean_median_s'])}{', every iteration paused' if mrc['clean_median_fallback'] else ''}"
+        yield Figure("noisy day: MRC stalls (> k x its clean median)", f"{mrc['stalls']} ({median})",
+                     f"{target.NOISY_DAY_STALLS}", mrc["stalls"] <= target.NOISY_DAY_STALLS and mrc["verified"],
+                     {"mrc": mrc})
+        ratio = mrc["p99_s"] / base["p99_s"] if mrc["p99_s"] and base["p99_s"] else None
+        yield Figure("noisy day: MRC P99 / baseline P99", f"{_num(ratio)} ({_s(mrc['p99_s'])} / {_s(base['p99_s'])})",
+                     f"<= {target.NOISY_DAY_P99_VS_BASELINE:.2f}",
+                     ratio is not None and ratio <= target.NOISY_DAY_P99_VS_BASELINE, {"baseline": base})
+        totals = counter_totals(json.loads((Path(run["path"]) / "counters.json").read_text())["mrc"])
+        probe_bytes = totals.get("probes_sent", 0) * (PROBE.size + IP_UDP_HEADER_BYTES)
+        share = probe_bytes / totals["data_bytes_sent"] if totals.get("data_bytes_sent") else None
+        yield Figure("noisy day: MRC probe bytes / DATA bytes", f"{_num(share, '.2%')} ({int(probe_bytes):,} B)",
+                     f"<= {target.PROBE_BYTES_SHARE:.0%}", share is not None and share <= target.PROBE_BYTES_SHARE,
+                     {"probe_bytes": probe_bytes, "data_bytes": totals.get("data_bytes_sent")})
+        yield Figure("noisy day: timeouts, MRC vs baseline", f"{mrc['timeouts']} vs {base['timeouts']}",
+                     "MRC <= baseline", mrc["timeouts"] <= base["timeouts"])
+
     def incast_step(self) -> Iterator[Figure]:
         from lab.runners.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
                                 run_incast)
@@ -196,6 +225,8 @@ class Bench:
                  ("clean", self.clean_step), ("flap", self.flap_step), ("gray-failure", self.gray_step)]
         if not self.quick:
             steps += [("t1-reboot", self.reboot_step), ("controller-crash", self.controller_step)]
+        if not self.quick:
+            steps.append(("noisy-day", self.noisy_step))
         return steps + [("incast", self.incast_step)]
 
     def run(self) -> list[Figure]:

@@ -15,3 +15,6 @@ SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or
 CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
 FAILOVER_S = 0.010               # fault instant -> last dead path retired (a production fabric's)
 INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and zero RTOs)
+NOISY_DAY_STALLS = 0             # noisy-day: MRC iterations slower than k x its own clean median
+NOISY_DAY_P99_VS_BASELINE = 1 / 3  # noisy-day: MRC P99 / baseline P99
+PROBE_BYTES_SHARE = 0.01         # noisy-day: MRC probe bytes (PROBE header + IP/UDP) / DATA payload bytes
