@@ -14,7 +14,15 @@ event       {"t", "kind", ...}; kinds used here:
             "path_state": + "transport", "host", "peer", "plane", "ev",
                 "old", "new", "reason"
 counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
-            ``Agent.stats()`` dict (counters under "peers") is accepted too
+            ``Agent.stats()`` dict (counters under "peers") is accepted too.
+            An MRC connection's stats (peers -> <peer>) hold "routes": one
+            record per (plane, t1) route to that peer (t1 null within a rack):
+            {"plane", "t1", "state", "sent", "acked", "first_sent",
+            "last_sent", "first_acked", "last_acked", "send_silences",
+            "ack_silences"}, counting DATA packets (first sends and
+            retransmissions); a silence is [last packet before, first packet
+            after] of a gap > ROUTE_SILENCE_S (mrc_host/routes.py), one still
+            open at the end of the run is not listed. Times on the run's clock.
 fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}
 conservation {transport: {"sent", "received", "named_drops": {...},
              "unexplained_per_link": {link: n}}}
@@ -39,23 +47,45 @@ Definitions
 - ideal iteration time = 2(N-1)/N x S / (P x R): the ring moves 2(N-1)/N x S
   bytes through each rank's P links of R; ``ideal_ratio`` = median / ideal
   (so efficiency = 1 / ideal_ratio).
-- failover time: fault instant -> last new data packet on a dead path. The
-  agents log no per-packet send times, so it is approximated by the last
-  transition to ASSUMED_BAD of a path crossing the faulted element inside
-  the fault window: after it no affected path carries new data.
-- recovery time: fault end -> every affected path that was ASSUMED_BAD at
-  that moment is back to GOOD (back in use).
+- failover (as a user means it): fault instant -> the last DATA packet sent
+  on a route that crosses the failed element (``route_crosses``) and then
+  stayed silent for the rest of the fault (its silence covers the repair, or
+  the end of the data if the fault outlasted it), the latest over such routes
+  (``routes_failed``). A silence that began before the fault is not the
+  fault's; nor is one while the whole connection was silent (the job pausing
+  between iterations): another route of that connection must have carried
+  data during it. A crossing route busy at the repair kept sending through
+  the fault (the fault did not break it): ``routes_kept_sending``, no failover.
+- recovery (as a user means it): repair instant -> the first ack on each
+  failed route after it, the latest over them; a route acked on both sides
+  of the repair with no silence around it counts as ROUTE_SILENCE_S (the
+  most its next ack can have taken). None when the fault never ended (or
+  after the data did) or a failed route was never acked again
+  (``routes_unrecovered``).
+- ``*_rtts``: the same in round-trip times, RTT = the run's median smoothed
+  RTT (``median_srtt``).
+- failover / recovery of the multi-rail baseline (no route records: its
+  paths move when routing does): fault instant -> the last withdrawal of a
+  link of the failed element (``routes_failed`` counts links), repair ->
+  the last restore of those links; None, with a note, when routing withdrew
+  nothing (a gray failure, a flap shorter than the convergence delay).
+- retirements: path_state transitions into ASSUMED_BAD (0 in a clean run).
+- path retirement (``failover_recovery``, exercise 02): fault instant -> the
+  last transition to ASSUMED_BAD of a crossing path inside the fault window;
+  repair -> every crossing path ASSUMED_BAD at that moment is GOOD again.
 - CPU-bound: see ``cpu_bound``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from mrc_host.routes import ROUTE_SILENCE_S
 from topologies.fabric import FabricSpec, ev_to_t1
 from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_of
 
@@ -224,23 +254,33 @@ def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = Non
     if window.paths is not None:
         return (plane, ev) in window.paths
     ends = {_host_index(path.get("host")), _host_index(path.get("peer"))}
-    element = _faulted_element(window.target)
+    racks = _racks(ends, hosts_per_rack)
+    # Two hosts of one rack meet at their T0: no T1 on their path.
+    same_rack = racks is not None and len(racks) == 1 and None not in ends
+    t1s = frozenset() if same_rack else None if spines is None else frozenset({ev_to_t1(ev, spines)})
+    return _element_crossed(window.target, plane, t1s, ends, racks)
+
+
+def _racks(ends: set, hosts_per_rack: int | None) -> set | None:
+    return {h // hosts_per_rack for h in ends if h is not None} if hosts_per_rack else None
+
+
+def _element_crossed(target: str, plane: int, t1s: frozenset | None, ends: set, racks: set | None) -> bool:
+    """Does a path on ``plane`` through the T1s ``t1s`` (None: unknown, any; empty: none)
+    between the hosts ``ends`` (in ``racks``, None: unknown) cross the element ``target`` names?"""
+    element = _faulted_element(target)
     if isinstance(element, NicPort):
         return plane == element.plane and element.host in ends
     switches = [element.t0, element.t1] if isinstance(element, T0T1Link) else [element] if element else []
-    racks = {h // hosts_per_rack for h in ends if h is not None} if hosts_per_rack else None
-    # Two hosts of one rack meet at their T0: no T1 on their path.
-    same_rack = racks is not None and len(racks) == 1 and None not in ends
-    return all(_switch_crossed(switch, plane, ev, racks, same_rack, spines) for switch in switches)
+    return all(_switch_crossed(switch, plane, t1s, racks) for switch in switches)
 
 
-def _switch_crossed(switch: Switch, plane: int, ev: int, racks: set | None, same_rack: bool,
-                    spines: int | None) -> bool:
+def _switch_crossed(switch: Switch, plane: int, t1s: frozenset | None, racks: set | None) -> bool:
     if plane != switch.plane:
         return False
     if switch.tier == "t0":
         return racks is None or switch.index in racks
-    return not same_rack and (spines is None or ev_to_t1(ev, spines) == switch.index)
+    return t1s is None or switch.index in t1s
 
 
 def _path_key(ev: Mapping) -> tuple:
@@ -249,7 +289,8 @@ def _path_key(ev: Mapping) -> tuple:
 
 def failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport: str,
                       crosses: Callable[[FaultWindow, Mapping], bool] = path_crosses) -> dict:
-    """Failover and recovery of one fault, from the transport's path_state events.
+    """Path retirement around one fault, from the transport's path_state events
+    (the path-health view; the summary's failover is ``route_failover_recovery``).
 
     failover_s: last transition to ASSUMED_BAD of a crossing path in
         [start, end] minus start; None if no crossing path was retired.
@@ -282,6 +323,282 @@ def failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport:
     if bad and not out["paths_unrecovered"]:
         out["recovery_s"] = max(back.values()) - window.end
     return out
+
+
+# ---- failover and recovery as a user sees them: the senders' route records -------------------
+
+ROUTE_TIMES = ("first_sent", "last_sent", "first_acked", "last_acked")
+_EV_LABEL = re.compile(r"ev(\d{1,6})")   # a route keyed by its EV (the agent knew no fabric)
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route's DATA history from its sender's stats (peers -> <peer> -> "routes").
+
+    (plane, t1) from ``host`` to ``peer``; t1 None: both hosts in one rack, no
+    T1 crossed; "ev<N>": the agent did not know the fabric, the route is EV N's.
+    Silences: (last packet before, first packet after) pairs of gaps longer
+    than ROUTE_SILENCE_S; one still open when the run ended is not listed.
+    """
+
+    host: str
+    peer: str
+    plane: int
+    t1: int | str | None
+    first_sent: float | None
+    last_sent: float | None
+    first_acked: float | None
+    last_acked: float | None
+    send_silences: tuple = ()
+    ack_silences: tuple = ()
+
+
+def _time(value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"not a time: {value!r}")
+    return float(value)
+
+
+def _silences(value) -> tuple:
+    if not isinstance(value, list):
+        raise ValueError("silences must be a list of [before, after] pairs")
+    pairs = tuple((_time(a), _time(b)) for a, b in value)
+    if any(a is None or b is None or b < a for a, b in pairs):
+        raise ValueError("a silence needs before <= after")
+    return tuple(sorted(pairs))
+
+
+def _route(host: str, peer: str, r: Mapping) -> Route:
+    plane, t1 = r["plane"], r.get("t1")
+    if isinstance(plane, bool) or not isinstance(plane, int):
+        raise ValueError("plane must be an int")
+    if not (t1 is None or (isinstance(t1, int) and not isinstance(t1, bool))
+            or (isinstance(t1, str) and _EV_LABEL.fullmatch(t1))):
+        raise ValueError("t1 must be an int, null or 'ev<N>'")
+    return Route(host, peer, plane, t1, *(_time(r.get(k)) for k in ROUTE_TIMES),
+                 _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])))
+
+
+def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
+    """(every readable route record of one transport's stats, how many were dropped as unreadable)."""
+    routes, dropped = [], 0
+    for host, stats in per_host.items():
+        peers = stats.get("peers") if isinstance(stats, Mapping) else None
+        for peer, conn in peers.items() if isinstance(peers, Mapping) else ():
+            records = conn.get("routes") if isinstance(conn, Mapping) else None
+            for r in records if isinstance(records, list) else ():
+                try:
+                    routes.append(_route(str(host), str(peer), r))
+                except (KeyError, TypeError, ValueError):   # not a dict, a bad field, a bad pair
+                    dropped += 1
+    return routes, dropped
+
+
+def route_crosses(window: FaultWindow, route: Route, *, spines: int | None = None,
+                  hosts_per_rack: int | None = None) -> bool:
+    """Does ``route`` cross the faulted element? The rules of ``path_crosses``, with
+    the route's own T1 (None: a route within a rack crosses no T1)."""
+    t1 = route.t1
+    if isinstance(t1, str):   # "ev<N>": its T1 when the fabric is known, else unknown
+        t1 = None if spines is None else ev_to_t1(int(_EV_LABEL.fullmatch(t1)[1]), spines)
+        t1s = None if t1 is None else frozenset({t1})
+    else:
+        t1s = frozenset() if t1 is None else frozenset({t1})
+    if window.paths is not None:   # the fault named its (plane, ev) paths
+        return any(p == route.plane and (t1s is None or spines is None or ev_to_t1(ev, spines) in t1s)
+                   for p, ev in window.paths)
+    ends = {_host_index(route.host), _host_index(route.peer)}
+    return _element_crossed(window.target, route.plane, t1s, ends, _racks(ends, hosts_per_rack))
+
+
+def _quiet_since(silences: tuple, first: float | None, last: float | None, t: float,
+                 run_end: float) -> float | None:
+    """The last packet before the silence around instant ``t`` (-inf: none sent
+    before ``t``); None if the route was busy at ``t``."""
+    if first is None or first > t:
+        return -math.inf
+    for before, after in silences:
+        if before <= t < after:
+            return before
+    if last is not None and last <= t and run_end - last > ROUTE_SILENCE_S:  # silent from ``last`` to the end
+        return last
+    return None
+
+
+def _first_ack_after(route: Route, t: float) -> float | None:
+    """The first ack on ``route`` after instant ``t``; None if none came."""
+    if route.last_acked is None or route.last_acked <= t:
+        return None
+    if route.first_acked > t:
+        return route.first_acked
+    for before, after in route.ack_silences:
+        if before <= t < after:
+            return after
+    # acks never paused across t: the next one came within the silence threshold (its bound)
+    return t + ROUTE_SILENCE_S
+
+
+def _sent_between(route: Route, a: float, b: float) -> bool:
+    """Did ``route`` carry a packet in the open interval (a, b)?"""
+    if route.first_sent is None or route.last_sent <= a or route.first_sent >= b:
+        return False
+    if route.first_sent > a or route.last_sent < b:
+        return True
+    return not any(before <= a and after >= b for before, after in route.send_silences)
+
+
+def in_rtts(seconds: float | None, rtt: float | None) -> float | None:
+    """``seconds`` in round-trip times; None when either is undefined."""
+    return None if seconds is None or not rtt else seconds / rtt
+
+
+def _fault_record(window: FaultWindow, basis: str | None) -> dict:
+    return {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
+            "basis": basis, "failover_s": None, "failover_rtts": None, "routes_failed": 0,
+            "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None, "routes_unrecovered": 0,
+            "note": None}
+
+
+def _stopped_routes(routes: Sequence[Route], window: FaultWindow, horizon: float, run_end: float,
+                    crosses: Callable[[FaultWindow, Route], bool]) -> tuple[list, int]:
+    """([(route, its last packet before the silence that outlasts the fault)], routes that kept sending)."""
+    by_connection: dict[tuple, list[Route]] = {}
+    for route in routes:
+        by_connection.setdefault((route.host, route.peer), []).append(route)
+    stopped, kept = [], 0
+    for route in routes:
+        if not crosses(window, route):
+            continue
+        quiet = _quiet_since(route.send_silences, route.first_sent, route.last_sent, horizon, run_end)
+        if quiet is None:
+            kept += 1
+        # Its connection must have used another route meanwhile: a silence of the
+        # whole connection is the job pausing (between iterations), not a failover.
+        elif quiet >= window.start and any(_sent_between(other, quiet + ROUTE_SILENCE_S, horizon)
+                                           for other in by_connection[(route.host, route.peer)]
+                                           if other is not route):
+            stopped.append((route, quiet))
+    return stopped, kept
+
+
+def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: float | None = None,
+                            crosses: Callable[[FaultWindow, Route], bool] = route_crosses) -> dict:
+    """Failover and recovery of one fault from the senders' route records (module docstring).
+
+    failover_s: fault start -> the last DATA packet sent on a crossing route that
+        then stayed silent for the rest of the fault (``routes_failed`` of them;
+        ``routes_kept_sending`` crossing routes went on carrying data).
+    recovery_s: repair -> the first ack on each failed route after it, the
+        latest; None when the fault never ended or ``routes_unrecovered`` > 0.
+    rtt: the run's median smoothed RTT, for the ``*_rtts`` figures.
+    """
+    out = _fault_record(window, "routes")
+    sending = [r for r in routes if r.last_sent is not None]
+    run_end = max((r.last_sent for r in sending), default=None)
+    if run_end is None or window.start >= run_end:
+        out["note"] = "no data was sent during the fault"
+        return out
+    horizon = min(window.stop, run_end)
+    stopped, out["routes_kept_sending"] = _stopped_routes(sending, window, horizon, run_end, crosses)
+    out["routes_failed"] = len(stopped)
+    if not stopped:
+        out["note"] = ("crossing routes kept sending" if out["routes_kept_sending"]
+                       else "no route that carried data crosses it")
+        return out
+    out["failover_s"] = max(quiet for _route, quiet in stopped) - window.start
+    if window.end is not None and window.end < run_end:
+        acks = [_first_ack_after(route, window.end) for route, _quiet in stopped]
+        out["routes_unrecovered"] = sum(a is None for a in acks)
+        if not out["routes_unrecovered"]:
+            out["recovery_s"] = max(acks) - window.end
+    elif window.end is not None:
+        out["note"] = "repaired after the last data was sent"
+    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt))
+    return out
+
+
+# ---- failover and recovery of routes that routing moves (the multi-rail baseline) ----------------
+
+ROUTING_KINDS = ("route_withdrawn", "route_restored")
+
+
+def _link_of(link_name, element) -> bool:
+    """Is the T0-T1 link ``link_name`` the element, or one of its switch's links?"""
+    link = _faulted_element(str(link_name))
+    return isinstance(link, T0T1Link) and (link == element or element in (link.t0, link.t1))
+
+
+def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport: str,
+                              rtt: float | None = None) -> dict:
+    """Failover and recovery of one fault for a transport whose paths routing moves.
+
+    The baseline's senders keep their path: its packets leave the failed
+    element when routing withdraws the element's links (after its
+    convergence delay) and return when it restores them (after the hold-down).
+    failover_s: fault start -> the last withdrawal of a link of the element
+        (``routes_failed`` = links withdrawn); recovery_s: repair -> the last
+        restore of those links. None, with a note, when routing withdrew none.
+    """
+    out = _fault_record(window, "routing")
+    element = _faulted_element(window.target)
+    if not isinstance(element, (T0T1Link, Switch)):
+        out["note"] = "routing withdraws T0-T1 links only"
+        return out
+    moves = sorted((e for e in events if e.get("kind") in ROUTING_KINDS and e.get("transport") == transport
+                    and _link_of(e.get("target"), element)), key=lambda e: e["t"])
+    withdrawn: dict[str, float] = {}
+    for e in moves:
+        if e["kind"] == "route_withdrawn" and window.start <= e["t"] <= window.stop:
+            withdrawn.setdefault(e["target"], e["t"])
+    out["routes_failed"] = len(withdrawn)
+    if not withdrawn:
+        out["note"] = "routing withdrew nothing: the rails through it stalled until the repair"
+        return out
+    out["failover_s"] = max(withdrawn.values()) - window.start
+    if window.end is not None:
+        restored: dict[str, float] = {}
+        for e in moves:
+            if e["kind"] == "route_restored" and e["t"] >= window.end and e["target"] in withdrawn:
+                restored.setdefault(e["target"], e["t"])
+        out["routes_unrecovered"] = len(withdrawn) - len(restored)
+        if not out["routes_unrecovered"]:
+            out["recovery_s"] = max(restored.values()) - window.end
+    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt))
+    return out
+
+
+def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[FaultWindow],
+                  counters: Mapping, fabric: FabricSpec | None) -> tuple[list[dict], int]:
+    """(failover and recovery of each fault, route records dropped as unreadable).
+
+    From the senders' route records when the stats hold them; else, for a
+    transport whose paths routing moves (the multi-rail baseline's rails),
+    from routing's withdrawals; else undefined, with the reason.
+    """
+    rtt = median_srtt(counters)
+    routes, dropped = route_records(counters)
+    spines, hpr = (fabric.spines, fabric.hosts_per_rack) if fabric else (None, None)
+    if routes:
+        def crosses(w, r):
+            return route_crosses(w, r, spines=spines, hosts_per_rack=hpr)
+        return [route_failover_recovery(routes, w, rtt, crosses) for w in windows], dropped
+    if _has_rails(counters):
+        return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped
+    return [{**_fault_record(w, None), "note": "no route records in the agents' stats"} for w in windows], dropped
+
+
+def _has_rails(counters: Mapping) -> bool:
+    return any(isinstance(conn, Mapping) and conn.get("rails")
+               for stats in counters.values() if isinstance(stats, Mapping)
+               for conn in (stats.get("peers") or {}).values())
+
+
+def retirements(events: Iterable[Mapping], transport: str) -> int:
+    """path_state transitions into ASSUMED_BAD of ``transport`` (a clean run should have none)."""
+    return sum(1 for e in events if e.get("kind") == "path_state" and e.get("transport") == transport
+               and e.get("new") == "ASSUMED_BAD")
 
 
 # ---- fidelity, counters, conservation --------------------------------------------------------
@@ -426,11 +743,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     median = float(np.median(d)) if len(d) else None
     clean, fell_back = clean_median(its, windows)
     stalled = stalls(its, clean, k)
-    spines, hpr = (fabric.spines, fabric.hosts_per_rack) if fabric else (None, None)
-
-    def crosses(w, e):
-        return path_crosses(w, e, spines=spines, hosts_per_rack=hpr)
-
+    faults, routes_dropped = fault_figures(transport, events, windows, counters or {}, fabric)
     totals = counter_totals(counters or {})
     lost = unexplained(conservation)
     failed = sum(1 for it in its if not it.get("verified"))
@@ -462,7 +775,9 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "peak_plane_mbps": peak_plane_mbps(fidelity),
         "unexplained_loss": sum(lost.values()),
         "unexplained_links": lost,
-        "faults": [failover_recovery(events, w, transport, crosses) for w in windows],
+        "retirements": retirements(events, transport),
+        "route_records_dropped": routes_dropped,
+        "faults": faults,
     }
     return out
 

@@ -45,9 +45,12 @@ def _mbps(v) -> str:
     return _num(v, ".3g", " Mb/s")
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _pct(v) -> str:
-    number = isinstance(v, (int, float)) and not isinstance(v, bool)
-    return _num(100 * v if number else v, ".1f", " %")
+    return _num(100 * v if _is_number(v) else v, ".1f", " %")
 
 
 def _yes(v: bool) -> str:
@@ -89,6 +92,7 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
         row("datapath stalls (heartbeat; median delay)",
             lambda t: f"{t.get('datapath_stalls', 0)} ({_s(t.get('heartbeat_delay_median_s'))})"),
         row("unexplained loss (packets)", lambda t: str(t.get("unexplained_loss", 0))),
+        row("paths retired (into ASSUMED_BAD)", lambda t: _num(t.get("retirements"), "d")),
     ]
 
 
@@ -110,13 +114,39 @@ def warnings(summary: Mapping[str, Mapping]) -> list[str]:
             out.append(f"{name}: unexplained loss on links {links or '?'}: the emulator lost packets")
         if t.get("verify_failures"):
             out.append(f"{name}: verification FAILED in {t['verify_failures']} iterations")
+        if t.get("route_records_dropped"):
+            out.append(f"{name}: {t['route_records_dropped']} unreadable route record(s) in the agents' stats "
+                       "were left out of failover and recovery")
         if t.get("clean_median_fallback"):
             out.append(f"{name}: every iteration overlapped a fault; stalls use the overall median")
     return out
 
 
+def _ms_rtts(seconds, rtts) -> str:
+    """"31 ms (1.8 RTT)"; "-" when undefined."""
+    if seconds is None:
+        return "-"
+    ms = _num(1000 * seconds if _is_number(seconds) else seconds, ".0f", " ms")
+    return ms if rtts is None else f"{ms} ({_num(rtts, '.1f', ' RTT')})"
+
+
+def _failover_cell(f: Mapping) -> str:
+    unit = "links withdrawn" if f.get("basis") == "routing" else "routes"
+    cell = f"{_ms_rtts(f.get('failover_s'), f.get('failover_rtts'))}, {f.get('routes_failed', 0)} {unit}"
+    if f.get("routes_kept_sending"):
+        cell += f"; {f['routes_kept_sending']} kept sending"
+    return cell
+
+
+def _recovery_cell(f: Mapping) -> str:
+    if f.get("routes_unrecovered"):
+        what = "link(s) never restored" if f.get("basis") == "routing" else "route(s) never acked again"
+        return f"{f['routes_unrecovered']} {what}"
+    return _ms_rtts(f.get("recovery_s"), f.get("recovery_rtts"))
+
+
 def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
-    """[transport, fault, target, window, failover, recovery] per fault of every transport."""
+    """[transport, fault, target, window, failover, recovery, note] per fault of every transport."""
     rows = []
     for name, t in _entries(summary).items():
         faults = t.get("faults")
@@ -124,13 +154,15 @@ def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
             if not isinstance(f, Mapping):
                 continue
             end = "open" if f.get("end") is None else _num(f["end"], ".3g")
-            recovery = _s(f.get("recovery_s"))
-            if f.get("paths_unrecovered"):
-                recovery = f"{f['paths_unrecovered']} path(s) never back"
             rows.append([name, str(f.get("fault", "")), str(f.get("target", "")),
-                         f"{_num(f.get('start', 0), '.3g')}-{end} s",
-                         f"{_s(f.get('failover_s'))} ({f.get('paths_failed', 0)} paths)", recovery])
+                         f"{_num(f.get('start', 0), '.3g')}-{end} s", _failover_cell(f), _recovery_cell(f),
+                         str(f.get("note") or "")])
     return rows
+
+
+FAULT_TABLE_TITLE = ("Faults (failover: fault -> last DATA sent on a route through it; recovery: repair -> "
+                     "first DATA acked on it again; RTT = median smoothed; the baseline: routing's "
+                     "withdrawal and restore)")
 
 
 def print_summary(summary: Mapping[str, Mapping], console: Console | None = None) -> None:
@@ -148,8 +180,8 @@ def print_summary(summary: Mapping[str, Mapping], console: Console | None = None
     console.print(table)
     faults = fault_rows(summary)
     if faults:
-        ft = Table(title="Faults (failover ~ last path retired; recovery = back to GOOD)")
-        for col in ("transport", "fault", "target", "window", "failover", "recovery"):
+        ft = Table(title=FAULT_TABLE_TITLE)
+        for col in ("transport", "fault", "target", "window", "failover", "recovery", "note"):
             ft.add_column(col, overflow="fold")  # a narrow terminal wraps a target, never cuts it
         for r in faults:
             ft.add_row(*r)

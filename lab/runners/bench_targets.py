@@ -13,7 +13,10 @@ CLEAN_IDEAL_RATIO = 1.25         # clean MRC median iteration / the analytic ide
 FLAP_P100_RATIO = 1.2            # MRC slowest iteration under flaps / clean slowest
 SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or T1 reboot / clean median
 CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
-FAILOVER_S = 0.010               # fault instant -> last dead path retired (a production fabric's)
+FAILOVER_RTTS = 2.0              # failover median (fault -> last DATA sent through it), in the run's RTTs
+RECOVERY_RTTS = 3.0              # recovery median (repair -> first DATA acked through it again) <= this many
+                                 # RTTs + the probe interval (the first probe must find the path back)
+CLEAN_RETIREMENTS = 0            # paths retired (into ASSUMED_BAD) in a clean run: each is a false alarm
 INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and zero RTOs)
 NOISY_DAY_STALLS = 0             # noisy-day: MRC iterations slower than k x its own clean median
 NOISY_DAY_P99_VS_BASELINE = 1 / 3  # noisy-day: MRC P99 / baseline P99

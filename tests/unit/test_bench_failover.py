@@ -1,0 +1,45 @@
+"""The bench's failover and recovery rows, judged on synthetic summaries (no lab run)."""
+
+import pytest
+
+from faults.scenario_record import Scenario
+from lab.runners import bench_targets as target
+from lab.runners.bench import Bench
+
+
+def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap"):
+    return {"fault": kind, "failover_s": failover, "recovery_s": recovery, "routes_unrecovered": unrecovered,
+            "routes_kept_sending": kept}
+
+
+def figures(faults, rtt=0.02, params=None, kinds=("link_flap",)):
+    run = {"summary": {"mrc": {"srtt_median_s": rtt, "faults": faults}},
+           "scenario": Scenario(name="x", transport_params=params or {})}
+    return list(Bench(quick=True, root=None)._failover_figures("link down", run, kinds))
+
+
+def test_medians_in_rtts_against_the_targets():
+    # RTT 20 ms: failover median 30 ms = 1.5 RTTs (<= 2); recovery budget 3 x 20 + 20 (probe) = 80 ms
+    failover, recovery = figures([fault(0.02, 0.07), fault(0.03, 0.08), fault(0.09, 0.5),
+                                  fault(1.0, 1.0, kind="blackhole")])
+    assert failover.ok and "30 ms = 1.5 RTTs" in failover.value and "3 of 3 faults" in failover.name
+    assert recovery.ok and recovery.target.endswith("= 80 ms, all back")
+    failover, recovery = figures([fault(0.05, 0.09)])
+    assert failover.ok is False and recovery.ok is False
+    assert figures([fault(0.05, 0.09)], params={"probe_interval": 0.04})[1].ok   # budget 100 ms
+
+
+def test_unmeasured_or_unrecovered_faults_do_not_pass():
+    failover, recovery = figures([fault(0.01, None, unrecovered=2)])
+    assert failover.ok and recovery.ok is False and "1 faults with routes never acked again" in recovery.value
+    failover, recovery = figures([fault(None, None, kept=3)])
+    assert failover.ok is False and recovery.ok is False and "3 routes kept sending" in failover.value
+    failover, recovery = figures([], kinds=("link_flap",))           # no such fault in the run: reported
+    assert failover.ok is None and recovery.ok is None
+
+
+def test_targets_are_the_ones_defined():
+    assert (target.FAILOVER_RTTS, target.RECOVERY_RTTS, target.CLEAN_RETIREMENTS) == (2.0, 3.0, 0)
+    assert figures([fault(0.04, 0.08)])[0].ok                        # exactly 2 RTTs meets it
+    with pytest.raises(ValueError, match="unknown transport parameters"):
+        figures([fault(0.01, 0.01)], params={"probe_every": 1})

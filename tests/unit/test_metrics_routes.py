@@ -1,0 +1,215 @@
+"""Failover and recovery as a user sees them, from synthetic route records whose figures are known by hand.
+
+Default fabric: 2 hosts per rack (h0, h1 in rack 0; h2, h3 in rack 1), 2 T1s per plane.
+"""
+
+import pytest
+
+from lab.analysis.metrics import (FaultWindow, fault_figures, fault_windows, in_rtts, retirements, route_crosses,
+                                  route_failover_recovery, route_records, routing_failover_recovery, summarize)
+from mrc_host.routes import ROUTE_SILENCE_S
+from topologies.fabric import DEFAULT_FABRIC
+
+CFG = {"fabric": DEFAULT_FABRIC.to_dict(), "job": {"buffer_bytes": 1_000_000}}
+RUN_END = 30.0
+
+
+def route(plane=0, t1=1, first=0.0, last=RUN_END, silences=(), acks=None, first_acked=None, last_acked=None):
+    """A route record as the agent writes it; acks default to the sends shifted by 10 ms."""
+    shift = 0.01
+    return {"plane": plane, "t1": t1, "state": "GOOD", "sent": 100, "acked": 100,
+            "first_sent": first, "last_sent": last,
+            "first_acked": first + shift if first_acked is None else first_acked,
+            "last_acked": last + shift if last_acked is None else last_acked,
+            "send_silences": [list(s) for s in silences],
+            "ack_silences": [[a + shift, b + shift] for a, b in silences] if acks is None else [list(s) for s in acks]}
+
+
+def stats(*routes, host="h0", peer="h2", srtt=0.015):
+    """One sender's stats: a connection to ``peer`` with these routes."""
+    return {host: {"peers": {peer: {"data_sent": 100, "srtt": srtt, "routes": list(routes)}}}}
+
+
+def figures(per_host, events):
+    windows = fault_windows(events, "mrc")
+    faults, dropped = fault_figures("mrc", events, windows, per_host, DEFAULT_FABRIC)
+    assert dropped == 0
+    return faults
+
+
+def fault(t0, t1, target="t1p0s1", name="link_down"):
+    evs = [{"t": t0, "kind": "fault_start", "fault": name, "target": target, "transport": "mrc"}]
+    if t1 is not None:
+        evs.append({"t": t1, "kind": "fault_end", "fault": name, "target": target, "transport": "mrc"})
+    return evs
+
+
+BUSY = route(plane=0, t1=0)   # the connection's other route on plane 0 (T1 0): carries data all along
+
+
+def test_route_that_stops_30_ms_after_the_fault_fails_over_in_30_ms_and_recovers_on_its_first_ack():
+    # sends stop 30 ms after the fault at 10 s and resume 40 ms after the repair at 20 s;
+    # its first ack after the repair comes 50 ms after it
+    dead = route(silences=[(10.03, 20.04)], acks=[(10.04, 20.05)])
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f["basis"] == "routes"
+    assert f["failover_s"] == pytest.approx(0.03) and f["routes_failed"] == 1
+    assert f["failover_rtts"] == pytest.approx(2.0)        # RTT 15 ms
+    assert f["recovery_s"] == pytest.approx(0.05) and f["routes_unrecovered"] == 0
+    assert f["recovery_rtts"] == pytest.approx(0.05 / 0.015)
+    assert f["routes_kept_sending"] == 0                    # BUSY goes through T1 0: not crossed
+
+
+def test_the_latest_failed_route_sets_the_figures():
+    early = route(t1=1, silences=[(10.02, 20.2)], acks=[(10.03, 20.3)])
+    late = route(plane=1, t1=1, silences=[(10.07, 20.1)], acks=[(10.08, 20.2)])
+    per_host = stats(early, route(plane=0, t1=0), late, route(plane=1, t1=0))
+    f, = figures(per_host, fault(10.0, 20.0, target="t0p0r0-t1p0s1"))
+    assert f["failover_s"] == pytest.approx(0.02) and f["routes_failed"] == 1   # plane 0 only: `early`
+    both = FaultWindow("f", "x", "mrc", 10.0, 20.0, paths=((0, 1), (1, 3)))      # named paths: EVs 1, 3 -> T1 1
+    routes, _ = route_records(per_host)
+    f = route_failover_recovery(routes, both, 0.01, lambda w, r: route_crosses(w, r, spines=2, hosts_per_rack=2))
+    assert f["failover_s"] == pytest.approx(0.07) and f["routes_failed"] == 2
+    assert f["recovery_s"] == pytest.approx(0.3) and f["recovery_rtts"] == pytest.approx(30)
+
+
+def test_a_fault_crossing_no_route_has_no_failover():
+    f, = figures(stats(route(), BUSY), fault(10.0, 20.0, target="t1p3s1"))
+    assert f["failover_s"] is None and f["recovery_s"] is None
+    assert f["routes_failed"] == f["routes_kept_sending"] == 0
+    assert f["note"] == "no route that carried data crosses it"
+
+
+def test_a_route_that_kept_sending_through_the_fault_is_counted_apart():
+    f, = figures(stats(route(), BUSY), fault(10.0, 20.0, name="blackhole"))
+    assert f["failover_s"] is None and f["routes_failed"] == 0 and f["routes_kept_sending"] == 1
+    # one that paused inside the fault and was busy again at the repair kept sending too
+    f, = figures(stats(route(silences=[(12.0, 13.0)]), BUSY), fault(10.0, 20.0))
+    assert f["failover_s"] is None and f["routes_kept_sending"] == 1
+
+
+def test_open_silence_at_the_end_of_the_run():
+    # the route never sent again after 10.03 s; its silence is open (not in the list)
+    dead = route(last=10.03, last_acked=10.05)
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f["failover_s"] == pytest.approx(0.03) and f["routes_failed"] == 1
+    assert f["recovery_s"] is None and f["routes_unrecovered"] == 1     # never acked again
+    f, = figures(stats(dead, BUSY), fault(10.0, None))                  # never repaired
+    assert f["failover_s"] == pytest.approx(0.03)
+    assert f["recovery_s"] is None and f["routes_unrecovered"] == 0
+
+
+def test_a_fault_outlasting_the_data_measures_up_to_the_end_of_the_data():
+    busy_to_end = route()                   # still sending when the data ends: kept sending
+    f, = figures(stats(busy_to_end, BUSY), fault(10.0, None))
+    assert f["failover_s"] is None and f["routes_kept_sending"] == 1
+    f, = figures(stats(route(last=RUN_END - 2 * ROUTE_SILENCE_S), BUSY), fault(10.0, None))
+    assert f["failover_s"] == pytest.approx(RUN_END - 2 * ROUTE_SILENCE_S - 10.0)
+
+
+def test_silences_that_are_not_the_faults():
+    # idle since before the fault: not the fault's doing
+    f, = figures(stats(route(silences=[(9.0, 25.0)]), BUSY), fault(10.0, 20.0))
+    assert f["routes_failed"] == 0 and f["failover_s"] is None
+    # the whole connection paused across the repair (between iterations): not a failover
+    pause = [(19.98, 20.06)]
+    f, = figures(stats(route(silences=pause), route(t1=0, silences=pause)), fault(10.0, 20.0))
+    assert f["routes_failed"] == 0 and f["failover_s"] is None
+
+
+def test_acks_that_never_paused_across_the_repair_count_as_the_silence_threshold():
+    # sends stopped 30 ms before a repair that came 50 ms after the fault: acks of earlier
+    # packets were still arriving at the repair instant
+    dead = route(silences=[(10.03, 10.2)], acks=[(10.09, 10.23)])
+    f, = figures(stats(dead, BUSY), fault(10.0, 10.06))
+    assert f["failover_s"] == pytest.approx(0.03)
+    assert f["recovery_s"] == pytest.approx(ROUTE_SILENCE_S)
+
+
+def test_route_crosses_rules():
+    def w(target):
+        return FaultWindow("f", target, "mrc", 0.0, 1.0)
+    routes, _ = route_records({
+        "h0": {"peers": {"h2": {"routes": [route(plane=3, t1=1), route(plane=3, t1="ev5")]},
+                         "h1": {"routes": [route(plane=3, t1=None)]}}}})
+    far, by_ev, near = routes
+    kw = {"spines": 2, "hosts_per_rack": 2}
+    assert route_crosses(w("t1p3s1"), far, **kw) and not route_crosses(w("t1p3s0"), far, **kw)
+    assert not route_crosses(w("t1p2s1"), far, **kw)
+    assert route_crosses(w("t0p3r1"), far, **kw) and route_crosses(w("t0p3r0-t1p3s1"), far, **kw)
+    assert not route_crosses(w("t0p3r0-t1p3s0"), far, **kw)
+    assert route_crosses(w("h2-eth3"), far) and not route_crosses(w("h3-eth3"), far)
+    assert route_crosses(w("t1p3s1"), by_ev, **kw) and not route_crosses(w("t1p3s0"), by_ev, **kw)   # 5 % 2
+    assert route_crosses(w("t1p3s0"), by_ev)                      # fabric unknown: plane only
+    assert not route_crosses(w("t1p3s1"), near, **kw)             # within a rack: no T1
+    assert route_crosses(w("t0p3r0"), near, **kw) and not route_crosses(w("t0p3r1"), near, **kw)
+
+
+def test_unreadable_route_records_are_counted_and_dropped():
+    bad = [route(), "junk", {"plane": "0"}, {**route(), "t1": True}, {**route(), "last_sent": "soon"},
+           {**route(), "send_silences": [[2.0, 1.0]]}, {**route(), "ack_silences": [[1.0]]}, {"t1": 0}]
+    routes, dropped = route_records({"h0": {"peers": {"h2": {"routes": bad}, "h3": {"routes": "x"}}}, "h1": 7})
+    assert len(routes) == 1 and dropped == 7
+
+
+def test_in_rtts():
+    assert in_rtts(0.03, 0.015) == pytest.approx(2.0)
+    assert in_rtts(None, 0.015) is None and in_rtts(0.03, None) is None and in_rtts(0.03, 0.0) is None
+
+
+def test_baseline_failover_is_routings_withdrawal_and_recovery_its_restore():
+    link = "t0p0r0-t1p0s1"
+    evs = fault(10.0, 20.0, target=link) + fault(40.0, 41.0, target=link) + fault(50.0, 52.0, target="h0-eth0")
+    evs = [{**e, "transport": "baseline"} for e in evs] + [
+        {"t": 15.2, "kind": "route_withdrawn", "target": link, "transport": "baseline"},
+        {"t": 15.3, "kind": "route_withdrawn", "target": "t0p1r0-t1p1s1", "transport": "baseline"},  # other plane
+        {"t": 23.0, "kind": "route_restored", "target": link, "transport": "baseline"}]
+    windows = fault_windows(evs, "baseline")
+    f, short, port = (routing_failover_recovery(evs, w, "baseline", rtt=0.02) for w in windows)
+    assert f["basis"] == "routing" and f["failover_s"] == pytest.approx(5.2) and f["routes_failed"] == 1
+    assert f["recovery_s"] == pytest.approx(3.0) and f["failover_rtts"] == pytest.approx(260)
+    assert short["failover_s"] is None and "withdrew nothing" in short["note"]
+    assert port["failover_s"] is None and port["note"] == "routing withdraws T0-T1 links only"
+    # a T1's fault: its links' withdrawals
+    t1 = routing_failover_recovery(evs, FaultWindow("reboot", "t1p0s1", "baseline", 10.0, 20.0), "baseline")
+    assert t1["failover_s"] == pytest.approx(5.2)
+
+
+def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
+    its = [{"transport": t, "iteration": 0, "start": 0.0, "end": RUN_END, "duration": RUN_END, "verified": True,
+            "rank_times": []} for t in ("mrc", "baseline")]
+    evs = fault(10.0, 20.0) + [{**e, "transport": "baseline"} for e in fault(10.0, 20.0)] + [
+        {"t": 10.02, "kind": "path_state", "transport": "mrc", "host": "h0", "peer": "h2", "plane": 0, "ev": 1,
+         "old": "GOOD", "new": "ASSUMED_BAD", "reason": "test"}]
+    counters = {"mrc": stats(route(silences=[(10.03, 20.04)], acks=[(10.04, 20.05)]), BUSY),
+                "baseline": {"h0": {"peers": {"h2": {"data_sent": 5, "rails": [{"plane": 0, "ev": 0, "srtt": 0.02}]}}}}}
+    s = summarize(its, evs, counters, config=CFG)
+    m, b = s["mrc"], s["baseline"]
+    assert m["retirements"] == 1 and b["retirements"] == 0 and m["route_records_dropped"] == 0
+    assert m["faults"][0]["failover_s"] == pytest.approx(0.03) and m["faults"][0]["failover_rtts"] == pytest.approx(2)
+    assert b["faults"][0]["basis"] == "routing" and b["faults"][0]["failover_s"] is None
+    assert retirements(evs, "baseline") == 0
+    no_routes = summarize(its[:1], evs, {"mrc": {"h0": {"peers": {"h2": {"data_sent": 1}}}}}, config=CFG)["mrc"]
+    assert no_routes["faults"][0]["basis"] is None
+    assert no_routes["faults"][0]["note"] == "no route records in the agents' stats"
+
+
+def test_the_run_tables_fault_rows():
+    from lab.analysis.report import fault_rows, summary_rows
+
+    f = {"fault": "link_flap", "target": "t1p0s1", "start": 10.0, "end": 20.0, "basis": "routes",
+         "failover_s": 0.031, "failover_rtts": 2.07, "routes_failed": 3, "routes_kept_sending": 1,
+         "recovery_s": 0.05, "recovery_rtts": 3.33, "routes_unrecovered": 0, "note": None}
+    withdrawn = {**f, "basis": "routing", "failover_s": 5.2, "failover_rtts": 260.0, "routes_failed": 1,
+                 "routes_kept_sending": 0, "routes_unrecovered": 1}
+    never = {**f, "failover_s": None, "routes_failed": 0, "routes_kept_sending": 0, "recovery_s": None,
+             "note": "no route that carried data crosses it"}
+    garbage = {"fault": "x", "failover_s": "soon", "failover_rtts": [], "routes_unrecovered": 0}
+    rows = fault_rows({"mrc": {"faults": [f, never, garbage, "junk"]}, "baseline": {"faults": [withdrawn]}})
+    assert rows[0][4:] == ["31 ms (2.1 RTT), 3 routes; 1 kept sending", "50 ms (3.3 RTT)", ""]
+    assert rows[1][4:] == ["-, 0 routes", "-", "no route that carried data crosses it"]
+    assert rows[2][4] == "? (?), 0 routes"
+    assert fault_rows({"mrc": {"faults": [{**f, "failover_rtts": None}]}})[0][4].startswith("31 ms, 3 routes")
+    assert rows[3][4:6] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
+    assert dict(summary_rows({"mrc": {"retirements": 0}, "baseline": {}}))[
+        "paths retired (into ASSUMED_BAD)"] == ["0", "-"]
