@@ -110,15 +110,13 @@ class ProbeHealth:
         self.outstanding[self.seq] = (target, now)
         return self.seq
 
-    def replied(self, seq: int, now: float) -> Transition | None:
+    def replied(self, seq: int, now: float) -> list[Transition]:
         entry = self.outstanding.pop(seq, None)
         if entry is None:
             self.late_replies += 1
-            return None
+            return []
         target, sent_at = entry
-        if now - sent_at > self.timeout:
-            return self._resolve(target, False, now)
-        return self._resolve(target, True, now)
+        return self._resolve(target, now - sent_at <= self.timeout, now)
 
     def expire(self, now: float) -> list[Transition]:
         """Misses for every probe older than the timeout, oldest first."""
@@ -127,24 +125,35 @@ class ProbeHealth:
         out = []
         for _, seq in old:
             target, _ = self.outstanding.pop(seq)
-            transition = self._resolve(target, False, now)
-            if transition:
-                out.append(transition)
+            out += self._resolve(target, False, now)
         return out
 
-    def _resolve(self, target: Target, ok: bool, now: float) -> Transition | None:
+    def _resolve(self, target: Target, ok: bool, now: float) -> list[Transition]:
         s = self.states[target]
         if ok:
             s.misses, s.successes = 0, s.successes + 1
             if s.failed and s.successes >= self.successes_to_repair:
                 s.failed, s.since = False, None
-                return Transition(target, False, now)
+                return [Transition(target, False, now), *self._plane_afresh(target, now)]
         else:
             s.successes, s.misses = 0, s.misses + 1
             if not s.failed and s.misses >= self.misses_to_fail:
                 s.failed, s.since = True, now
-                return Transition(target, True, now)
-        return None
+                return [Transition(target, True, now)]
+        return []
+
+    def _plane_afresh(self, target: Target, now: float) -> list[Transition]:
+        """A T0 hop back: the plane's T1 verdicts were taken through a dead hop and
+        say nothing about the T1s; they start afresh (a T1 really down fails again)."""
+        if target.t1 is not None:
+            return []
+        out = []
+        for other, s in self.states.items():
+            if other.plane == target.plane and other.t1 is not None:
+                if s.failed:
+                    out.append(Transition(other, False, now))
+                s.failed, s.since, s.misses, s.successes = False, None, 0, 0
+        return out
 
     def failed(self) -> dict[Target, float]:
         return {t: s.since for t, s in self.states.items() if s.failed}

@@ -23,6 +23,7 @@ from faults.scenario_record import (
     buffer_bytes_from_mb,
 )
 from lab.runners.agent_config import agent_config, lab_transport_params
+from lab.runners.mappers import Mappers
 from lab.plumbing.session import Session
 from lab.runners.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
 from mrc_host.agent import AgentConfig
@@ -118,9 +119,14 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     iteration (a deferred fault timeline starts there)."""
     if job.transport not in TRANSPORTS:
         raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
+    mappers = None
     try:
+        if job.transport == "mrc":  # MRC's denylist is fed by one Clustermapper per host
+            mappers = Mappers(session)
         workers = start_workers(session, job)
     except WorkerError as exc:
+        if mappers is not None:
+            mappers.stop(time.monotonic())
         raise JobError(str(exc)) from None
     ring = list(workers.procs)
     t0 = time.monotonic() if t0 is None else t0
@@ -150,6 +156,8 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
         result.error = str(exc)
     finally:
         stats = workers.stop()
+        if mappers is not None:  # path-health events too: the mappers' findings and denials
+            result.path_events += mappers.stop(t0)
     for name, s in stats.items():
         result.stats[name] = s["counters"]
         for tr in s["transitions"]:

@@ -57,10 +57,10 @@ def run(health, target, outcomes, t=0.0):
     for ok in outcomes:
         seq = health.sent(target, t)
         if ok:
-            transitions.append(health.replied(seq, t + 0.01))
+            transitions += health.replied(seq, t + 0.01)
         transitions += health.expire(t + PROBE_TIMEOUT_S + 0.001)
         t += 0.05
-    return [x for x in transitions if x], t
+    return transitions, t
 
 
 def test_failed_after_n_consecutive_misses_back_after_m_successes():
@@ -80,9 +80,23 @@ def test_a_reply_after_the_timeout_is_a_miss_and_an_unknown_reply_is_counted():
     target = Target(0)
     health = ProbeHealth([target], misses_to_fail=1)
     seq = health.sent(target, 0.0)
-    transition = health.replied(seq, PROBE_TIMEOUT_S + 0.1)
+    (transition,) = health.replied(seq, PROBE_TIMEOUT_S + 0.1)
     assert transition.failed and transition.target == target
-    assert health.replied(12345, 1.0) is None and health.late_replies == 1
+    assert health.replied(12345, 1.0) == [] and health.late_replies == 1
+
+
+def test_a_t0_hop_back_voids_the_t1_verdicts_taken_through_it():
+    hop, via_t1, other_plane = Target(1), Target(1, 0), Target(2, 0)
+    health = ProbeHealth([hop, via_t1, other_plane])
+    t = 0.0
+    for target in (hop, via_t1, other_plane):  # the NIC of plane 1 is down: both fail
+        _, t = run(health, target, [False] * MISSES_TO_FAIL, t)
+    assert set(health.failed()) == {hop, via_t1, other_plane}
+    out, t = run(health, hop, [True] * SUCCESSES_TO_REPAIR, t)
+    assert [(x.target, x.failed) for x in out] == [(hop, False), (via_t1, False)]
+    assert set(health.failed()) == {other_plane}  # another plane keeps its verdict
+    out, _ = run(health, via_t1, [False] * MISSES_TO_FAIL, t)  # a T1 really down fails again
+    assert [(x.target, x.failed) for x in out] == [(via_t1, True)]
 
 
 def test_findings_round_trip_and_garbage_is_none():

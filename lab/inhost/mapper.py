@@ -1,0 +1,267 @@
+"""The Clustermapper: one process per host, inside its namespace (docs/mapper.md).
+
+    python -m lab.inhost.mapper --fabric fabric.json --host 2 --state-dir DIR
+
+Probes, from every NIC port, the port's T0 (a T0-hop probe the T0 reflects)
+and each T1 of the plane (a T1 probe the T0 steers up by its EV and the T1
+reflects), every PROBE_INTERVAL_S (lab/inhost/mapper_logic.py). A probe is
+an Ethernet frame to the host's own plane address, UDP port MAPPER_PORT
+(topologies/tables.py), sent and received with AF_PACKET: a UDP socket to
+one's own address never leaves the host, and the kernel drops an arriving
+IP packet whose source is a local address. A T1 probe only counts when it
+comes back with that T1's mark as Ethernet source.
+
+Files in DIR, each replaced atomically:
+  mapper-h<H>.json   this mapper's findings (failed targets), rewritten on
+                     every change and at least every FINDINGS_REFRESH_S
+  denylist.json      the merge of every mapper's fresh findings
+                     (mapper_logic.localise), shared with the `deny` fault
+  mapper-h<H>.jsonl  its events (JSON lines, CLOCK_MONOTONIC times):
+      {"kind": "mapper_fail" | "mapper_repair", "host", "plane", "t1", "t"}
+      {"kind": "mapper_deny" | "mapper_undeny", "host", "element": {...}, "source", "t"}
+      {"kind": "mapper_stats", "host", "sent", "replies", ..., "t"}   (last, at exit)
+      (deny/undeny only from the mapper whose merge changed the file)
+Line protocol with the runner: READY once probing; STOP (or end of stdin) ->
+BYE and exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+from pathlib import Path
+
+from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, Findings, ProbeHealth, ProbeSchedule, Target,
+                                     Transition, localise, targets)
+from lab.plumbing.atomic import write_json_atomic
+from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DenylistFile, denylist_path, edit_denylist
+from topologies.fabric import FabricSpec
+from topologies.tables import EV_PORT_BASE, MAPPER_PORT, mapper_ev
+
+MAGIC = b"MRCMAP1"
+PAYLOAD = struct.Struct("!7sHI")  # magic, host, sequence number
+ETH_P_IP = 0x0800
+SOL_PACKET = 263  # linux/socket.h (Python does not export it)
+PACKET_QDISC_BYPASS = 20  # linux/if_packet.h
+PACKET_IGNORE_OUTGOING = 23
+SO_ATTACH_FILTER = 26  # asm-generic/socket.h
+LOOP_TICK_S = 0.01  # the loop wakes at least this often: probes leave in small batches
+MERGE_INTERVAL_S = 0.1  # how often a mapper merges every mapper's findings into the denylist
+
+
+def findings_path(state_dir: Path, host: int) -> Path:
+    return Path(state_dir) / f"mapper-h{host}.json"
+
+
+def events_path(state_dir: Path, host: int) -> Path:
+    return Path(state_dir) / f"mapper-h{host}.jsonl"
+
+
+def _mac(text: str) -> bytes:
+    return bytes.fromhex(text.replace(":", ""))
+
+
+def _ip_checksum(header: bytes) -> int:
+    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
+    total = (total & 0xFFFF) + (total >> 16)
+    total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def probe_frame(spec: FabricSpec, host: int, target: Target, seq: int) -> bytes:
+    """Ethernet + IPv4 + UDP to the host's own plane address; the UDP source
+    port tells the T0 what to do (tables.py: MAPPER_PORT = reflect, an EV = up)."""
+    mac, ip = _mac(spec.host_mac(host, target.plane)), socket.inet_aton(spec.host_ip(host, target.plane))
+    sport = MAPPER_PORT if target.t1 is None else EV_PORT_BASE + mapper_ev(spec, target.t1)
+    payload = PAYLOAD.pack(MAGIC, host, seq)
+    udp = struct.pack("!HHHH", sport, MAPPER_PORT, 8 + len(payload), 0) + payload  # UDP checksum 0: none
+    ip_header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, ip, ip)
+    ip_header = ip_header[:10] + struct.pack("!H", _ip_checksum(ip_header)) + ip_header[12:]
+    return mac + mac + struct.pack("!H", ETH_P_IP) + ip_header + udp
+
+
+def parse_reply(frame: bytes) -> tuple[int, int, bytes] | None:
+    """(host, seq, Ethernet source) of a returned probe, None for anything else."""
+    if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+        return None
+    udp = 14 + (frame[14] & 0x0F) * 4
+    if len(frame) < udp + 8 + PAYLOAD.size or struct.unpack_from("!H", frame, udp + 2)[0] != MAPPER_PORT:
+        return None
+    magic, host, seq = PAYLOAD.unpack_from(frame, udp + 8)
+    return (host, seq, frame[6:12]) if magic == MAGIC else None
+
+
+def _udp_port_filter(port: int):
+    """A classic BPF socket filter passing only unfragmented IPv4 UDP to `port`:
+    the plane's NIC also carries the agents' data, which the mapper must not copy."""
+    code = [(0x28, 0, 0, 12), (0x15, 0, 8, ETH_P_IP), (0x30, 0, 0, 23), (0x15, 0, 6, 17),
+            (0x28, 0, 0, 20), (0x45, 4, 0, 0x1FFF), (0xB1, 0, 0, 14), (0x48, 0, 0, 16),
+            (0x15, 0, 1, port), (0x06, 0, 0, 0xFFFF), (0x06, 0, 0, 0)]
+    program = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *ins) for ins in code))
+    return program, struct.pack("HL", len(code), ctypes.addressof(program))
+
+
+def open_plane_socket(ifname: str) -> socket.socket:
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_IP))
+    program, fprog = _udp_port_filter(MAPPER_PORT)  # `program` lives until the kernel copied it
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+    del program
+    sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+    # past the host's shaping queue: a probe measures the fabric, not this host's backlog
+    sock.setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1)
+    sock.bind((ifname, ETH_P_IP))
+    sock.setblocking(False)
+    return sock
+
+
+class Mapper:
+    """One host's prober, verdicts, findings file and share of the merge."""
+
+    def __init__(self, spec: FabricSpec, host: int, state_dir: Path, now: float):
+        self.spec, self.host, self.state_dir = spec, host, Path(state_dir)
+        self.schedule = ProbeSchedule(targets(spec), start=now)
+        self.health = ProbeHealth(targets(spec))
+        self.expected_src = {t: _mac(spec.host_mac(host, t.plane)) if t.t1 is None else
+                             _mac(spec.t1_mac(t.plane, t.t1)) for t in targets(spec)}
+        self.socks = {p: open_plane_socket(spec.host_intf(host, p)) for p in range(spec.planes)}
+        self.denylist = denylist_path(state_dir)
+        self.seen = DenylistFile(self.denylist)
+        self.events = open(events_path(state_dir, host), "a", buffering=1)
+        self.counts = {"sent": 0, "send_errors": 0, "replies": 0, "wrong_source": 0}
+        self.findings_written = self.merged = float("-inf")
+
+    # ---- probes -----------------------------------------------------------------
+    def send_due(self, now: float) -> None:
+        for target in self.schedule.due(now):
+            seq = self.health.sent(target, now)
+            try:
+                self.socks[target.plane].send(probe_frame(self.spec, self.host, target, seq))
+                self.counts["sent"] += 1
+            except OSError:  # a NIC without carrier: the probe is lost, and will count as a miss
+                self.counts["send_errors"] += 1
+
+    def receive(self, plane: int, now: float) -> list[Transition]:
+        out = []
+        while True:
+            try:
+                frame = self.socks[plane].recv(2048)
+            except BlockingIOError:
+                return out
+            reply = parse_reply(frame)
+            if reply is None or reply[0] != self.host:
+                continue
+            _, seq, eth_src = reply
+            target = self.health.outstanding.get(seq, (None,))[0]
+            if target is not None and (target.plane != plane or eth_src != self.expected_src[target]):
+                self.counts["wrong_source"] += 1  # reflected by the wrong element: it will count as a miss
+                continue
+            self.counts["replies"] += 1
+            out += self.health.replied(seq, now)
+
+    def expire(self, now: float) -> list[Transition]:
+        return self.health.expire(now)
+
+    # ---- files ------------------------------------------------------------------
+    def log(self, kind: str, now: float, **fields) -> None:
+        self.events.write(json.dumps({"kind": kind, "host": self.host, **fields, "t": round(now, 6)}) + "\n")
+
+    def note(self, transitions: list[Transition], now: float) -> None:
+        for tr in transitions:
+            self.log("mapper_fail" if tr.failed else "mapper_repair", tr.t, plane=tr.target.plane, t1=tr.target.t1)
+        if transitions or now - self.findings_written >= FINDINGS_REFRESH_S:
+            findings = Findings(self.host, now, self.health.failed())
+            write_json_atomic(findings_path(self.state_dir, self.host), findings.to_dict(), indent=None)
+            self.findings_written = now
+        if transitions or now - self.merged >= MERGE_INTERVAL_S:
+            self.merge(now)
+            self.merged = now
+
+    def merge(self, now: float) -> None:
+        """Every mapper's fresh findings -> the mapper entries of the denylist (other writers' kept)."""
+        everyone = []
+        for path in sorted(self.state_dir.glob("mapper-h*.json")):
+            try:
+                record = Findings.from_dict(json.loads(path.read_text()))
+            except (OSError, ValueError):
+                continue  # being replaced, or not a findings file: the next merge reads it
+            if record is not None:
+                everyone.append(record)
+        wanted = {e.key: e for e in localise(self.spec, everyone, now)}
+        self.seen.poll()
+        listed = {e.key for e in self.seen.elements if e.source.startswith(MAPPER_SOURCE_PREFIX)}
+        if listed == set(wanted) and self.denylist.exists():  # (the first merge creates the file)
+            return
+        before, after = edit_denylist(self.denylist, lambda now_listed: [
+            e for e in now_listed if not e.source.startswith(MAPPER_SOURCE_PREFIX)] + list(wanted.values()))
+        ours = {e.key for e in before if e.source.startswith(MAPPER_SOURCE_PREFIX)}
+        for e in after:
+            if e.source.startswith(MAPPER_SOURCE_PREFIX) and e.key not in ours:
+                self.log("mapper_deny", now, element=_element_fields(e), source=e.source)
+        for e in before:
+            if e.source.startswith(MAPPER_SOURCE_PREFIX) and e.key not in wanted:
+                self.log("mapper_undeny", now, element=_element_fields(e), source=e.source)
+
+    def close(self) -> None:
+        for sock in self.socks.values():
+            sock.close()
+        self.events.close()
+
+
+def _element_fields(e) -> dict:
+    return {"kind": e.kind, "plane": e.plane, "rack": e.rack, "t1": e.t1, "host": e.host}
+
+
+def run(mapper: Mapper, clock=time.monotonic) -> None:
+    """Probe, listen and merge until STOP or the end of stdin."""
+    by_fd = {sock.fileno(): plane for plane, sock in mapper.socks.items()}
+    stdin = sys.stdin.fileno()
+    while True:
+        now = clock()
+        mapper.send_due(now)
+        ready, _, _ = select.select([stdin, *by_fd], [], [], LOOP_TICK_S)
+        now = clock()
+        transitions = []
+        for fd in ready:
+            if fd == stdin:
+                line = sys.stdin.readline()
+                if not line or line.strip() == "STOP":
+                    return
+            else:
+                transitions += mapper.receive(by_fd[fd], now)
+        mapper.note(transitions + mapper.expire(now), now)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fabric", required=True, help="the fabric description (JSON)")
+    parser.add_argument("--host", type=int, required=True)
+    parser.add_argument("--state-dir", required=True, help="the run's state directory (findings, denylist)")
+    args = parser.parse_args(argv)
+    try:
+        spec = FabricSpec.from_dict(json.loads(Path(args.fabric).read_text()))
+        if not 0 <= args.host < spec.hosts:
+            raise ValueError(f"--host {args.host}: the fabric has hosts 0-{spec.hosts - 1}")
+        mapper = Mapper(spec, args.host, Path(args.state_dir), time.monotonic())
+    except (OSError, ValueError) as exc:
+        print(f"mapper: {exc}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a terminate still closes the files
+    print("READY", flush=True)
+    try:
+        run(mapper)
+    finally:
+        mapper.log("mapper_stats", time.monotonic(), **mapper.counts, late_replies=mapper.health.late_replies)
+        mapper.close()
+    print("BYE", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
