@@ -215,7 +215,10 @@ def datapath_stalls(directions: list[list[tuple[float, float | None]]],
 
 def heartbeat_verdict(directions: list[list[tuple[float, float | None]]], t0: float,
                       threshold: float = DATAPATH_STALL_S) -> tuple[dict, list[dict]]:
-    """(summary figures, datapath_stall events with run-relative times) of one transport's heartbeats."""
+    """(summary figures, datapath_stall events with run-relative times) of one transport's heartbeats
+    sent from t0 (the job's start) on: the heartbeat starts before the workers, whose start-up is
+    the job runner's business, not the run's."""
+    directions = [[(t, d) for t, d in samples if t >= t0] for samples in directions]
     delays = sorted(d for samples in directions for _, d in samples if d is not None)
     stalls = datapath_stalls(directions, threshold)
     summary = {

@@ -184,6 +184,8 @@ def test_the_verdict_counts_stalls_and_rebases_them():
     assert figures["datapath_stalled"] and figures["datapath_stalls"] == 1
     assert figures["heartbeat_delay_median_s"] == pytest.approx(0.005) and figures["heartbeats_lost"] == 0
     assert events[0]["t"] == pytest.approx(0.5) and events[0]["duration_s"] == pytest.approx(0.5, abs=0.02)
+    before_job, none = heartbeat_verdict([_direction(stall=(1.0, 1.5)), _direction(stall=(1.0, 1.5))], t0=2.0)
+    assert not before_job["datapath_stalled"] and none == [] and before_job["heartbeats_sent"] == 2 * 200
     quiet, none = heartbeat_verdict([], t0=0.0)
     assert not quiet["datapath_stalled"] and none == [] and quiet["heartbeat_delay_median_s"] is None
 
