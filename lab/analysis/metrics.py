@@ -396,6 +396,30 @@ def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
     return routes, dropped
 
 
+def rebase_route_times(stats: Mapping, t0: float) -> dict:
+    """One agent's stats with its route records' times counted from ``t0`` (the
+    job's start on the agent's clock), as the job runner counts its path events;
+    what is not a number is left as it is (``route_records`` drops it later)."""
+    def shift(v):
+        return round(v - t0, 6) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    def rebased(record):
+        if not isinstance(record, Mapping):
+            return record
+        out = {**record, **{k: shift(record[k]) for k in ROUTE_TIMES if k in record}}
+        for key in ("send_silences", "ack_silences"):
+            if isinstance(record.get(key), list):
+                out[key] = [[shift(v) for v in pair] if isinstance(pair, list) else pair for pair in record[key]]
+        return out
+
+    peers = stats.get("peers")
+    if not isinstance(peers, Mapping):
+        return dict(stats)
+    return {**stats, "peers": {peer: {**conn, "routes": [rebased(r) for r in conn["routes"]]}
+                               if isinstance(conn, Mapping) and isinstance(conn.get("routes"), list) else conn
+                               for peer, conn in peers.items()}}
+
+
 def route_crosses(window: FaultWindow, route: Route, *, spines: int | None = None,
                   hosts_per_rack: int | None = None) -> bool:
     """Does ``route`` cross the faulted element? The rules of ``path_crosses``, with

@@ -22,6 +22,7 @@ from faults.scenario_record import (
     Scenario,
     buffer_bytes_from_mb,
 )
+from lab.analysis.metrics import rebase_route_times
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.runners.mappers import Mappers
 from lab.plumbing.session import Session
@@ -159,7 +160,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
         if mappers is not None:  # path-health events too: the mappers' findings and denials
             result.path_events += mappers.stop(t0)
     for name, s in stats.items():
-        result.stats[name] = s["counters"]
+        result.stats[name] = rebase_route_times(s["counters"], t0)   # on the path events' clock
         for tr in s["transitions"]:
             result.path_events.append({"kind": "path_state", "transport": job.transport, **tr,
                                        "t": round(tr.get("time", t0) - t0, 6)})

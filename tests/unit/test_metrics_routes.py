@@ -213,3 +213,19 @@ def test_the_run_tables_fault_rows():
     assert rows[3][4:6] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
     assert dict(summary_rows({"mrc": {"retirements": 0}, "baseline": {}}))[
         "paths retired (into ASSUMED_BAD)"] == ["0", "-"]
+
+
+def test_route_times_are_rebased_to_the_job_start_like_path_events():
+    from lab.analysis.metrics import rebase_route_times
+
+    raw = {"host": "h0", "time": 1005.0, "peers": {
+        "h2": {"srtt": 0.02, "routes": [route(first=1000.5, last=1030.0, silences=[(1010.03, 1020.04)]), "junk"]},
+        "h1": {"srtt": 0.02}, "h3": "junk"}}
+    out = rebase_route_times(raw, 1000.0)
+    r = out["peers"]["h2"]["routes"][0]
+    assert (r["first_sent"], r["last_sent"], r["last_acked"]) == (0.5, 30.0, 30.01)
+    assert r["send_silences"] == [[10.03, 20.04]] and r["ack_silences"] == [[10.04, 20.05]]
+    assert out["peers"]["h2"]["routes"][1] == "junk" and out["peers"]["h3"] == "junk"
+    assert out["time"] == 1005.0 and out["peers"]["h2"]["srtt"] == 0.02     # only route times move
+    assert raw["peers"]["h2"]["routes"][0]["first_sent"] == 1000.5          # the input is left alone
+    assert rebase_route_times({"peers": None}, 1.0) == {"peers": None}
