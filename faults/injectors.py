@@ -21,6 +21,7 @@ import time
 
 from faults.links import (FaultError, End, fabric_element, operstates, resolve_link, set_admin, switch_ends,
                           wait_operstate, wait_table)
+from faults.deny import Deny
 from faults.incast import incast_senders
 from faults.model import FaultEvent
 from faults.pause import AgentPause, DatapathPause
@@ -365,7 +366,7 @@ class Incast(Injector):
 
 
 INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackhole, Loss,
-                                        ControllerKill, Incast, AgentPause, DatapathPause)}
+                                        ControllerKill, Incast, AgentPause, DatapathPause, Deny)}
 
 
 def make_injector(session, event: FaultEvent) -> Injector:

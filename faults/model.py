@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "incast", "controller_kill", "agent_pause",
-         "datapath_pause")
+         "datapath_pause", "deny")
 
 
 @dataclass(frozen=True)

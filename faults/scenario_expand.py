@@ -39,6 +39,8 @@ def _resources(spec: FabricSpec, kind: str, target: str) -> tuple[str, ...]:
     if kind == "agent_pause":  # a host's agent process, not the host: an incast there is no overlap
         hosts = [spec.host_name(h) for h in range(spec.hosts)] if target == ALL_HOSTS else [target]
         return tuple(f"agent of {host}" for host in hosts)
+    if kind == "deny":  # a denylist entry, not the element: a deny during a link flap is no overlap
+        return (f"denylist entry of {target}",)
     return (target,)
 
 

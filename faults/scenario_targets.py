@@ -27,6 +27,7 @@ _KIND_TARGETS = {
     "controller_kill": ("controller",),
     "agent_pause": ("host", ALL_HOSTS),
     "datapath_pause": (DATAPATH,),
+    "deny": ("T0-T1 link", "NIC link", "switch"),
     PLANE_DOWN: ("plane",),
 }
 

@@ -50,6 +50,8 @@ def targets_by_kind(spec: FabricSpec) -> dict[str, list[str]]:
         "switch_reboot": spec.switch_names,
         "incast": spec.host_names,
         "controller_kill": ["controller"],
+        "deny": links + [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)]
+        + spec.switch_names,
         PLANE_DOWN: [f"plane{p}" for p in range(spec.planes)],
     }
 
