@@ -37,13 +37,17 @@ from typing import Callable, Iterable
 
 from . import wire
 from .connection import make_paths
+from .denylist import DenylistFile, denied_routes
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
+from .nic_ports import NicPorts
 from .params import DEFAULT_EVS_PER_PLANE, TransportParams
 from .path_select import POLICIES, PathSelector
+from .routes import routes_for
 from .transport import Connection, ConnectionSetup, transport
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
+HOUSEKEEPING_S = 0.05     # NIC port state and denylist re-checked at least this often
 
 
 @dataclass
@@ -66,6 +70,12 @@ class AgentConfig:
     rcvbuf / sndbuf: socket buffer sizes requested (8 MiB / 4 MiB)
     recv_buffer_size: size of the default receive buffer per peer (16 MiB)
     stats_path: file the JSON-lines counters and path transitions go to (None)
+    t1s: T1s per plane of the fabric: EV e crosses T1 e % t1s (routes.route_of);
+        None: the fabric is unknown, every EV is its own route
+    host_places: host id -> [host index, rack] for this host and its peers
+        (a peer in the same rack is reached without crossing a T1; the
+        denylist names hosts and racks by number)
+    denylist_path: the host-wide denylist file (denylist.py) to honour, or None
     """
 
     host_id: str
@@ -82,6 +92,9 @@ class AgentConfig:
     sndbuf: int = 4 << 20
     recv_buffer_size: int = 16 << 20
     stats_path: str | None = None
+    t1s: int | None = None
+    host_places: dict = field(default_factory=dict)
+    denylist_path: str | None = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "AgentConfig":
@@ -163,6 +176,12 @@ class Agent:
         self._rview = memoryview(self._rbuf)
         self._open_sockets()
         self._make_connections()
+        self.nic = NicPorts(config.plane_ips)
+        if self.nic.events is not None:
+            self.sel.register(self.nic.events, selectors.EVENT_READ)
+        self.ports = wire.ALL_PORTS_UP
+        self.denylist = DenylistFile(config.denylist_path) if config.denylist_path else None
+        self._next_housekeeping = 0.0
 
     # --- setup ------------------------------------------------------------------------------
     def _open_sockets(self) -> None:
@@ -202,12 +221,43 @@ class Agent:
                 raise ValueError(f"peer {peer}: {len(ips)} plane IPs, we have {len(cfg.plane_ips)}")
             conn = self.transport.connect(ConnectionSetup(
                 conn_id_for(cfg.host_id, peer), paths, self.params, peer, cfg.host_id,
-                cfg.recv_buffer_size, policy, cfg.cc))
+                cfg.recv_buffer_size, policy, cfg.cc,
+                routes_for(paths, cfg.t1s, self._same_rack(peer))))
             self.conns[peer] = conn
             self.peer_addrs[peer] = [(ip, self.port) for ip in ips]
             for plane, ip in enumerate(ips):
                 self.ip_to_peer[ip] = (peer, plane, conn)
         self._conn_list = list(self.conns.items())
+
+    def _same_rack(self, peer: str) -> bool:
+        places = self.config.host_places
+        return peer in places and self.config.host_id in places and \
+            places[peer][1] == places[self.config.host_id][1]
+
+    # --- what the host tells the connections -----------------------------------------------------
+    def _housekeeping(self, now: float) -> None:
+        """NIC port state and the denylist, handed to every connection that takes them
+        (the baseline ignores both: it follows the fabric's routing)."""
+        self._next_housekeeping = now + HOUSEKEEPING_S
+        planes = len(self.config.plane_ips)
+        ports = self.nic.bitmap() | (wire.ALL_PORTS_UP & ~((1 << planes) - 1))
+        if ports != self.ports:
+            self.ports = ports
+            for _peer, conn in self._conn_list:
+                if hasattr(conn, "set_local_ports"):
+                    conn.set_local_ports(ports, now)
+        if self.denylist is not None and self.denylist.poll():
+            self._apply_denylist(now)
+
+    def _apply_denylist(self, now: float) -> None:
+        places, me = self.config.host_places, self.config.host_id
+        for peer, conn in self._conn_list:
+            if not hasattr(conn, "set_denied") or me not in places or peer not in places:
+                continue
+            routes = denied_routes(self.denylist.elements, src_host=places[me][0], src_rack=places[me][1],
+                                   dst_host=places[peer][0], dst_rack=places[peer][1],
+                                   t1s=self.config.t1s or 1)
+            conn.set_denied("denylist", routes, now)
 
     # --- user API ------------------------------------------------------------------------------
     def register_buffer(self, peer: str, buffer) -> None:
@@ -263,11 +313,21 @@ class Agent:
     def poll(self, max_wait: float = 0.0) -> None:
         """One loop iteration: timers, send, wait up to max_wait for input, read a batch, send."""
         now = self.clock()
+        if now >= self._next_housekeeping:
+            self._housekeeping(now)
         wait = max_wait
+        read_first = True
         for _peer, conn in self._conn_list:
             d = conn.next_deadline()
             if d is not None:
                 if d <= now:
+                    if read_first:
+                        # a timer is due: read what already arrived first, or a
+                        # process woken late (descheduled) would time out packets
+                        # whose ACKs sit in its socket buffer
+                        read_first = False
+                        self._read_ready()
+                        now = self.clock()
                     conn.timer(now)
                     d = conn.next_deadline()
                 if d is not None and d - now < wait:
@@ -275,10 +335,21 @@ class Agent:
         self._send_all(now)
         ready = self.sel.select(wait)
         if ready:
-            self._read([key.fileobj for key, _mask in ready])
+            socks = [key.fileobj for key, _mask in ready]
+            if self.nic.events in socks:
+                socks.remove(self.nic.events)
+                self.nic.drain()
+                self._housekeeping(self.clock())
+            self._read(socks)
         self._send_all(self.clock())
 
     # --- I/O ----------------------------------------------------------------------------------
+    def _read_ready(self) -> None:
+        ready = self.sel.select(0)
+        if ready:
+            socks = [key.fileobj for key, _mask in ready if key.fileobj is not self.nic.events]
+            self._read(socks)
+
     def _read(self, socks: list) -> None:
         """Read up to RECV_BATCH datagrams, one from each ready socket in turn, so that
         packets sprayed over several receive sockets are seen close to arrival order."""
@@ -385,6 +456,9 @@ class Agent:
         for per_ev in self.send_socks:
             for s in per_ev.values():
                 s.close()
+        if self.nic.events is not None:
+            self.sel.unregister(self.nic.events)
+        self.nic.close()
         self.sel.close()
 
     def __enter__(self):

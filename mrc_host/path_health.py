@@ -16,6 +16,10 @@ EVs are spread over it again, so each plane keeps its share of the traffic.
 Route states (event -> effect)
 ------------------------------
 GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at once
+           --SACK-gap loss within ``LOSSY_RTTS`` RTTs of
+             its last suspicion clearing-->          ASSUMED_BAD at once (a lossy, gray
+             route answers most probes: it is retired, and its EVs swapped, now),
+             unless one of the holds below applies
            --a keepalive probe unanswered-->         SUSPECT
 SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a random
                                                      loss or a stalled host)
@@ -82,7 +86,8 @@ R_GOOD, R_SUSPECT, R_BAD, R_DENIED = GOOD, SUSPECT, ASSUMED_BAD, DENIED
 
 PROBE_WIRE_BYTES = wire.PROBE_HDR_LEN + 28       # + IPv4 and UDP headers
 PROBE_ALLOWANCE = 64 * PROBE_WIRE_BYTES           # budget before any data moved
-ECN_MIGRATE_ECHOES = 2                            # echoes in one skip that move load off an EV
+LOSSY_RTTS = 16                                   # a route suspected again this soon is lossy
+ECN_MIGRATE_ECHOES = 1                            # further echoes while skipping that move load off an EV
 INF = float("inf")
 
 
@@ -121,6 +126,8 @@ class PathHealth:
         self.rstate = [R_GOOD] * nr
         self.denials: list[set] = [set() for _ in range(nr)]
         self.suspect_reason = [""] * nr
+        self.cleared_at = [-INF] * nr        # when a suspicion of the route last proved false
+        self.replied_at = [-INF] * nr        # when a probe of the route was last answered
         self.gap_evidence = [False] * nr
         self.next_probe = [INF] * nr
         self.consecutive = [0] * nr
@@ -305,16 +312,22 @@ class PathHealth:
         rid = self.route_of_pid[pid]
         if reason == "sack_gap":
             self.gap_evidence[rid] = True
-        if self.rstate[rid] == R_GOOD:
-            self._set_route(rid, R_SUSPECT, reason, now)
+        if self.rstate[rid] != R_GOOD:
+            return
+        self._set_route(rid, R_SUSPECT, reason, now)
+        if reason == "sack_gap" and now - self.cleared_at[rid] < LOSSY_RTTS * self._srtt() \
+                and not self._hold(rid):
+            self._set_route(rid, R_BAD, "lossy", now)
 
     def on_probe_reply(self, seq: int, now: float) -> None:
         entry = self.outstanding.pop(seq, None)
         if entry is None:
             return                    # unknown, duplicate or timed out
         rid = entry[0]
+        self.replied_at[rid] = now
         st = self.rstate[rid]
         if st == R_SUSPECT:
+            self.cleared_at[rid] = now
             self._set_route(rid, R_GOOD, "probe_ok", now)
         elif st == R_BAD:
             self.consecutive[rid] += 1
@@ -370,7 +383,8 @@ class PathHealth:
             if sent + timeout <= now:     # the same sum next_deadline gives: no float gap
                 del self.outstanding[seq]
                 self.probe_timeouts += 1
-                self._probe_missed(rid, now)
+                if sent > self.replied_at[rid]:   # older than an answered one: news of nothing
+                    self._probe_missed(rid, now)
 
     def _probe_missed(self, rid: int, now: float) -> None:
         self.consecutive[rid] = 0

@@ -11,12 +11,12 @@ import random
 from abc import ABC, abstractmethod
 from typing import Sequence
 
-from .path_health import GOOD, SKIP, PathHealth
+from .path_health import GOOD, SKIP, SUSPECT, PathHealth
 
 
 def last_resort(state: Sequence[int], avoid: int) -> int | None:
     """``avoid`` if it is still usable (it is then the only usable path), else None."""
-    return avoid if avoid >= 0 and state[avoid] in (GOOD, SKIP) else None
+    return avoid if avoid >= 0 and state[avoid] in (GOOD, SKIP, SUSPECT) else None
 
 
 class PathSelector(ABC):
@@ -35,8 +35,9 @@ class PathSelector(ABC):
         """A pid for the next packet; never ``avoid`` (the EV a retransmission
         was lost on) while any other path is usable.
 
-        Prefers GOOD paths, falls back to SKIP ones, never returns an
-        ASSUMED_BAD path. ``avoid`` is returned only when it is the one usable
+        Prefers GOOD paths, falls back to SKIP ones, then to SUSPECT ones
+        (a route that just lost a packet: used only when nothing else is),
+        never returns an ASSUMED_BAD, DENIED or BACKUP path. ``avoid`` is returned only when it is the one usable
         path left (the min-usable floor kept it): reusing it is then the only
         way to make progress, and the sender counts it as a forced reuse.
         None if no path is usable.
@@ -86,7 +87,7 @@ class RoundRobin(PathSelector):
 
     def _fallback(self, avoid: int) -> int | None:
         state = self.health.state
-        for want in (SKIP, GOOD):
+        for want in (SKIP, SUSPECT, GOOD):
             for i in range(len(self.order)):
                 pid = self.order[(self.pos + i) % len(self.order)]
                 if state[pid] == want and pid != avoid:
@@ -107,6 +108,8 @@ class RandomSpray(PathSelector):
         good = [p for p, s in enumerate(state) if s == GOOD and p != avoid]
         if not good:
             good = [p for p, s in enumerate(state) if s == SKIP and p != avoid]
+        if not good:
+            good = [p for p, s in enumerate(state) if s == SUSPECT and p != avoid]
         if not good:
             return last_resort(state, avoid)
         return self.rng.choice(good)

@@ -47,6 +47,7 @@ class Impairments:
     reorder_delay: extra delay of a reordered packet, uniform up to this (200e-6)
     dead_paths: set of (ev, plane) black-holed in both directions
     dead_planes: set of planes black-holed
+    path_loss: {(ev, plane): probability} extra loss of one path, both directions
     """
 
     delay: float = 50e-6
@@ -58,6 +59,7 @@ class Impairments:
     reorder_delay: float = 200e-6
     dead_paths: set = field(default_factory=set)
     dead_planes: set = field(default_factory=set)
+    path_loss: dict = field(default_factory=dict)
 
 
 class SentRecord(NamedTuple):
@@ -94,6 +96,16 @@ class SimNetwork:
         self._seq = 0
         self.log: list[SentRecord] = []
         self.tamper: Tamper | None = None
+        self.stalled_until: dict[str, float] = {}   # endpoint -> end of its stall
+
+    def stall(self, name: str, duration: float) -> None:
+        """Deschedule endpoint ``name`` for ``duration`` s from now, as a busy host
+        does to a process: it sends nothing, runs no timer, and what arrives for
+        it waits in its socket buffer until the stall ends."""
+        self.stalled_until[name] = self.now + duration
+
+    def _stalled(self, name: str) -> bool:
+        return self.stalled_until.get(name, -1.0) > self.now
 
     def add(self, name: str, conn) -> Endpoint:
         ep = self.endpoints[name] = Endpoint(name, conn)
@@ -111,6 +123,8 @@ class SimNetwork:
         if (ev, plane) in imp.dead_paths:
             return "dead_path", None
         if imp.loss and rng.random() < imp.loss:
+            return "lost", None
+        if imp.path_loss and rng.random() < imp.path_loss.get((ev, plane), 0.0):
             return "lost", None
         if imp.trim and dgram[1] == wire.T_DATA and not dgram[2] & wire.F_TRIMMED \
                 and rng.random() < imp.trim:
@@ -144,6 +158,8 @@ class SimNetwork:
 
     def _flush(self) -> None:
         for ep in self.endpoints.values():
+            if self._stalled(ep.name):
+                continue
             for dgram, ev, plane in ep.conn.datagrams_to_send(self.now):
                 self._send(ep, dgram, ev, plane)
             while (e := ep.conn.next_event()) is not None:
@@ -156,17 +172,26 @@ class SimNetwork:
         t = self.heap[0][0] if self.heap else None
         for ep in self.endpoints.values():
             d = ep.conn.next_deadline()
+            if self._stalled(ep.name):
+                d = self.stalled_until[ep.name]     # it wakes up then
             if d is not None and (t is None or d < t):
                 t = d
         if t is None:
             return False
         self.now = max(self.now, t)
+        waiting = []
         while self.heap and self.heap[0][0] <= self.now:
-            _t, _s, dst, dgram, ce, plane = heapq.heappop(self.heap)
+            item = heapq.heappop(self.heap)
+            _t, _s, dst, dgram, ce, plane = item
+            if self._stalled(dst):
+                waiting.append(item)        # read when the stall ends, in arrival order
+                continue
             self.endpoints[dst].conn.receive(dgram, self.now, ecn_ce=ce, plane=plane)
+        for _t, s, dst, dgram, ce, plane in waiting:
+            heapq.heappush(self.heap, (self.stalled_until[dst], s, dst, dgram, ce, plane))
         for ep in self.endpoints.values():
             d = ep.conn.next_deadline()
-            if d is not None and d <= self.now:
+            if d is not None and d <= self.now and not self._stalled(ep.name):
                 ep.conn.timer(self.now)
         self._flush()
         return True
@@ -205,7 +230,8 @@ _PROBE_FIELDS = [("seq", 12, "I"), ("timestamp_ns", 16, "Q")]
 FIELDS = {
     wire.T_DATA: _COMMON_FIELDS + [("msg_id", 12, "I"), ("psn", 16, "I"), ("offset", 20, "Q"),
                                    ("msg_len", 28, "I"), ("length", 32, "H"), ("reserved2", 34, "H")],
-    wire.T_ACK: _COMMON_FIELDS + [("cum_psn", 12, "I"), ("sack", 16, "Q"), ("acked_psn", 24, "I")],
+    wire.T_ACK: _COMMON_FIELDS + [("cum_psn", 12, "I"), ("sack", 16, "Q"), ("acked_psn", 24, "I"),
+                                  ("ports", 28, "H"), ("reserved2", 30, "H")],
     wire.T_NACK: _COMMON_FIELDS + [("psn", 12, "I"), ("reason", 16, "B"), ("reserved2", 17, "B")],
     wire.T_PROBE: _COMMON_FIELDS + _PROBE_FIELDS,
     wire.T_PROBE_REPLY: _COMMON_FIELDS + _PROBE_FIELDS,

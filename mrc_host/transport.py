@@ -81,6 +81,7 @@ class ConnectionSetup:
     recv_buffer_size: int
     policy: object      # path_select.POLICIES name or PathSelector class (MRC only)
     cc: str             # congestion_control name (MRC only)
+    routes: Sequence | None = None   # route key of each path (routes.route_of; MRC only)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Transport:
 
 def _mrc(s: ConnectionSetup) -> Connection:
     return MrcConnection(s.conn_id, s.paths, s.params, peer=s.peer, policy=s.policy, cc=s.cc,
-                         recv_buffer_size=s.recv_buffer_size)
+                         recv_buffer_size=s.recv_buffer_size, routes=s.routes)
 
 
 def _multirail_baseline(s: ConnectionSetup) -> Connection:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mrc_host.params import DEFAULT_EVS_PER_PLANE
+from mrc_host.routes import route_of
 from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Switch, SwitchPort, T0T1Link,
                               clip, kind_of, parse_any)
 
@@ -323,9 +324,9 @@ DEFAULT_FABRIC = FabricSpec()
 
 
 def ev_to_t1(ev: int, spines: int) -> int:
-    """The T1 an EV selects on any plane: the EVs take the T1s in turn. The one
-    definition of the map, for readers that know only the number of T1s."""
-    return ev % spines
+    """The T1 an EV selects on any plane: the EVs take the T1s in turn. Read
+    from mrc_host.routes.route_of, the one definition the agents use too."""
+    return route_of(ev, 0, spines)[1]
 
 
 def _below(digits: str, count: int) -> bool:

@@ -41,6 +41,8 @@ def agent_config(spec: FabricSpec, host: int, peers: list[int], *, transport: st
         "plane_ips": [spec.host_ip(host, p) for p in range(spec.planes)],
         "peers": {spec.host_name(n): [spec.host_ip(n, p) for p in range(spec.planes)] for n in peers},
         "evs": spec.evs,
+        "t1s": spec.spines,
+        "host_places": {spec.host_name(n): [n, spec.rack_of(n)] for n in [host, *peers]},
         "payload_size": payload_size,
         "transport": transport,
         "params": params,

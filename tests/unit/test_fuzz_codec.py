@@ -35,7 +35,7 @@ BASES = {
 }
 CORPUS = [(f"{base}: {label}", m) for base, d in BASES.items() for label, m in field_mutants(d)]
 # bytes the parser ignores (documented as reserved, 0): zeroed before a round-trip comparison
-RESERVED = {wire.T_DATA: [7, 34, 35], wire.T_NACK: [7, 17, 18, 19]}
+RESERVED = {wire.T_DATA: [7, 34, 35], wire.T_ACK: [7, 30, 31], wire.T_NACK: [7, 17, 18, 19]}
 
 
 def rejection(datagram) -> tuple[int, str] | None:

@@ -1,26 +1,76 @@
-"""The path-health state machine, transition by transition."""
+"""The route and EV health state machine, transition by transition (no network)."""
 
-from mrc_host.path_health import ASSUMED_BAD, GOOD, SKIP, PathHealth
+from dataclasses import replace
+
+from mrc_host.counters import Counters
+from mrc_host.params import TransportParams
+from mrc_host.path_health import (ASSUMED_BAD, BACKUP, DENIED, GOOD, PROBE_ALLOWANCE, PROBE_WIRE_BYTES, SKIP,
+                                  SUSPECT, PathHealth)
 from mrc_host.path_select import RoundRobin
+from mrc_host.routes import route_of, routes_for
+
+RTO = 0.05
 
 
-def health(n=4, min_usable=1, **kw):
-    args = dict(skip_time=1.0, probe_interval=0.5, probe_successes=2, min_usable=min_usable)
-    args.update(kw)
-    return PathHealth([(ev, ev % 2) for ev in range(n)], **args)
+class FixedRtt:
+    """An RTT estimator frozen at one SRTT and RTO."""
+
+    def __init__(self, srtt=0.01, rto=RTO):
+        self.srtt, self.rto = srtt, rto
+
+    def current(self):
+        return self.rto
 
 
-def test_ecn_skip_then_expire():
+PARAMS = TransportParams(skip_time=0.005, skip_rtts=2.0, probe_interval=0.02, probe_interval_rtts=1.0,
+                         probe_successes=2, active_evs_per_plane=0)
+
+
+def health(planes=2, evs=4, t1s=2, params=PARAMS, rtt=None, same_rack=False):
+    """Paths (ev, plane) for ev in range(evs) on each plane; EV e takes T1 e % t1s."""
+    paths = [(ev, plane) for plane in range(planes) for ev in range(evs)]
+    return PathHealth(paths, routes_for(paths, t1s, same_rack), params, rtt or FixedRtt(), Counters())
+
+
+def pid_of(h, ev, plane):
+    return h.paths.index((ev, plane))
+
+
+def aliases(h, ev, plane):
+    """Every pid on the route EV ``ev`` takes on ``plane``."""
+    return h.route_pids[h.route_of_pid[pid_of(h, ev, plane)]]
+
+
+def test_skip_lasts_at_least_two_rtts_then_expires():
     h = health()
-    h.on_ecn_echo(1, now=10.0)
-    assert h.state[1] == SKIP and h.next_deadline() == 11.0
-    h.on_ecn_echo(1, now=10.5)             # extends
-    h.expire(11.2)
+    h.on_ecn_echo(1, now=10.0)                  # skip = max(5 ms, 2 x 10 ms) = 20 ms
+    assert h.state[1] == SKIP and h.next_deadline() == 10.02
+    h.expire(10.019)
     assert h.state[1] == SKIP
-    h.expire(11.5)
+    h.expire(10.02)
     assert h.state[1] == GOOD
     assert [(e.old, e.new, e.reason) for e in h.log] == [("GOOD", "SKIP", "ecn_echo"),
                                                          ("SKIP", "GOOD", "skip_expired")]
+
+
+def test_an_ecn_marked_ev_is_passed_over_by_the_selector():
+    h = health(planes=1, evs=4)
+    rr = RoundRobin(h.paths, h)
+    h.on_ecn_echo(2, now=0.0)
+    picks = [rr.select() for _ in range(12)]
+    assert 2 not in picks and set(picks) == {0, 1, 3}
+
+
+def test_a_second_echo_while_skipping_migrates_load_to_a_backup_ev_of_the_plane():
+    h = health(planes=1, evs=8, params=replace(PARAMS, active_evs_per_plane=2))
+    active = [p for p, s in enumerate(h.state) if s == GOOD]
+    assert len(active) == 2 and {h.route_of_pid[p] for p in active} == {0, 1}   # one per T1
+    congested = active[0]
+    h.on_ecn_echo(congested, 0.0)
+    h.on_ecn_echo(congested, 0.001)
+    assert h.state[congested] == BACKUP and h.ecn_migrations == 1
+    now_active = [p for p, s in enumerate(h.state) if s in (GOOD, SKIP)]
+    assert len(now_active) == 2 and congested not in now_active
 
 
 def test_trim_keeps_path_usable():
@@ -29,45 +79,135 @@ def test_trim_keeps_path_usable():
     assert h.state[2] == GOOD and h.trims[2] == 1 and not h.log
 
 
-def test_loss_retires_probes_revive_after_k_consecutive():
+def test_a_loss_makes_every_alias_of_the_route_suspect_and_a_reply_clears_it():
     h = health()
-    h.on_loss(3, 5.0, "rto")
-    assert h.state[3] == ASSUMED_BAD and h.usable == 3
-    (pid, seq1), = h.probes_due(5.0)
-    assert pid == 3 and h.probes_due(5.1) == []
-    h.on_probe_reply(3, seq1 + 7, 5.1)     # wrong seq: ignored
-    h.on_probe_reply(3, seq1, 5.1)
-    assert h.state[3] == ASSUMED_BAD and h.consecutive[3] == 1
-    (_, seq2), = h.probes_due(5.1)         # next probe at once after a reply
-    h.on_probe_reply(3, seq2, 5.2)
-    assert h.state[3] == GOOD and h.usable == 4
-    assert h.log[-1].reason == "probes_ok" and h.log[-1].time == 5.2
+    h.on_loss(pid_of(h, 1, 0), 5.0, "rto")
+    route = aliases(h, 1, 0)
+    assert len(route) == 2 and all(h.state[p] == SUSPECT for p in route)
+    (pid, seq), = h.probes_due(5.0)
+    assert pid in route and h.probes_due(5.001) == []      # one probe, waiting for its answer
+    h.on_probe_reply(seq + 7, 5.01)                          # not a probe we sent: ignored
+    assert h.state[route[0]] == SUSPECT
+    h.on_probe_reply(seq, 5.03)                              # late (30 ms > probe interval) but outstanding
+    assert all(h.state[p] == GOOD for p in route) and h.log[-1].reason == "probe_ok"
 
 
-def test_unanswered_probe_resets_the_count():
+def test_an_unanswered_probe_retires_the_route_and_k_replies_bring_it_back_at_any_rtt():
     h = health()
-    h.on_loss(0, 0.0, "sack_gap")
-    (_, s1), = h.probes_due(0.0)
-    h.on_probe_reply(0, s1, 0.1)
-    (_, s2), = h.probes_due(0.1)           # this one is lost
-    assert h.probes_due(0.3) == []
-    (_, s3), = h.probes_due(0.6)           # due again: previous unanswered
-    assert h.consecutive[0] == 0
-    h.on_probe_reply(0, s3, 0.7)
-    assert h.state[0] == ASSUMED_BAD
+    dead = aliases(h, 0, 1)
+    h.on_loss(dead[0], 0.0, "sack_gap")
+    h.probes_due(0.0)
+    h.expire(RTO)                                          # the probe timed out
+    assert all(h.state[p] == ASSUMED_BAD for p in dead)
+    assert h.log[-1].reason == "sack_gap"
+    # the route is probed every probe interval; replies come back 40 ms later (> interval)
+    sent = []
+    t = RTO
+    while t < RTO + 0.2 and h.state[dead[0]] == ASSUMED_BAD:
+        sent += [(seq, t) for _pid, seq in h.probes_due(t)]
+        for seq, at in list(sent):
+            if at + 0.04 <= t:
+                h.on_probe_reply(seq, t)
+                sent.remove((seq, at))
+        t = round(t + 0.005, 6)
+    assert all(h.state[p] == GOOD for p in dead) and h.log[-1].reason == "probes_ok"
 
 
-def test_floor_and_late_signals_on_retired_paths():
-    h = health(n=3, min_usable=2)
-    h.on_loss(0, 1.0, "rto")
-    h.on_loss(1, 1.0, "rto")                # would leave 1 < 2 usable
-    assert h.state == [ASSUMED_BAD, GOOD, GOOD] and h.floor_holds == 1
-    h.on_ecn_echo(0, 1.1)
-    assert h.state[0] == ASSUMED_BAD
+def test_suspect_routes_are_held_when_most_routes_lose_at_once_as_in_a_host_stall():
+    h = health()
+    for rid, pids in enumerate(h.route_pids):
+        h.on_loss(pids[0], 1.0, "rto")
+    assert all(s == SUSPECT for s in h.state)
+    h.probes_due(1.0)
+    h.expire(1.0 + RTO)                                    # every probe timed out too
+    assert all(s == SUSPECT for s in h.state) and h.stall_holds == len(h.route_pids)
+    for _pid, seq in h.probes_due(1.0 + RTO):              # the peer wakes up and answers
+        h.on_probe_reply(seq, 1.0 + RTO + 0.01)
+    assert all(s == GOOD for s in h.state)
+
+
+def test_the_last_route_of_a_plane_is_not_retired_on_rtos_alone():
+    h = health()
+    first, second = aliases(h, 0, 0), aliases(h, 1, 0)
+    h.on_loss(first[0], 0.0, "sack_gap")
+    h.probes_due(0.0)
+    h.expire(RTO)
+    assert h.state[first[0]] == ASSUMED_BAD
+    h.on_loss(second[0], 1.0, "rto")                        # the plane's other route, RTO only
+    h.probes_due(1.0)
+    h.expire(1.0 + RTO)
+    assert h.state[second[0]] == SUSPECT and h.floor_holds == 1
+    h.on_loss(second[0], 1.1, "sack_gap")                   # evidence from the fabric: retire
+    h.probes_due(1.1)
+    h.expire(1.1 + RTO)
+    assert h.state[second[0]] == ASSUMED_BAD
+
+
+def test_a_retired_route_is_swapped_for_backup_evs_of_the_same_plane_and_spread_back_on_return():
+    h = health(planes=2, evs=8, params=replace(PARAMS, active_evs_per_plane=4))
+    plane0 = [p for p in range(len(h.paths)) if h.paths[p][1] == 0]
+    def active_by_t1():
+        return sorted(h.route_keys[h.route_of_pid[p]][1] for p in plane0 if h.active[p])
+    assert active_by_t1() == [0, 0, 1, 1]
+    dead = aliases(h, 0, 0)
+    h.on_loss(dead[0], 0.0, "sack_gap")
+    h.probes_due(0.0)
+    h.expire(RTO)
+    assert active_by_t1() == [1, 1, 1, 1] and h.swaps == 2
+    assert all(h.state[p] == ASSUMED_BAD for p in dead)
+    assert sum(h.state[p] == GOOD for p in plane0) == 4     # the plane keeps 4 EVs carrying data
+    t = RTO + 0.02
+    for _ in range(2):
+        (_pid, seq), = h.probes_due(t)
+        h.on_probe_reply(seq, t + 0.001)
+        t += 0.001
+    assert active_by_t1() == [0, 0, 1, 1]
+
+
+def test_denied_routes_and_whole_planes_then_lifted_come_back_through_probes():
+    h = health()
+    h.set_denied("denylist", [(0, 1), (1, None)], 2.0)
+    assert all(h.state[p] == DENIED for p in aliases(h, 1, 0))
+    assert all(h.state[p] == DENIED for p in range(len(h.paths)) if h.paths[p][1] == 1)
+    assert all(h.state[p] == GOOD for p in aliases(h, 0, 0))
+    h.set_ports_down("port_down", [1], 2.1)                 # a second reason on plane 1
+    h.set_denied("denylist", [], 2.2)
+    assert h.state[pid_of(h, 0, 1)] == DENIED               # still down: its port
+    assert h.state[pid_of(h, 1, 0)] == ASSUMED_BAD          # lifted: probed back
+    h.set_ports_down("port_down", [], 2.3)
+    assert h.state[pid_of(h, 0, 1)] == ASSUMED_BAD
+
+
+def test_keepalive_probes_one_route_per_plane_each_interval():
+    h = health(planes=2, evs=4)
+    first = h.probes_due(0.0, keepalive=True)
+    assert sorted(h.paths[p][1] for p, _ in first) == [0, 1]
+    assert h.probes_due(0.005, keepalive=True) == []        # not before one probe interval
+    second = h.probes_due(0.02, keepalive=True)
+    assert {h.route_of_pid[p] for p, _ in second}.isdisjoint({h.route_of_pid[p] for p, _ in first})
+
+
+def test_probes_stay_within_the_budget_of_data_bytes():
+    h = health()
+    sent = 0
+    for i in range(2000):                                   # a route that stays dead, no data
+        h.next_probe = [0.0] * len(h.next_probe)
+        sent += len(h.probes_due(i * 0.001))
+    assert sent * PROBE_WIRE_BYTES <= PROBE_ALLOWANCE
+    h.c.data_bytes_sent += 1_000_000
+    h.next_probe = [0.0] * len(h.next_probe)
+    more = len(h.probes_due(3.0))
+    assert more > 0 and h.probe_bytes <= PROBE_ALLOWANCE + 0.01 * 1_000_000
+
+
+def test_route_of_is_the_ev_modulo_the_t1s_and_none_within_a_rack():
+    assert [route_of(ev, 3, 2) for ev in range(4)] == [(3, 0), (3, 1), (3, 0), (3, 1)]
+    assert route_of(5, 2, 2, same_rack=True) == (2, None)
+    assert route_of(5, 2, None) == (2, "ev5")
 
 
 def test_round_robin_alternates_planes_and_skips_unusable():
-    h = health(n=8)
+    h = health(planes=2, evs=4, t1s=None)
     rr = RoundRobin(h.paths, h)
     picks = [rr.select() for _ in range(8)]
     assert sorted(picks) == list(range(8))
@@ -76,25 +216,25 @@ def test_round_robin_alternates_planes_and_skips_unusable():
     h.on_ecn_echo(5, 0.0)
     picks = [rr.select() for _ in range(12)]
     assert 2 not in picks and 5 not in picks
-    assert rr.select(avoid=picks[-1] ^ 0) is not None
     for pid in (0, 1, 3, 4, 6, 7):
         h.state[pid] = ASSUMED_BAD
     assert rr.select() == 5                  # SKIP used when nothing is GOOD
-    assert rr.select(avoid=5) == 5            # only usable path: reused rather than stall
     h.state[5] = ASSUMED_BAD
+    assert rr.select() == 2                  # then the SUSPECT route
+    assert rr.select(avoid=2) == 2           # only usable path: reused rather than stall
+    h.state[2] = ASSUMED_BAD
     assert rr.select() is None
 
 
 def test_round_robin_gives_every_plane_an_equal_share_when_evs_are_retired():
     """A plane's NIC port is the bottleneck: a plane that lost half its EVs
     (one T1) still gets its full share, spread over its remaining EVs."""
-    paths = [(ev, plane) for plane in range(4) for ev in range(8)]
-    h = PathHealth(paths, skip_time=1.0, probe_interval=0.5, probe_successes=2, min_usable=1)
-    for pid, (ev, plane) in enumerate(paths):
+    h = health(planes=4, evs=8)
+    for pid, (ev, plane) in enumerate(h.paths):
         if plane == 2 and ev % 2 == 0:
             h.state[pid] = ASSUMED_BAD
-    rr = RoundRobin(paths, h)
-    picks = [paths[rr.select()] for _ in range(4 * 8 * 10)]
+    rr = RoundRobin(h.paths, h)
+    picks = [h.paths[rr.select()] for _ in range(4 * 8 * 10)]
     per_plane = [sum(1 for _ev, p in picks if p == plane) for plane in range(4)]
     assert per_plane == [80, 80, 80, 80]
     assert all(p != q for (_a, p), (_b, q) in zip(picks, picks[1:]))   # planes alternate
