@@ -50,6 +50,8 @@ def targets_by_kind(spec: FabricSpec) -> dict[str, list[str]]:
         "switch_reboot": spec.switch_names,
         "incast": spec.host_names,
         "controller_kill": ["controller"],
+        "agent_pause": spec.host_names + ["hosts"],
+        "datapath_pause": ["datapath"],
         "deny": links + [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)]
         + spec.switch_names,
         PLANE_DOWN: [f"plane{p}" for p in range(spec.planes)],
@@ -143,6 +145,8 @@ def params_of(kind: str):
         return st.fixed_dictionaries({"p": times(1e-6, 1.0)})
     if kind == "incast":
         return st.fixed_dictionaries({"senders": st.integers(1, SPEC.hosts - 1), "bytes": st.integers(1, 1 << 22)})
+    if kind in ("agent_pause", "datapath_pause"):
+        return st.fixed_dictionaries({"pause_ms": times(1, 100), "rate_per_s": times(0.1, 50)})
     return st.just(None)
 
 
