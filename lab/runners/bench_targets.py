@@ -15,7 +15,7 @@ SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or
 CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
 FAILOVER_RTTS = 2.0              # failover median (fault -> last DATA sent through it), in the run's RTTs
 RECOVERY_RTTS = 3.0              # recovery median (repair -> first DATA acked through it again) <= this many
-                                 # RTTs + the probe interval (the first probe must find the path back)
+                                 # RTTs + the probe period (the first probe must find the path back)
 CLEAN_RETIREMENTS = 0            # paths retired (into ASSUMED_BAD) in a clean run: each is a false alarm
 INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and zero RTOs)
 NOISY_DAY_STALLS = 0             # noisy-day: MRC iterations slower than k x its own clean median

@@ -19,14 +19,17 @@ def figures(faults, rtt=0.02, params=None, kinds=("link_flap",)):
 
 
 def test_medians_in_rtts_against_the_targets():
-    # RTT 20 ms: failover median 30 ms = 1.5 RTTs (<= 2); recovery budget 3 x 20 + 20 (probe) = 80 ms
+    # RTT 20 ms: failover median 30 ms = 1.5 RTTs (<= 2); recovery budget 3 x 20 + 20 (probe period) = 80 ms
     failover, recovery = figures([fault(0.02, 0.07), fault(0.03, 0.08), fault(0.09, 0.5),
                                   fault(1.0, 1.0, kind="blackhole")])
     assert failover.ok and "30 ms = 1.5 RTTs" in failover.value and "3 of 3 faults" in failover.name
-    assert recovery.ok and recovery.target.endswith("= 80 ms, all back")
+    assert recovery.ok and recovery.target.endswith("probe period 20 ms = 80 ms, all back")
     failover, recovery = figures([fault(0.05, 0.09)])
     assert failover.ok is False and recovery.ok is False
     assert figures([fault(0.05, 0.09)], params={"probe_interval": 0.04})[1].ok   # budget 100 ms
+    # the probe period follows the RTT: max(probe_interval, probe_interval_rtts x RTT)
+    assert figures([fault(0.05, 0.09)], params={"probe_interval_rtts": 2.0})[1].target.endswith("40 ms = 100 ms, all back")
+    assert figures([fault(0.01, 0.09)], rtt=0.03)[1].target.endswith("30 ms = 120 ms, all back")
 
 
 def test_unmeasured_or_unrecovered_faults_do_not_pass():
