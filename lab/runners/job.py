@@ -158,7 +158,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     finally:
         stats = workers.stop()
         if mappers is not None:  # path-health events too: the mappers' findings and denials
-            result.path_events += mappers.stop(t0)
+            result.path_events += mappers.stop(t0, job.transport)
     for name, s in stats.items():
         result.stats[name] = rebase_route_times(s["counters"], t0)   # on the path events' clock
         for tr in s["transitions"]:

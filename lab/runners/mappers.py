@@ -55,7 +55,7 @@ class Mappers:
             cwd=str(PROJECT_ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, bufsize=1)
 
-    def stop(self, t0: float) -> list[dict]:
+    def stop(self, t0: float, transport: str = "mrc") -> list[dict]:
         """STOP every mapper (kill one that does not end); their events with t rebased to t0."""
         for proc in self.procs.values():
             if proc.poll() is None:
@@ -66,7 +66,8 @@ class Mappers:
                 except (OSError, subprocess.TimeoutExpired):
                     proc.kill()
                     proc.wait()
-        return [ev for h in self.procs for ev in read_mapper_events(events_path(self.state_dir, h), t0)]
+        return [{**ev, "transport": transport} for h in self.procs
+                for ev in read_mapper_events(events_path(self.state_dir, h), t0)]
 
 
 def read_mapper_events(path, t0: float) -> list[dict]:
