@@ -33,8 +33,8 @@ class CongestionControl(ABC):
         """A trimmed packet was NACKed (congestion loss, path fine)."""
 
     @abstractmethod
-    def on_timeout(self, now: float) -> None:
-        """A packet was lost without a trim (RTO or SACK gap)."""
+    def on_timeout(self, now: float, srtt: float = 0.0) -> None:
+        """A packet was lost without a trim (RTO or SACK gap); ``srtt`` as for on_ecn."""
 
 
 class Aimd(CongestionControl):
@@ -43,7 +43,9 @@ class Aimd(CongestionControl):
     ECN echo and trims cut by ``ecn_beta`` / ``trim_beta``, at most once per
     smoothed RTT, so one burst of marks is one congestion signal. Loss without
     trim is treated as path failure (handled by path health), not congestion,
-    so it only cuts by ``loss_beta``.
+    so it only cuts by ``loss_beta``, and also at most once per smoothed RTT:
+    a burst of losses (a dead route's window, a descheduled host's RTOs) is
+    one signal, not one cut per packet.
     """
 
     def __init__(self, cwnd_init, cwnd_min, cwnd_max, ecn_beta=0.8, trim_beta=0.7, loss_beta=0.9):
@@ -67,8 +69,8 @@ class Aimd(CongestionControl):
     def on_trim(self, now, srtt):
         self._cut(self.trim_beta, now, srtt)
 
-    def on_timeout(self, now):
-        self.cwnd = max(float(self.cwnd_min), self.cwnd * self.loss_beta)
+    def on_timeout(self, now, srtt=0.0):
+        self._cut(self.loss_beta, now, srtt)
 
 
 class FixedWindow(CongestionControl):
@@ -83,7 +85,7 @@ class FixedWindow(CongestionControl):
     def on_trim(self, now, srtt):
         pass
 
-    def on_timeout(self, now):
+    def on_timeout(self, now, srtt=0.0):
         pass
 
 

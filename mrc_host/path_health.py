@@ -26,7 +26,9 @@ SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a 
            --its probe unanswered for the probe
              timeout (>= the RTO)-->                 ASSUMED_BAD, unless one of the holds:
              * stall: more than half of the routes are SUSPECT at once: the host or
-               the peer was descheduled, not the fabric (``stall_holds``);
+               the peer was descheduled, not the fabric (``stall_holds``); at most
+               ``STALL_HOLDS_MAX`` probe timeouts in a row (a stall ends, a dead
+               fabric does not);
              * plane floor: no other GOOD route on its plane and no SACK-gap
                evidence (only RTOs): never retire a plane's last route on an RTO
                alone (``floor_holds``);
@@ -71,6 +73,7 @@ from typing import Callable, Hashable, Iterable, Sequence
 
 from . import wire
 from .events import PathStateChanged
+from .rtt import RttEstimator
 
 GOOD = 0
 SKIP = 1
@@ -86,6 +89,8 @@ R_GOOD, R_SUSPECT, R_BAD, R_DENIED = GOOD, SUSPECT, ASSUMED_BAD, DENIED
 
 PROBE_WIRE_BYTES = wire.PROBE_HDR_LEN + 28       # + IPv4 and UDP headers
 PROBE_ALLOWANCE = 64 * PROBE_WIRE_BYTES           # budget before any data moved
+STALL_HOLDS_MAX = 4                               # probe timeouts in a row a stall may explain
+LATE_REPLIES_KEPT = 256                           # timed-out probes whose late reply still counts
 LOSSY_RTTS = 16                                   # a route suspected again this soon is lossy
 ECN_MIGRATE_ECHOES = 1                            # further echoes while skipping that move load off an EV
 INF = float("inf")
@@ -128,11 +133,17 @@ class PathHealth:
         self.suspect_reason = [""] * nr
         self.cleared_at = [-INF] * nr        # when a suspicion of the route last proved false
         self.replied_at = [-INF] * nr        # when a probe of the route was last answered
+        self.held = [0] * nr                 # stall holds of the route in a row
         self.gap_evidence = [False] * nr
         self.next_probe = [INF] * nr
         self.consecutive = [0] * nr
         self.probe_turn = [0] * nr           # which EV of the route the next probe rides
         self.outstanding: dict[int, tuple[int, float]] = {}   # probe seq -> (rid, sent)
+        self.timed_out: dict[int, tuple[int, float]] = {}     # the same, past their timeout
+        # RTT of probes: the timeout of a connection that never sent data (no
+        # data RTT) and a floor for everyone's (probes queue like data does)
+        self.probe_rtt = RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
+                                      params.rto_granularity, params.rto_min_rtts)
         self._seq = 0
         self.probe_bytes = 0                 # probe bytes sent, against the budget
         self.next_keepalive = 0.0
@@ -260,6 +271,7 @@ class PathHealth:
         else:
             self.next_probe[rid] = INF
             self.gap_evidence[rid] = False
+            self.held[rid] = 0
         plane = self.route_keys[rid][0]
         if (old in (R_BAD, R_DENIED)) != (new in (R_BAD, R_DENIED)):
             self._rebalance(plane, now, reason)
@@ -276,7 +288,12 @@ class PathHealth:
         return max(self.params.probe_interval, self.params.probe_interval_rtts * self._srtt())
 
     def probe_timeout(self) -> float:
-        return max(self.rtt.current(), self.probe_interval())
+        rtt, probes = self.rtt, self.probe_rtt
+        if rtt.srtt is None and probes.srtt is None:
+            return max(rtt.current(), self.probe_interval())      # nothing measured yet
+        data = rtt.current() if rtt.srtt is not None else 0.0
+        probe = probes.current() if probes.srtt is not None else 0.0
+        return max(data, probe, self.probe_interval())
 
     # --- signals from the sender --------------------------------------------------------------
     def probe_credit(self) -> float:
@@ -320,10 +337,13 @@ class PathHealth:
             self._set_route(rid, R_BAD, "lossy", now)
 
     def on_probe_reply(self, seq: int, now: float) -> None:
-        entry = self.outstanding.pop(seq, None)
+        """A reply to any probe we sent counts, a late one too (its route works;
+        the timeout only decides when silence is news); unknown seqs are ignored."""
+        entry = self.outstanding.pop(seq, None) or self.timed_out.pop(seq, None)
         if entry is None:
-            return                    # unknown, duplicate or timed out
-        rid = entry[0]
+            return                    # unknown or duplicate
+        rid, sent = entry
+        self.probe_rtt.sample(now - sent)
         self.replied_at[rid] = now
         st = self.rstate[rid]
         if st == R_SUSPECT:
@@ -363,6 +383,9 @@ class PathHealth:
         """SKIP EVs whose time is up go back to GOOD; unanswered probes time out."""
         if self.outstanding:
             self._expire_probes(now)
+        if len(self.timed_out) > LATE_REPLIES_KEPT:
+            for seq in list(self.timed_out)[:len(self.timed_out) - LATE_REPLIES_KEPT]:
+                del self.timed_out[seq]
         if now < self.next_skip_expiry:
             return
         nxt = INF
@@ -382,6 +405,7 @@ class PathHealth:
         for seq, (rid, sent) in list(self.outstanding.items()):
             if sent + timeout <= now:     # the same sum next_deadline gives: no float gap
                 del self.outstanding[seq]
+                self.timed_out[seq] = (rid, sent)
                 self.probe_timeouts += 1
                 if sent > self.replied_at[rid]:   # older than an answered one: news of nothing
                     self._probe_missed(rid, now)
@@ -402,7 +426,8 @@ class PathHealth:
         """Why a suspect route whose probe went unanswered must not be retired."""
         states = self.rstate
         live = [r for r in range(len(states)) if states[r] != R_DENIED]
-        if 2 * sum(states[r] == R_SUSPECT for r in live) > len(live):
+        if 2 * sum(states[r] == R_SUSPECT for r in live) > len(live) and self.held[rid] < STALL_HOLDS_MAX:
+            self.held[rid] += 1
             self.stall_holds += 1
             return True
         plane = self.route_keys[rid][0]
@@ -426,7 +451,9 @@ class PathHealth:
         out = []
         credit = self.probe_credit() if due else 0.0
         for rid in due:
-            if credit < PROBE_WIRE_BYTES:
+            # a suspect route's probe is the answer to a loss: never held back
+            # (one per loss or per probe timeout); the budget bounds the rest
+            if credit < PROBE_WIRE_BYTES and self.rstate[rid] != R_SUSPECT:
                 self.probes_deferred += 1
                 if self.next_probe[rid] <= now:
                     self.next_probe[rid] = now + self.probe_interval()   # not spinning

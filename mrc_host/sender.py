@@ -341,7 +341,7 @@ class Sender:
         else:
             self.retxq.append(pkt)
             self.health.on_loss(pkt.pid, now, reason)
-            self.cc.on_timeout(now)
+            self.cc.on_timeout(now, self.rtt.srtt or self.rtt.rto)
 
     def on_nack(self, psn: int, reason: int, now: float) -> None:
         self.c.nacks_received += 1

@@ -28,6 +28,7 @@ from lab.runners.mappers import Mappers
 from lab.plumbing.session import Session
 from lab.runners.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
 from mrc_host.agent import AgentConfig
+from mrc_host.denylist import denylist_path
 
 JOB_MAX_SECONDS = 300.0  # the runner's cap on one job when its scenario sets no max_seconds
 
@@ -91,7 +92,7 @@ def _ring_agent_config(session: Session, host: int, job: JobSpec, ring: list[str
     neighbours = sorted({(i - 1) % len(ring), (i + 1) % len(ring)})
     return agent_config(spec, host, neighbours, transport=job.transport, payload_size=job.payload_size,
                         params=lab_transport_params(spec, job.transport, job.params), stats_path=stats_path,
-                        policy=job.policy)
+                        policy=job.policy, denylist_path=str(denylist_path(session.workdir)))
 
 
 def start_workers(session: Session, job: JobSpec) -> HostWorkers:

@@ -13,7 +13,7 @@ flags = st.integers(0, 255)
 
 def test_header_sizes_match_doc():
     assert (wire.COMMON_LEN, wire.DATA_HDR_LEN, wire.ACK_HDR_LEN,
-            wire.NACK_HDR_LEN, wire.PROBE_HDR_LEN) == (12, 36, 28, 20, 24)
+            wire.NACK_HDR_LEN, wire.PROBE_HDR_LEN) == (12, 36, 32, 20, 24)
     assert (wire.MRC_PORT, wire.BASELINE_PORT, wire.EV_PORT_BASE) == (4793, 4794, 0xC000)
     assert wire.F_TRIMMED == 0x02
 
