@@ -16,8 +16,8 @@ EVs are spread over it again, so each plane keeps its share of the traffic.
 Route states (event -> effect)
 ------------------------------
 GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at once
-           --SACK-gap loss within ``LOSSY_RTTS`` RTTs of
-             its last suspicion clearing-->          ASSUMED_BAD at once (a lossy, gray
+           --its ``LOSSY_SUSPICIONS``-th SACK-gap suspicion
+             within ``LOSSY_RTTS`` RTTs-->            ASSUMED_BAD at once (a lossy, gray
              route answers most probes: it is retired, and its EVs swapped, now),
              unless one of the holds below applies
            --a keepalive probe unanswered-->         SUSPECT
@@ -59,8 +59,9 @@ RTO), so a route comes back at any RTT. A route (one EV of it, in turn), not
 each alias, is probed. All probes draw on a budget of ``probe_budget`` x the
 data bytes the connection moved (sent and received), plus a small initial
 allowance: probes stay a fixed small fraction of the traffic. A connection
-that only receives sends *keepalive* probes on one route per plane each RTT,
-so the routes its ACKs take back (its reverse EV set) stay fresh.
+that only receives sends a *keepalive* probe each RTT, on its routes in turn
+(planes alternating), so the routes its ACKs take back (its reverse EV set)
+stay fresh.
 
 Timers in RTTs: skip time, probe interval and probe timeout scale with the
 measured RTT and have absolute floors (TransportParams), so the same
@@ -91,7 +92,8 @@ PROBE_WIRE_BYTES = wire.PROBE_HDR_LEN + 28       # + IPv4 and UDP headers
 PROBE_ALLOWANCE = 64 * PROBE_WIRE_BYTES           # budget before any data moved
 STALL_HOLDS_MAX = 4                               # probe timeouts in a row a stall may explain
 LATE_REPLIES_KEPT = 256                           # timed-out probes whose late reply still counts
-LOSSY_RTTS = 16                                   # a route suspected again this soon is lossy
+LOSSY_RTTS = 16                                   # a route suspected this often this soon is lossy
+LOSSY_SUSPICIONS = 3
 ECN_MIGRATE_ECHOES = 1                            # further echoes while skipping that move load off an EV
 INF = float("inf")
 
@@ -131,7 +133,7 @@ class PathHealth:
         self.rstate = [R_GOOD] * nr
         self.denials: list[set] = [set() for _ in range(nr)]
         self.suspect_reason = [""] * nr
-        self.cleared_at = [-INF] * nr        # when a suspicion of the route last proved false
+        self.gap_suspicions: list[list[float]] = [[] for _ in range(nr)]   # recent SACK-gap suspicions
         self.replied_at = [-INF] * nr        # when a probe of the route was last answered
         self.held = [0] * nr                 # stall holds of the route in a row
         self.gap_evidence = [False] * nr
@@ -147,7 +149,14 @@ class PathHealth:
         self._seq = 0
         self.probe_bytes = 0                 # probe bytes sent, against the budget
         self.next_keepalive = 0.0
-        self.keepalive_turn: dict[int, int] = {}   # plane -> which of its routes is next
+        self.keepalive_turn = 0              # which GOOD route the next keepalive probes
+        # routes with the planes interleaved: (plane 0 route 0, plane 1 route 0, ..., plane 0 route 1, ...)
+        seen: dict[int, int] = {}
+        position = []
+        for key in self.route_keys:
+            seen[key[0]] = seen.get(key[0], -1) + 1
+            position.append(seen[key[0]])
+        self.keepalive_order = sorted(range(nr), key=lambda r: (position[r], self.route_keys[r][0]))
         self.active = [True] * n
         self.skipping = [False] * n
         self.skip_until = [0.0] * n
@@ -332,9 +341,14 @@ class PathHealth:
         if self.rstate[rid] != R_GOOD:
             return
         self._set_route(rid, R_SUSPECT, reason, now)
-        if reason == "sack_gap" and now - self.cleared_at[rid] < LOSSY_RTTS * self._srtt() \
-                and not self._hold(rid):
+        if reason == "sack_gap" and self._lossy(rid, now) and not self._hold(rid):
             self._set_route(rid, R_BAD, "lossy", now)
+
+    def _lossy(self, rid: int, now: float) -> bool:
+        recent = [t for t in self.gap_suspicions[rid] if now - t < LOSSY_RTTS * self._srtt()]
+        recent.append(now)
+        self.gap_suspicions[rid] = recent
+        return len(recent) >= LOSSY_SUSPICIONS
 
     def on_probe_reply(self, seq: int, now: float) -> None:
         """A reply to any probe we sent counts, a late one too (its route works;
@@ -347,7 +361,6 @@ class PathHealth:
         self.replied_at[rid] = now
         st = self.rstate[rid]
         if st == R_SUSPECT:
-            self.cleared_at[rid] = now
             self._set_route(rid, R_GOOD, "probe_ok", now)
         elif st == R_BAD:
             self.consecutive[rid] += 1
@@ -443,7 +456,7 @@ class PathHealth:
 
     def probes_due(self, now: float, keepalive: bool = False) -> list[tuple[int, int]]:
         """(pid, seq) of each probe to send now, recorded as outstanding.
-        ``keepalive``: the connection only receives; probe one route per plane each RTT."""
+        ``keepalive``: the connection only receives; probe one of its routes each RTT."""
         due = [rid for rid, t in enumerate(self.next_probe) if t <= now]
         if keepalive and now >= self.next_keepalive:
             self.next_keepalive = now + self.probe_interval()
@@ -472,18 +485,16 @@ class PathHealth:
         return out
 
     def _keepalive_routes(self) -> list[int]:
-        """One GOOD route per plane, in turn, without a probe already outstanding."""
-        waiting = {rid for rid, _ in self.outstanding.values()}
-        chosen = []
-        for plane, pids in self.plane_pids.items():
-            rids = sorted({self.route_of_pid[p] for p in pids if self.rstate[self.route_of_pid[p]] == R_GOOD})
-            if rids:
-                turn = self.keepalive_turn.get(plane, 0)
-                self.keepalive_turn[plane] = turn + 1
-                rid = rids[turn % len(rids)]
-                if rid not in waiting:
-                    chosen.append(rid)
-        return chosen
+        """The next GOOD route, planes in turn (one probe per interval: each
+        route is refreshed every few tens of RTTs at a few probes a second),
+        unless it has a probe outstanding already."""
+        good = [rid for rid in self.keepalive_order if self.rstate[rid] == R_GOOD]
+        if not good:
+            return []
+        rid = good[self.keepalive_turn % len(good)]
+        self.keepalive_turn += 1
+        waiting = {r for r, _ in self.outstanding.values()}
+        return [] if rid in waiting else [rid]
 
     def next_deadline(self, keepalive: bool = False) -> float | None:
         t = self.next_skip_expiry if self.n_skip else INF

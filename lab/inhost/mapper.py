@@ -52,8 +52,8 @@ SOL_PACKET = 263  # linux/socket.h (Python does not export it)
 PACKET_QDISC_BYPASS = 20  # linux/if_packet.h
 PACKET_IGNORE_OUTGOING = 23
 SO_ATTACH_FILTER = 26  # asm-generic/socket.h
-LOOP_TICK_S = 0.01  # the loop wakes at least this often: probes leave in small batches
-MERGE_INTERVAL_S = 0.1  # how often a mapper merges every mapper's findings into the denylist
+LOOP_TICK_S = 0.05  # the loop wakes at least this often: probes leave in small batches
+MERGE_INTERVAL_S = 0.25  # how often a mapper merges every mapper's findings into the denylist
 
 
 def findings_path(state_dir: Path, host: int) -> Path:

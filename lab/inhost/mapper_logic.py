@@ -28,8 +28,8 @@ from typing import Iterable, NamedTuple
 from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DeniedElement
 from topologies.fabric import FabricSpec
 
-PROBE_INTERVAL_S = 0.05  # each target is probed once per cycle of this length...
-MAX_PROBES_PER_S = 500  # ...unless that would send more than this per host: the cycle stretches
+PROBE_INTERVAL_S = 0.5  # each target is probed once per cycle of this length...
+MAX_PROBES_PER_S = 100  # ...unless that would send more than this per host: the cycle stretches
 PROBE_TIMEOUT_S = 0.3  # a reflection later than this is a miss (3 queues of a loaded 10 Mb/s fabric)
 MISSES_TO_FAIL = 3  # consecutive misses that declare a target failed
 SUCCESSES_TO_REPAIR = 3  # consecutive successes that declare it back

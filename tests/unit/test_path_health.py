@@ -178,13 +178,17 @@ def test_denied_routes_and_whole_planes_then_lifted_come_back_through_probes():
     assert h.state[pid_of(h, 0, 1)] == ASSUMED_BAD
 
 
-def test_keepalive_probes_one_route_per_plane_each_interval():
+def test_keepalive_probes_one_route_each_interval_planes_in_turn():
     h = health(planes=2, evs=4)
-    first = h.probes_due(0.0, keepalive=True)
-    assert sorted(h.paths[p][1] for p, _ in first) == [0, 1]
-    assert h.probes_due(0.005, keepalive=True) == []        # not before one probe interval
-    second = h.probes_due(0.02, keepalive=True)
-    assert {h.route_of_pid[p] for p, _ in second}.isdisjoint({h.route_of_pid[p] for p, _ in first})
+    picks = []
+    for i in range(4):
+        got = h.probes_due(i * 0.02, keepalive=True)
+        assert len(got) == 1 and h.probes_due(i * 0.02 + 0.005, keepalive=True) == []
+        pid, seq = got[0]
+        h.on_probe_reply(seq, i * 0.02 + 0.001)
+        picks.append(h.route_keys[h.route_of_pid[pid]])
+    assert [plane for plane, _t1 in picks] == [0, 1, 0, 1]
+    assert sorted(picks) == [(0, 0), (0, 1), (1, 0), (1, 1)]       # every route refreshed
 
 
 def test_probes_stay_within_the_budget_of_data_bytes():
