@@ -80,6 +80,10 @@ class Run:
         """Transitions to ASSUMED_BAD (paths the agents took for failed)."""
         return sum(1 for e in self.path_events if e.get("new") == "ASSUMED_BAD")
 
+    def suspected(self) -> int:
+        """Transitions to SUSPECT (paths taken out of use after a loss until a probe answers)."""
+        return sum(1 for e in self.path_events if e.get("new") == "SUSPECT")
+
     def line(self) -> str:
         times = ", ".join(f"{d:.3f}" for d in self.durations[:8]) + (", ..." if len(self.durations) > 8 else "")
         med = f"{self.median_s:.3f} s" if self.median_s is not None else "-"

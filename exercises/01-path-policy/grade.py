@@ -25,14 +25,20 @@ ROUNDS, ITERATIONS, BUFFER = 2, 4, 512 << 10
 
 def check_policy(path: Path, name: str) -> None:
     """Fail early, with a readable error, on a file the agents could not load."""
+    from mrc_host.counters import Counters
+    from mrc_host.params import TransportParams
     from mrc_host.path_health import PathHealth
     from mrc_host.path_select import PathSelector
+    from mrc_host.routes import routes_for
+    from mrc_host.rtt import RttEstimator
 
     cls = getattr(load_module(path), name, None)
     if not (isinstance(cls, type) and issubclass(cls, PathSelector)):
         raise SystemExit(f"{path} has no PathSelector subclass named {name}")
     paths = [(ev, plane) for plane in range(2) for ev in range(8)]
-    health = PathHealth(paths, skip_time=0.005, probe_interval=0.02, probe_successes=3, min_usable=1)
+    params = TransportParams()
+    rtt = RttEstimator(params.rto_initial, params.rto_min, params.rto_max, params.rto_granularity)
+    health = PathHealth(paths, routes_for(paths, 2), params, rtt, Counters())
     pid = cls(paths, health).select()
     if pid is None or not 0 <= pid < len(paths):
         raise SystemExit(f"{name}.select() on 16 healthy paths returned {pid!r}, not a path id")

@@ -17,13 +17,13 @@ LOSS_SIGNAL = None
 #    tail-dropped. Your estimate, a number (it passes within a factor of 1.4 of the measurement).
 DETECTIONS_PER_DROP = None
 
-# 4. Without trimming, do the MRC senders retire more paths (move them to
-#    ASSUMED_BAD) than with trimming? True or False
-MORE_PATHS_RETIRED = None
+# 4. Without trimming, do the MRC senders suspect more paths (move them to
+#    SUSPECT: no data on them until a probe answers) than with trimming? True or False
+MORE_PATHS_SUSPECTED = None
 
 # 5. Which run has the larger median iteration time: "with" or "without" (trimming)?
 SLOWER = None
 
-# 6. In a few sentences: why do the timeouts rise, and what does a retired path cost?
+# 6. In a few sentences: why do the timeouts rise, and what does a suspected path cost?
 EXPLANATION = """
 """

@@ -32,10 +32,10 @@ def switch_totals() -> dict:
 
 def measure(spec) -> tuple[dict, dict, dict, list]:
     """ROUNDS jobs with and without trimming on one fabric whose last hop to h1
-    is slow: per setting, summed counters, iteration times, retired paths; and the runs that failed."""
+    is slow: per setting, summed counters, iteration times, suspected paths; and the runs that failed."""
     totals = {True: {}, False: {}}
     durations = {True: [], False: []}
-    retired = {True: 0, False: 0}
+    suspected = {True: 0, False: 0}
     errors = []
     print(f"last hop of h1 at {LAST_HOP_BPS / 1e6:g} Mb/s, trim threshold {TRIM_THRESHOLD} B")
     with lab_session(spec) as session:
@@ -51,16 +51,16 @@ def measure(spec) -> tuple[dict, dict, dict, list]:
                 if r.error or not r.verified:
                     errors.append(r.label)
                 durations[trimming] += r.durations
-                retired[trimming] += r.retired()
+                suspected[trimming] += r.suspected()
                 for name, v in list(r.counters.items()) + [(f"switch_{n}", after[n] - before[n]) for n in after]:
                     totals[trimming][name] = totals[trimming].get(name, 0) + v
         port_program.set_lab_trimming(True)
-    return totals, durations, retired, errors
+    return totals, durations, suspected, errors
 
 
 def main(argv: list[str]) -> int:
     a = load_module(argv[0] if argv else HERE / "answers.py")
-    totals, durations, retired, errors = measure(SMALL_FABRIC)
+    totals, durations, suspected, errors = measure(SMALL_FABRIC)
     med = {t: statistics.median(d) if d else None for t, d in durations.items()}
     on, off = totals[True], totals[False]
     detections = off["timeouts"] + off["sack_losses"]
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     for name in ("trims_seen", "nacks_received", "timeouts", "sack_losses", "retransmits", "probes_sent",
                  "ecn_echoes", "switch_trimmed", "switch_dropped_queue"):
         figures.append(f"{name:<18} {on.get(name, 0):>13}   {off.get(name, 0):>16}")
-    figures += [f"{'paths retired':<18} {retired[True]:>13}   {retired[False]:>16}",
+    figures += [f"{'paths suspected':<18} {suspected[True]:>13}   {suspected[False]:>16}",
                 f"{'median iteration':<18} {med[True] or 0:>12.3f}s   {med[False] or 0:>15.3f}s",
                 f"without trimming: {detections} losses detected (timeouts + SACK gaps) for "
                 f"{off['switch_dropped_queue']} tail drops = "
@@ -91,9 +91,9 @@ def main(argv: list[str]) -> int:
          + (f"{per_drop:.2f}" if per_drop is not None else "-") + f" (within a factor of {TOLERANCE})",
          isinstance(answer, (int, float)) and per_drop is not None and answer > 0
          and per_drop / TOLERANCE <= answer <= per_drop * TOLERANCE),
-        (f"4. more paths retired without trimming: you said {getattr(a, 'MORE_PATHS_RETIRED', None)!r}, "
-         f"measured {retired[False]} vs {retired[True]}",
-         getattr(a, "MORE_PATHS_RETIRED", None) is (retired[False] > retired[True])),
+        (f"4. more paths suspected without trimming: you said {getattr(a, 'MORE_PATHS_SUSPECTED', None)!r}, "
+         f"measured {suspected[False]} vs {suspected[True]}",
+         getattr(a, "MORE_PATHS_SUSPECTED", None) is (suspected[False] > suspected[True])),
         (f"5. slower run: you said {getattr(a, 'SLOWER', None)!r}",
          med[True] is not None and med[False] is not None and
          getattr(a, "SLOWER", None) == ("without" if med[False] > med[True] else "with")),

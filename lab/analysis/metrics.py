@@ -92,7 +92,10 @@ from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_
 DEFAULT_STALL_FACTOR = 2.0
 BANDWIDTH_FIGURES = ("algbw_mbps", "busbw_mbps", "efficiency", "ideal_s", "ideal_ratio")
 # Path states in order of badness: an aggregated row shows its worst member.
-STATE_ORDER = ("GOOD", "SKIP", "ASSUMED_BAD", "DENIED")
+STATE_ORDER = ("GOOD", "BACKUP", "SKIP", "SUSPECT", "ASSUMED_BAD", "DENIED")
+# A retired path is back once it may carry data again: GOOD, or BACKUP (its
+# route works; its EV waits in the backup set) or SKIP.
+BACK_IN_USE = ("GOOD", "BACKUP", "SKIP")
 # Agent stats that are not counts: summing them over hosts means nothing.
 NON_ADDITIVE = frozenset({"time", "srtt", "rto", "cwnd", "inflight", "usable"})
 _ALL_TRANSPORTS = (None, "", "all", "*", "both")
@@ -317,7 +320,7 @@ def failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport:
     back: dict[tuple, float] = {}
     for e in moves:
         key = _path_key(e)
-        if e["t"] > window.end and key in bad and key not in back and e.get("new") == "GOOD":
+        if e["t"] > window.end and key in bad and key not in back and e.get("new") in BACK_IN_USE:
             back[key] = e["t"]
     out["paths_unrecovered"] = len(bad - set(back))
     if bad and not out["paths_unrecovered"]:

@@ -28,7 +28,9 @@ from lab.analysis.results import load  # noqa: E402
 
 # Same colour for a transport in every figure.
 TRANSPORT_COLORS = {"mrc": "tab:blue", "baseline": "tab:orange"}
-STATE_COLORS = ("#2ca02c", "#ffbf00", "#d62728", "#7f7f7f")  # GOOD, SKIP, ASSUMED_BAD, DENIED
+# one per metrics.STATE_ORDER entry: GOOD, BACKUP, SKIP, SUSPECT, ASSUMED_BAD, DENIED
+STATE_COLORS = ("#2ca02c", "#b7e4b0", "#ffbf00", "#ff7f0e", "#d62728", "#7f7f7f")
+assert len(STATE_COLORS) == len(STATE_ORDER)
 LOG_SPREAD = 20.0   # max/min ratio above which a time axis goes logarithmic
 DPI = 110
 
@@ -189,9 +191,9 @@ def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: s
             ax.set_yticks(range(0, len(keys), step), labels[::step], fontsize=6)
             ax.set_ylabel(ylabel, fontsize=8)
         _mark_faults(ax, [w for w in windows if applies_to({"transport": w.transport}, t)], over_heatmap=True)
-    handles = [Patch(color=c, label=s) for s, c in zip(STATE_ORDER[:3], STATE_COLORS)]
+    handles = [Patch(color=c, label=s) for s, c in zip(STATE_ORDER, STATE_COLORS)]
     handles.append(Line2D([], [], color="black", ls="--", lw=1, label="fault start / end"))
-    fig.legend(handles=handles, loc="upper right", ncol=4, fontsize=8)
+    fig.legend(handles=handles, loc="upper right", ncol=4, fontsize=7)
     return _save(fig, path)
 
 

@@ -152,7 +152,8 @@ def test_state_grid_keeps_short_blips_and_aggregates_worst():
         {"t": 5.0, "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "SKIP"},
     ]
     grid = plots.state_grid(moves, [(0, 1)], lambda p: (p[2], p[3]), t_end=10.0, bins=10)
-    assert grid.tolist() == [[0, 2, 0, 0, 0, 1, 1, 1, 1, 1]]
+    bad, skip = plots.STATE_ORDER.index("ASSUMED_BAD"), plots.STATE_ORDER.index("SKIP")
+    assert grid.tolist() == [[0, bad, 0, 0, 0, skip, skip, skip, skip, skip]]
 
 
 def test_many_paths_aggregate_per_plane_ev(tmp_path):

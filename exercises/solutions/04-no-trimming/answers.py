@@ -3,7 +3,7 @@
 NACKS_WITHOUT_TRIMMING = 0
 LOSS_SIGNAL = "timeouts"
 DETECTIONS_PER_DROP = 1.0
-MORE_PATHS_RETIRED = True
+MORE_PATHS_SUSPECTED = True
 SLOWER = "without"
 
 EXPLANATION = """
@@ -13,8 +13,10 @@ the path stays GOOD. Without trimming the packet is simply gone. The sender
 finds out only from a SACK gap (later packets acked, this one not, past a
 reorder window) or when the RTO fires; here the RTO finds nearly all of
 them, about one timeout per tail-dropped packet, where trimming gave one
-NACK per trimmed packet. Worse, MRC reads a loss without a trim as a failed
-path: it retires the EV at once and probes it, so congestion shrinks the
-usable path set and iterations get slower. Trimming is what lets the
-transport tell congestion from failure.
+NACK per trimmed packet. Worse, MRC reads a loss without a trim as a sign
+the path may have failed: it takes the whole route (every EV on that T1)
+out of use and probes it; the probe answers (the route works, it was only
+congested), but meanwhile the plane's traffic squeezes onto its other
+routes, and iterations get slower. Trimming is what lets the transport tell
+congestion from failure.
 """
