@@ -49,6 +49,8 @@ class JobSpec:
     payload_size: DATA payload bytes per packet
     params: transport parameter overrides (mrc_host.params.TransportParams);
         the window defaults to lab.runners.agent_config.lab_window(spec, transport)
+    mappers: run the per-host Clustermapper beside an MRC job (feeds the
+        denylist); an experiment on the agents' own probing turns it off
     """
 
     transport: str = "mrc"
@@ -59,6 +61,7 @@ class JobSpec:
     max_seconds: float = JOB_MAX_SECONDS
     params: dict = field(default_factory=dict)
     policy: str = AgentConfig.policy
+    mappers: bool = True
 
     @property
     def count(self) -> int:
@@ -123,7 +126,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
         raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
     mappers = None
     try:
-        if job.transport == "mrc":  # MRC's denylist is fed by one Clustermapper per host
+        if job.transport == "mrc" and job.mappers:  # MRC's denylist is fed by one Clustermapper per host
             mappers = Mappers(session)
         workers = start_workers(session, job)
     except WorkerError as exc:
