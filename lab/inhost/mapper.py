@@ -53,7 +53,7 @@ PACKET_QDISC_BYPASS = 20  # linux/if_packet.h
 PACKET_IGNORE_OUTGOING = 23
 SO_ATTACH_FILTER = 26  # asm-generic/socket.h
 LOOP_TICK_S = 0.05  # the loop wakes at least this often: probes leave in small batches
-MERGE_INTERVAL_S = 0.25  # how often a mapper merges every mapper's findings into the denylist
+MERGE_INTERVAL_S = 0.1  # how often a mapper merges every mapper's findings into the denylist
 
 
 def findings_path(state_dir: Path, host: int) -> Path:
@@ -139,7 +139,7 @@ class Mapper:
 
     # ---- probes -----------------------------------------------------------------
     def send_due(self, now: float) -> None:
-        for target in self.schedule.due(now):
+        for target in self.schedule.due(now, self.health.watching()):
             seq = self.health.sent(target, now)
             try:
                 self.socks[target.plane].send(probe_frame(self.spec, self.host, target, seq))

@@ -29,6 +29,7 @@ from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DeniedElement
 from topologies.fabric import FabricSpec
 
 PROBE_INTERVAL_S = 0.5  # each target is probed once per cycle of this length...
+RETRY_INTERVAL_S = 0.05  # a target that missed a probe, or is failed, is probed this often (few targets)
 MAX_PROBES_PER_S = 100  # ...unless that would send more than this per host: the cycle stretches
 PROBE_TIMEOUT_S = 0.3  # a reflection later than this is a miss (3 queues of a loaded 10 Mb/s fabric)
 MISSES_TO_FAIL = 3  # consecutive misses that declare a target failed
@@ -67,8 +68,12 @@ class ProbeSchedule:
         self.gap = cycle_s(len(self.targets)) / len(self.targets)
         self.next_at = start
         self.index = 0
+        self.retried: dict[Target, float] = {}   # when each target was last probed
 
-    def due(self, now: float) -> list[Target]:
+    def due(self, now: float, watching: Iterable[Target] = ()) -> list[Target]:
+        """The targets to probe now; `watching` (failed or missing ones) are also
+        probed every RETRY_INTERVAL_S, so a failure is confirmed and a repair seen
+        in a fraction of the cycle."""
         if now - self.next_at > cycle_s(len(self.targets)):
             self.next_at = now  # more than a cycle behind: skip, do not burst
         out = []
@@ -76,6 +81,11 @@ class ProbeSchedule:
             out.append(self.targets[self.index])
             self.index = (self.index + 1) % len(self.targets)
             self.next_at += self.gap
+        for target in watching:
+            if target not in out and self.retried.get(target, float("-inf")) + RETRY_INTERVAL_S <= now:
+                out.append(target)
+        for target in out:
+            self.retried[target] = now
         return out
 
 
@@ -85,6 +95,7 @@ class _State:
     since: float | None = None  # when it was declared failed
     misses: int = 0
     successes: int = 0
+    last_ok_sent: float = float("-inf")  # send time of the newest probe answered in time
 
 
 class Transition(NamedTuple):
@@ -116,21 +127,28 @@ class ProbeHealth:
             self.late_replies += 1
             return []
         target, sent_at = entry
-        return self._resolve(target, now - sent_at <= self.timeout, now)
+        return self._resolve(target, now - sent_at <= self.timeout, now, sent_at)
+
+    def watching(self) -> list[Target]:
+        """Targets failed or with a miss since their last success: probed more often."""
+        return [t for t, s in self.states.items() if s.failed or s.misses]
 
     def expire(self, now: float) -> list[Transition]:
         """Misses for every probe older than the timeout, oldest first."""
         old = sorted((sent_at, seq) for seq, (_, sent_at) in self.outstanding.items()
                      if now - sent_at > self.timeout)
         out = []
-        for _, seq in old:
+        for sent_at, seq in old:
             target, _ = self.outstanding.pop(seq)
-            out += self._resolve(target, False, now)
+            out += self._resolve(target, False, now, sent_at)
         return out
 
-    def _resolve(self, target: Target, ok: bool, now: float) -> list[Transition]:
+    def _resolve(self, target: Target, ok: bool, now: float, sent_at: float) -> list[Transition]:
         s = self.states[target]
+        if not ok and sent_at < s.last_ok_sent:
+            return []   # sent before a probe that got through: news of nothing
         if ok:
+            s.last_ok_sent = max(s.last_ok_sent, sent_at)
             s.misses, s.successes = 0, s.successes + 1
             if s.failed and s.successes >= self.successes_to_repair:
                 s.failed, s.since = False, None

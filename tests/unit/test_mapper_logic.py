@@ -166,3 +166,30 @@ def test_every_mapper_merging_the_same_findings_writes_the_same_entries():
     first = localise(SPEC, reports, NOW)
     assert localise(SPEC, list(reversed(reports)), NOW) == first
     assert all(isinstance(e, DeniedElement) for e in first)
+
+
+# ---- fast retries of watched targets ---------------------------------------------------
+def test_a_watched_target_is_probed_every_retry_interval_besides_the_cycle():
+    from lab.inhost.mapper_logic import RETRY_INTERVAL_S
+    all_targets = [Target(0), Target(0, 0), Target(0, 1)]
+    sched = ProbeSchedule(all_targets, start=0.0)
+    sched.due(0.0)
+    sick = Target(0, 1)
+    probes = []
+    t = 0.0
+    while t < 0.5:
+        t = round(t + 0.01, 6)
+        probes += [(t, x) for x in sched.due(t, [sick])]
+    times = [t for t, x in probes if x == sick]
+    assert len(times) >= 0.5 / RETRY_INTERVAL_S - 1
+    assert max(b - a for a, b in zip(times, times[1:])) <= RETRY_INTERVAL_S + 0.011   # never waits a cycle
+
+
+def test_a_timeout_of_a_probe_older_than_an_answered_one_is_not_a_miss():
+    target = Target(1, 0)
+    h = ProbeHealth([target], timeout=0.3, misses_to_fail=1, successes_to_repair=2)
+    old = h.sent(target, 0.0)                  # lost in the fault
+    new = h.sent(target, 0.1)
+    assert h.replied(new, 0.12) == []
+    assert h.expire(0.5) == []                 # the old probe's timeout says nothing new
+    assert h.states[target].successes == 1 and old not in h.outstanding
