@@ -78,6 +78,14 @@ def test_clean_median_excludes_iteration_touching_an_instant_fault():
     assert clean_median(its, windows) == (1.0, False)
 
 
+def test_clean_median_is_taken_under_the_machine_noise_of_the_whole_run():
+    """Agent pauses cover the whole run (noisy-day): they are its load, not a
+    fault, so the clean median is over the iterations outside real faults."""
+    its = run([1.2] * 10 + [3.0, 5.0] + [1.2] * 5)
+    windows = fault_windows(fault(0.0, 100.0, target="hosts", name="agent_pause") + fault(12.5, 16.0))
+    assert clean_median(its, windows) == (1.2, False)
+
+
 def test_clean_median_falls_back_when_everything_is_faulted():
     its = run([1.0, 2.0, 6.0])
     med, fell_back = clean_median(its, fault_windows(fault(0.0, None)))   # never repaired
