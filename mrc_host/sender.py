@@ -10,7 +10,7 @@ Loss detection, two ways, both "loss without trim" for path health:
   are judged against packets sent after them).
 - RTO: the oldest unacked transmission is older than RTO (RFC 6298 SRTT /
   RTTVAR, clamped, doubled on each timeout, reset by the next RTT sample;
-  Karn: no samples from retransmitted packets).
+  Karn: no samples from retransmitted packets); one packet per timeout.
 A trim NACK is congestion: the packet is resent at once, the path stays.
 A loss without trim makes the packet's route suspect (path_health.py): no
 packet, retransmissions included, goes on any EV of that route while
@@ -373,17 +373,15 @@ class Sender:
     def timer(self, now: float) -> None:
         if self.reorder_deadline is not None and now >= self.reorder_deadline:
             self._detect_sack_losses(now)
-        timed_out = False
-        rto = self.rtt.current()
-        while True:
-            pkt = self._oldest()
-            if pkt is None or now < pkt.sent + rto:
-                break
+        # RFC 6298 5.4: an RTO declares the oldest packet lost, not the whole
+        # window: when the peer was only descheduled its ACKs clear the rest
+        # the moment it runs again, and a dead route's other packets are found
+        # by SACK gaps on the routes that work
+        pkt = self._oldest()
+        if pkt is not None and now >= pkt.sent + self.rtt.current():
             self.sendq.popleft()
             self.c.timeouts += 1
-            timed_out = True
             self._lost(pkt, now, "rto")
-        if timed_out:
             self.rtt.on_timeout()
         self.health.expire(now)
 

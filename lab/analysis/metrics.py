@@ -774,7 +774,9 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     median = float(np.median(d)) if len(d) else None
     clean, fell_back = clean_median(its, windows)
     stalled = stalls(its, clean, k)
-    faults, routes_dropped = fault_figures(transport, events, windows, counters or {}, fabric)
+    # failover and recovery are about fabric elements; a pause is the machine's
+    fabric_windows = [w for w in windows if w.fault not in PAUSE_KINDS]
+    faults, routes_dropped = fault_figures(transport, events, fabric_windows, counters or {}, fabric)
     totals = counter_totals(counters or {})
     lost = unexplained(conservation)
     failed = sum(1 for it in its if not it.get("verified"))

@@ -181,14 +181,16 @@ def test_whole_plane_down_and_all_but_one_path_down():
         assert bytes(b.conn.recv_buffer[100:100 + len(data)]) == data
 
 
-def test_nothing_is_retired_when_everything_times_out_at_once():
-    """Every route losing at once is the host or the peer, not the fabric:
-    the routes stay SUSPECT (held) and come back the moment the peer answers."""
+def test_a_silent_peer_costs_one_route_per_timeout_and_the_transfer_resumes():
+    """An RTO declares one packet lost (RFC 6298), so a peer that answers
+    nothing (dead or descheduled) suspects one route per backed-off timeout,
+    not the whole window's routes at once; the transfer resumes when it answers."""
     net, a, b = pair(Impairments(dead_planes=set(range(PLANES))))
     a.conn.write(payload(30_000, 1), 0)
     net.run_for(0.5)
     h = a.conn.health
-    assert h.stall_holds > 0 and "ASSUMED_BAD" not in h.route_state_names()
+    out = sum(s != "GOOD" for s in h.route_state_names())
+    assert 0 < out <= a.conn.counters.timeouts <= 5
     net.imp.dead_planes.clear()
     assert net.run_until(all_written(net, "a", 1), timeout=5)
 
