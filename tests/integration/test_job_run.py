@@ -4,6 +4,7 @@ import pytest
 
 from lab.runners.job import JobSpec, run_job
 from lab.plumbing.session import lab_session
+from mrc_host.params import TransportParams
 from topologies.fabric import DEFAULT_FABRIC
 
 
@@ -20,19 +21,24 @@ def session():
         assert not left, left
 
 
-def test_mrc_sprays_every_plane_and_ev_and_results_verify(session):
+def test_mrc_sprays_every_plane_and_route_and_results_verify(session):
     result = run_job(session, JobSpec(transport="mrc", iterations=3, buffer_bytes=1 << 20))
     assert result.error is None
     assert len(result.iterations) == 3
     assert all(it["verified"] for it in result.iterations)
     spec = session.spec
+    active = TransportParams().active_evs_per_plane
     for host, counters in result.stats.items():
         for peer, conn in counters["peers"].items():
             if conn["data_sent"] == 0:
                 continue  # the receiving half of the ring's other direction
-            used = {(p["plane"], p["ev"]) for p in conn["per_path"] if p["sent"] > 0}
-            assert used == {(plane, ev) for plane in range(spec.planes) for ev in spec.evs}, \
-                f"{host}->{peer} left paths unused"
+            routes = {(r["plane"], r["t1"]) for r in conn["routes"]}
+            used_routes = {(r["plane"], r["t1"]) for r in conn["routes"] if r["sent"] > 0}
+            assert used_routes == routes and {p for p, _t1 in routes} == set(range(spec.planes)), \
+                f"{host}->{peer} left routes unused"
+            for plane in range(spec.planes):   # the plane's active EV set, at least
+                evs = {p["ev"] for p in conn["per_path"] if p["plane"] == plane and p["sent"] > 0}
+                assert len(evs) >= active, f"{host}->{peer} plane {plane}: EVs {sorted(evs)}"
 
 
 def test_baseline_completes_and_verifies(session):
