@@ -24,7 +24,7 @@ GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at on
 SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a random
                                                      loss or a stalled host)
            --its probe unanswered for the probe
-             timeout (>= the RTO)-->                 ASSUMED_BAD, unless one of the holds:
+             timeout (``PROBE_TIMEOUT_RTOS`` RTOs)--> ASSUMED_BAD, unless one of the holds:
              * stall: more than half of the routes are SUSPECT at once: the host or
                the peer was descheduled, not the fabric (``stall_holds``); at most
                ``STALL_HOLDS_MAX`` probe timeouts in a row (a stall ends, a dead
@@ -90,6 +90,7 @@ R_GOOD, R_SUSPECT, R_BAD, R_DENIED = GOOD, SUSPECT, ASSUMED_BAD, DENIED
 
 PROBE_WIRE_BYTES = wire.PROBE_HDR_LEN + 28       # + IPv4 and UDP headers
 PROBE_ALLOWANCE = 64 * PROBE_WIRE_BYTES           # budget before any data moved
+PROBE_TIMEOUT_RTOS = 2                            # a probe is unanswered after this many RTOs
 STALL_HOLDS_MAX = 4                               # probe timeouts in a row a stall may explain
 LATE_REPLIES_KEPT = 256                           # timed-out probes whose late reply still counts
 LOSSY_RTTS = 16                                   # a route suspected this often this soon is lossy
@@ -297,12 +298,17 @@ class PathHealth:
         return max(self.params.probe_interval, self.params.probe_interval_rtts * self._srtt())
 
     def probe_timeout(self) -> float:
+        """PROBE_TIMEOUT_RTOS x the larger of the data and the probe RTO: a
+        suspect route carries no data meanwhile, so waiting longer before
+        retiring it costs nothing, and a peer descheduled past one RTO (a busy
+        machine) no longer retires healthy routes."""
         rtt, probes = self.rtt, self.probe_rtt
         if rtt.srtt is None and probes.srtt is None:
-            return max(rtt.current(), self.probe_interval())      # nothing measured yet
-        data = rtt.current() if rtt.srtt is not None else 0.0
-        probe = probes.current() if probes.srtt is not None else 0.0
-        return max(data, probe, self.probe_interval())
+            rto = rtt.current()                                   # nothing measured yet
+        else:
+            data = rtt.current() if rtt.srtt is not None else 0.0
+            rto = max(data, probes.current() if probes.srtt is not None else 0.0)
+        return max(PROBE_TIMEOUT_RTOS * rto, self.probe_interval())
 
     # --- signals from the sender --------------------------------------------------------------
     def probe_credit(self) -> float:

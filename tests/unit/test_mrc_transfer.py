@@ -97,7 +97,7 @@ def test_probes_bring_a_repaired_ev_back():
     a.conn.write(payload(50_000, 2), 0)
     assert net.run_until(all_written(net, "a", 1), timeout=5)
     pid = PATHS.index(dead)
-    net.run_for(0.1)                                     # its probe timed out: retired, and stays so
+    net.run_for(0.25)                                    # its probe timed out: retired, and stays so
     assert a.conn.health.state_name(pid) == "ASSUMED_BAD"
     net.run_for(0.1)
     assert a.conn.health.state_name(pid) == "ASSUMED_BAD"

@@ -10,6 +10,7 @@ from mrc_host.path_select import RoundRobin
 from mrc_host.routes import route_of, routes_for
 
 RTO = 0.05
+TIMEOUT = 2 * RTO        # PROBE_TIMEOUT_RTOS x RTO
 
 
 class FixedRtt:
@@ -97,13 +98,13 @@ def test_an_unanswered_probe_retires_the_route_and_k_replies_bring_it_back_at_an
     dead = aliases(h, 0, 1)
     h.on_loss(dead[0], 0.0, "sack_gap")
     h.probes_due(0.0)
-    h.expire(RTO)                                          # the probe timed out
+    h.expire(TIMEOUT)                                          # the probe timed out
     assert all(h.state[p] == ASSUMED_BAD for p in dead)
     assert h.log[-1].reason == "sack_gap"
     # the route is probed every probe interval; replies come back 40 ms later (> interval)
     sent = []
-    t = RTO
-    while t < RTO + 0.2 and h.state[dead[0]] == ASSUMED_BAD:
+    t = TIMEOUT
+    while t < TIMEOUT + 0.2 and h.state[dead[0]] == ASSUMED_BAD:
         sent += [(seq, t) for _pid, seq in h.probes_due(t)]
         for seq, at in list(sent):
             if at + 0.04 <= t:
@@ -119,10 +120,10 @@ def test_suspect_routes_are_held_when_most_routes_lose_at_once_as_in_a_host_stal
         h.on_loss(pids[0], 1.0, "rto")
     assert all(s == SUSPECT for s in h.state)
     h.probes_due(1.0)
-    h.expire(1.0 + RTO)                                    # every probe timed out too
+    h.expire(1.0 + TIMEOUT)                                    # every probe timed out too
     assert all(s == SUSPECT for s in h.state) and h.stall_holds == len(h.route_pids)
-    for _pid, seq in h.probes_due(1.0 + RTO):              # the peer wakes up and answers
-        h.on_probe_reply(seq, 1.0 + RTO + 0.01)
+    for _pid, seq in h.probes_due(1.0 + TIMEOUT):              # the peer wakes up and answers
+        h.on_probe_reply(seq, 1.0 + TIMEOUT + 0.01)
     assert all(s == GOOD for s in h.state)
 
 
@@ -131,15 +132,15 @@ def test_the_last_route_of_a_plane_is_not_retired_on_rtos_alone():
     first, second = aliases(h, 0, 0), aliases(h, 1, 0)
     h.on_loss(first[0], 0.0, "sack_gap")
     h.probes_due(0.0)
-    h.expire(RTO)
+    h.expire(TIMEOUT)
     assert h.state[first[0]] == ASSUMED_BAD
     h.on_loss(second[0], 1.0, "rto")                        # the plane's other route, RTO only
     h.probes_due(1.0)
-    h.expire(1.0 + RTO)
+    h.expire(1.0 + TIMEOUT)
     assert h.state[second[0]] == SUSPECT and h.floor_holds == 1
     h.on_loss(second[0], 1.1, "sack_gap")                   # evidence from the fabric: retire
     h.probes_due(1.1)
-    h.expire(1.1 + RTO)
+    h.expire(1.1 + TIMEOUT)
     assert h.state[second[0]] == ASSUMED_BAD
 
 
@@ -152,11 +153,11 @@ def test_a_retired_route_is_swapped_for_backup_evs_of_the_same_plane_and_spread_
     dead = aliases(h, 0, 0)
     h.on_loss(dead[0], 0.0, "sack_gap")
     h.probes_due(0.0)
-    h.expire(RTO)
+    h.expire(TIMEOUT)
     assert active_by_t1() == [1, 1, 1, 1] and h.swaps == 2
     assert all(h.state[p] == ASSUMED_BAD for p in dead)
     assert sum(h.state[p] == GOOD for p in plane0) == 4     # the plane keeps 4 EVs carrying data
-    t = RTO + 0.02
+    t = TIMEOUT + 0.02
     for _ in range(2):
         (_pid, seq), = h.probes_due(t)
         h.on_probe_reply(seq, t + 0.001)
