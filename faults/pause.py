@@ -164,6 +164,10 @@ def resume_recorded(directory: Path = PAUSED_DIR) -> int:
             if isinstance(entry, list) and len(entry) == 2 and _same_process(*entry):
                 resumed += _signal(entry[0], signal.SIGCONT)
         path.unlink(missing_ok=True)
+    try:
+        directory.rmdir()    # nothing of the lab stays behind once nothing is paused
+    except OSError:
+        pass                 # not empty: a record appeared meanwhile; the next cleanup takes it
     return resumed
 
 

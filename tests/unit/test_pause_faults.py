@@ -137,14 +137,15 @@ def test_a_stream_whose_target_exited_ends_quietly(child):
 
 
 def test_the_crash_record_resumes_only_what_it_names(tmp_path, child):
-    record_paused("test", [child.pid], directory=tmp_path)
+    records = tmp_path / "paused"
+    record_paused("test", [child.pid], directory=records)
     child.send_signal(signal.SIGSTOP)
     assert waiting.wait_until(lambda: _state(child.pid) == "T", 10, interval=0.01)
-    (tmp_path / "junk.json").write_text("not json")
-    (tmp_path / "reused.json").write_text(f"[[{child.pid}, 1]]")  # same pid, another start time: not ours
-    assert resume_recorded(tmp_path) == 1
+    (records / "junk.json").write_text("not json")
+    (records / "reused.json").write_text(f"[[{child.pid}, 1]]")  # same pid, another start time: not ours
+    assert resume_recorded(records) == 1
     assert waiting.wait_until(lambda: _state(child.pid) != "T", 10, interval=0.01)
-    assert list(tmp_path.iterdir()) == [] and resume_recorded(tmp_path / "absent") == 0
+    assert not records.exists() and resume_recorded(tmp_path / "absent") == 0   # nothing left behind
 
 
 # ---- the heartbeat's verdict (times in s; 10 ms heartbeats) ------------------------------------
