@@ -103,7 +103,8 @@ HEARTBEAT_PORT = 5202  # neither a lab transport nor incast: forwarded as backgr
 assert HEARTBEAT_PORT not in (MRC_PORT, BASELINE_PORT, INCAST_PORT)
 # 20 a second each way: a stall of DATAPATH_STALL_S is still several heartbeats long,
 # and the heartbeats do not cost the run (at 100 a second, measured: MRC's clean
-# all-reduce P50 0.44 s without them, 0.50 s with them, same hour)
+# all-reduce P50 0.44 s without them, 0.50 s with them, same hour; a one-off
+# A/B with the heartbeat removed in code, not something a lab command prints)
 HEARTBEAT_INTERVAL_S = 0.05
 # A heartbeat later than its direction's median by this much, or a run of lost ones this long,
 # is a stall of that direction; both directions stalled at once for this long is a datapath
