@@ -442,6 +442,10 @@ def test_trims_conserved_through_ovs_userspace_bridge(lab_machine):
         rx = socket_in_ns("pt-d")
         rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
         rx.bind(("0.0.0.0", wire.MRC_PORT))
+        # ovs-vswitchd creates its transmit socket at its first send after start:
+        # make it send once, so the budget below measures the socket, not its absence
+        tx.sendto(wire.encode_probe(False, 0, 7, 0, 1, 0, 0), (D_IP, wire.MRC_PORT))
+        assert len(drain(rx, 1, idle=1.0)) == 1, "test bridge does not forward"
         rate, thresh = 10_000_000, 30_000
         cfg = pp.PortConfig(rate_bps=rate, trim_threshold=thresh, queue_limit=40_000, ecn=False)
         need, have = pp.ovs_backlog_budget([cfg])
