@@ -15,6 +15,13 @@
  *   4. priority: skb->priority selects the htb class (headers / control
  *      high, data low); htb classifies on skb->priority before filters.
  *
+ * Lab packets are Ethernet + IPv4 or IPv6 + UDP (dst MRC_PORT or
+ * BASELINE_PORT) + MRC header. IPv6 is the srv6 data plane's: its
+ * destination is a uSID list the routers rewrite in flight, so UDP
+ * checksums are off there, and a packet may carry one Segment Routing
+ * Header (routing type 4) between IPv6 and UDP. Both families get the same
+ * treatment; only the header fixes differ (see trim and set_ce).
+ *
  * One program and one set of maps serve every port (keyed by ifindex), so
  * user space reads the whole fabric's counters from one map.
  * Layouts are mirrored in topologies/port_program.py: keep them in sync.
@@ -23,6 +30,7 @@
 #include <linux/pkt_cls.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <linux/in.h>
 #include <bpf/bpf_helpers.h>
@@ -35,6 +43,9 @@
 #define T_PROBE_REPLY   5
 #define FL_TRIMMED      0x02
 #define MRC_COMMON_LEN  12
+#define SRH_TYPE        4    /* IPv6 routing header type: Segment Routing (RFC 8754) */
+#define ND_FIRST        133  /* ICMPv6 router solicitation ... */
+#define ND_LAST         137  /* ... redirect: neighbour discovery, IPv6's ARP */
 /* skb->tc_index of a trimmed packet sent round again (see port_egress);
  * tc_index is otherwise unused since dsmark/tcindex left the kernel (6.3) */
 #define TRIM_PASS       0x4d52
@@ -114,29 +125,24 @@ struct {
 	__type(value, struct lab_globals);
 } lab_globals SEC(".maps");
 
-enum kind { K_OTHER, K_OTHER_IP, K_CTRL, K_DATA };
+/* K_UDP is internal to classify: a UDP header sits at l4_off, not yet looked at */
+enum kind { K_OTHER, K_OTHER_IP, K_CTRL, K_DATA, K_UDP };
 
 struct pkt {
 	__u32 ip_off;
-	__u32 l4_off;
+	__u32 l4_off;    /* UDP header (after the IPv6 SRH, if any) */
 	__u32 hdr_len;   /* MRC header length */
-	__u8 tos;
+	__u8 tos;        /* IPv4 TOS or IPv6 traffic class: ECN in the low 2 bits */
+	__u8 ipv6;
+	__u8 link_ctrl;  /* IPv6 neighbour discovery: queued with control, as ARP */
 };
 
 #define ADD(f, v) __sync_fetch_and_add(&(f), (v))
 
-static __always_inline int classify(struct __sk_buff *skb, struct pkt *p)
+static __always_inline int parse_ipv4(struct __sk_buff *skb, struct pkt *p)
 {
-	struct ethhdr eth;
 	struct iphdr ip;
-	struct udphdr udp;
-	__u8 mrc[4];
 
-	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
-		return K_OTHER;
-	if (eth.h_proto != bpf_htons(ETH_P_IP))
-		return K_OTHER;
-	p->ip_off = sizeof(eth);
 	if (bpf_skb_load_bytes(skb, p->ip_off, &ip, sizeof(ip)))
 		return K_OTHER;
 	if (ip.version != 4 || ip.ihl < 5)
@@ -146,6 +152,44 @@ static __always_inline int classify(struct __sk_buff *skb, struct pkt *p)
 	if (ip.protocol != IPPROTO_UDP || (ip.frag_off & bpf_htons(0x3fff)))
 		return K_OTHER_IP;
 	p->l4_off = p->ip_off + ip.ihl * 4;
+	return K_UDP;
+}
+
+/* IPv6, then at most one extension header, a type-4 SRH (its length is
+ * hdrlen * 8 + 8 bytes). Any other extension header (hop-by-hop,
+ * fragment, destination options, another routing type) is not the lab's:
+ * the srv6 data plane sends none. */
+static __always_inline int parse_ipv6(struct __sk_buff *skb, struct pkt *p)
+{
+	struct ipv6hdr ip6;
+	struct ipv6_rt_hdr rt;
+	__u8 next, icmp_type;
+
+	if (bpf_skb_load_bytes(skb, p->ip_off, &ip6, sizeof(ip6)))
+		return K_OTHER;
+	if (ip6.version != 6)
+		return K_OTHER;
+	p->ipv6 = 1;
+	p->tos = ip6.priority << 4 | ip6.flow_lbl[0] >> 4;
+	p->l4_off = p->ip_off + sizeof(ip6);
+	next = ip6.nexthdr;
+	if (next == IPPROTO_ROUTING) {
+		if (bpf_skb_load_bytes(skb, p->l4_off, &rt, sizeof(rt)) || rt.type != SRH_TYPE)
+			return K_OTHER_IP;
+		p->l4_off += rt.hdrlen * 8 + 8;
+		next = rt.nexthdr;
+	}
+	if (next == IPPROTO_ICMPV6 && !bpf_skb_load_bytes(skb, p->l4_off, &icmp_type, 1))
+		p->link_ctrl = icmp_type >= ND_FIRST && icmp_type <= ND_LAST;
+	return next == IPPROTO_UDP ? K_UDP : K_OTHER_IP;
+}
+
+/* The UDP header at l4_off: lab traffic (K_DATA, K_CTRL) or not (K_OTHER_IP) */
+static __always_inline int classify_udp(struct __sk_buff *skb, struct pkt *p)
+{
+	struct udphdr udp;
+	__u8 mrc[4];
+
 	if (bpf_skb_load_bytes(skb, p->l4_off, &udp, sizeof(udp)))
 		return K_OTHER_IP;
 	if (udp.dest != bpf_htons(MRC_PORT) && udp.dest != bpf_htons(BASELINE_PORT))
@@ -164,22 +208,61 @@ static __always_inline int classify(struct __sk_buff *skb, struct pkt *p)
 	return K_CTRL;
 }
 
-/* Cut the packet to Ethernet + IP + UDP + MRC header, set TRIMMED and fix
- * IP total length + header checksum, UDP length; UDP checksum := 0 (legal
- * in IPv4; the payload it covered is gone). */
+static __always_inline int classify(struct __sk_buff *skb, struct pkt *p)
+{
+	struct ethhdr eth;
+	int kind;
+
+	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)))
+		return K_OTHER;
+	p->ip_off = sizeof(eth);
+	if (eth.h_proto == bpf_htons(ETH_P_IP))
+		kind = parse_ipv4(skb, p);
+	else if (eth.h_proto == bpf_htons(ETH_P_IPV6))
+		kind = parse_ipv6(skb, p);
+	else
+		return K_OTHER;
+	return kind == K_UDP ? classify_udp(skb, p) : kind;
+}
+
+/* IPv4 after a trim: total length, and the header checksum over it */
+static __always_inline int fix_ipv4_length(struct __sk_buff *skb, struct pkt *p,
+					   __u32 new_len, __u16 old_tot)
+{
+	__u16 new_tot = bpf_htons(new_len - p->ip_off);
+
+	if (bpf_skb_store_bytes(skb, p->ip_off + 2, &new_tot, 2, 0))
+		return -1;
+	return bpf_l3_csum_replace(skb, p->ip_off + 10, old_tot, new_tot, 2);
+}
+
+/* IPv6 after a trim: payload length (it counts the SRH too); no header checksum */
+static __always_inline int fix_ipv6_length(struct __sk_buff *skb, struct pkt *p,
+					   __u32 new_len)
+{
+	__u16 plen = bpf_htons(new_len - p->ip_off - sizeof(struct ipv6hdr));
+
+	return bpf_skb_store_bytes(skb, p->ip_off + 4, &plen, 2, 0);
+}
+
+/* Cut the packet to Ethernet + IP (+ SRH) + UDP + MRC header, set TRIMMED,
+ * fix the IP lengths (and the IPv4 header checksum) and the UDP length.
+ * UDP checksum := 0, as the payload it covered is gone. In IPv4 zero means
+ * "no checksum". In IPv6 a zero UDP checksum is invalid (RFC 8200) unless
+ * the receiver opted in (RFC 6936): the srv6 data plane's receivers set
+ * UDP_NO_CHECK6_RX, as its routers rewrite the destination address (the
+ * uSID list) and its senders send zero checksums already. */
 static __always_inline int trim(struct __sk_buff *skb, struct pkt *p, __u32 new_len)
 {
-	__u16 old_tot, new_tot, udp_len, zero = 0;
+	__u16 old_tot = 0, udp_len, zero = 0;
 	__u8 flags;
 
-	if (bpf_skb_load_bytes(skb, p->ip_off + 2, &old_tot, 2))
+	if (!p->ipv6 && bpf_skb_load_bytes(skb, p->ip_off + 2, &old_tot, 2))
 		return -1;
 	if (bpf_skb_change_tail(skb, new_len, 0))
 		return -1;
-	new_tot = bpf_htons(new_len - p->ip_off);
-	if (bpf_skb_store_bytes(skb, p->ip_off + 2, &new_tot, 2, 0))
-		return -1;
-	if (bpf_l3_csum_replace(skb, p->ip_off + 10, old_tot, new_tot, 2))
+	if (p->ipv6 ? fix_ipv6_length(skb, p, new_len)
+		    : fix_ipv4_length(skb, p, new_len, old_tot))
 		return -1;
 	udp_len = bpf_htons(sizeof(struct udphdr) + p->hdr_len);
 	if (bpf_skb_store_bytes(skb, p->l4_off + 4, &udp_len, 2, 0))
@@ -198,12 +281,17 @@ static __always_inline int set_ce(struct __sk_buff *skb, struct pkt *p)
 {
 	__u16 old_w, new_w;
 
-	/* tos is the second byte of the first 16-bit word of the IP header */
+	/* IPv4: tos is the second byte of the first 16-bit word of the header.
+	 * IPv6: version:4 traffic-class:8 flow-label:20, so the class's ECN bits
+	 * are 0x0030 of the first word; IPv6 has no header checksum, and the
+	 * traffic class is not in the UDP pseudo-header. */
 	if (bpf_skb_load_bytes(skb, p->ip_off, &old_w, 2))
 		return -1;
-	new_w = old_w | bpf_htons(0x0003);
+	new_w = old_w | bpf_htons(p->ipv6 ? 0x0030 : 0x0003);
 	if (bpf_skb_store_bytes(skb, p->ip_off, &new_w, 2, 0))
 		return -1;
+	if (p->ipv6)
+		return 0;
 	return bpf_l3_csum_replace(skb, p->ip_off + 10, old_w, new_w, 2);
 }
 
@@ -321,8 +409,10 @@ int port_egress(struct __sk_buff *skb)
 		ADD(st->ecn_marked, 1);
 	ADD(st->passed, 1);
 	ADD(st->passed_bytes, len);
-	/* control and ARP first; data and other traffic queue behind */
-	if (kind == K_CTRL || (kind == K_OTHER && skb->protocol == bpf_htons(ETH_P_ARP))) {
+	/* control, ARP and neighbour discovery first; data and other traffic
+	 * queue behind */
+	if (kind == K_CTRL || p.link_ctrl ||
+	    (kind == K_OTHER && skb->protocol == bpf_htons(ETH_P_ARP))) {
 		if (cfg->prio_hi)
 			skb->priority = cfg->prio_hi;
 	} else if (cfg->prio_lo) {
