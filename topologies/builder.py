@@ -196,7 +196,9 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSetting
     return fabric
 
 
-def _tbf(dev: str, spec: FabricSpec) -> str:
+def tbf_qdisc(dev: str, spec: FabricSpec) -> str:
+    """The tc arguments that shape `dev` to the fabric's link rate (a host NIC here;
+    every port of the srv6 fabric, topologies/srv6_builder.py)."""
     # burst holds two jumbo frames; the limit is large so the qdisc never drops
     # (the sender's socket blocks instead, as a NIC back-pressures).
     burst = 2 * (spec.mtu + 14)
@@ -289,20 +291,25 @@ def _configure_host(fabric: Fabric, h: int, shaping: bool) -> None:
             f"ethtool -K {dev} tx off rx off >/dev/null 2>&1",
         ]
         if shaping:
-            lines.append("tc " + _tbf(dev, spec))
+            lines.append("tc " + tbf_qdisc(dev, spec))
         for peer in range(spec.hosts):
             if peer != h:
                 neigh.append(f"neigh replace {spec.host_ip(peer, p)} lladdr {spec.host_mac(peer, p)} "
                              f"dev {dev} nud permanent")
     lines.append("ip -batch - <<'EOF'\n" + "\n".join(neigh) + "\nEOF")
-    lines.append("echo mrclab-configured")
+    run_node_script(host, lines)
+
+
+def run_node_script(node, lines: list[str]) -> None:
+    """Run shell `lines` inside a Mininet node, stopping at the first failure;
+    BuildError naming the node and what the script printed if it did not finish."""
     # Mininet's cmd() takes one line: run the script from a file instead.
-    with tempfile.NamedTemporaryFile("w", prefix="mrclab-host-", suffix=".sh") as script:
-        script.write("set -e\n" + "\n".join(lines) + "\n")
+    with tempfile.NamedTemporaryFile("w", prefix="mrclab-node-", suffix=".sh") as script:
+        script.write("set -e\n" + "\n".join(lines) + "\necho mrclab-configured\n")
         script.flush()
-        out = host.cmd(f"bash {script.name} 2>&1")
+        out = node.cmd(f"bash {script.name} 2>&1")
     if "mrclab-configured" not in out:
-        raise BuildError(f"configuring {host.name} failed: {out.strip()[-300:]}")
+        raise BuildError(f"configuring {node.name} failed: {out.strip()[-300:]}")
 
 
 def expected_counts(spec: FabricSpec) -> dict[str, tuple[int, int]]:

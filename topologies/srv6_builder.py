@@ -1,0 +1,225 @@
+"""Make a FabricSpec real as the srv6 data plane: every switch a kernel IPv6
+router in its own network namespace, static routes installed once, the
+sender choosing the path by the address it writes (topologies/srv6_plan.py,
+docs/srv6.md).
+
+    fabric = build_srv6_fabric(spec)     # hosts, routers, shaped veths, every route
+    verify_routes(fabric)                # a datagram on every route, proved by the T1's counter
+    fabric.stop()                        # ends every namespace: nothing is left
+
+Each node is a Mininet node (its own shell and network namespace, named as
+the lab names switches and hosts, so the lab's cleanup finds it). Every veth
+is created straight into its two namespaces by one `ip -batch` in the root
+namespace (none ever lives there), then each node is configured by one
+script: its sysctls were set when it started, the script brings its ports
+up and installs its neighbours, routes and shaping in one `ip -batch` and
+one `tc -batch`.
+
+Links are point-to-point, so on every port `fe80::1` names the node at the
+other end: a permanent neighbour entry with that node's MAC, the gateway of
+every static route. No interface needs a link-local address, nothing runs
+neighbour discovery or duplicate address detection, and the ports carry no
+IPv6 chatter of their own.
+
+The switch port program (trimming, ECN, fault hooks) is not attached yet:
+every port, host NIC or router port, is shaped by the same tbf as the
+OpenFlow fabric's host NICs (builder.tbf_qdisc). It would attach at the
+egress of each router port, inside the router's namespace.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+
+from topologies.builder import BuildError, require_root, run_node_script, sh, tbf_qdisc
+from topologies.fabric import FabricSpec
+from topologies.names import Host, Switch
+from topologies.srv6_plan import BLOCK_BITS, USID_BITS, Srv6Plan
+
+DATAPATH = "srv6"
+# On every point-to-point port: the node at the other end (see the module docstring).
+PEER = "fe80::1"
+# What an End route runs: the uN behaviour, a 32-bit block and 16-bit uSIDs.
+END_BEHAVIOUR = f"End flavors next-csid lblen {BLOCK_BITS} nflen {USID_BITS}"
+# Namespace-wide IPv6 settings of every node, set before its ports exist so each port
+# inherits them (`default`): IPv6 on, no router advertisements or solicitations, no
+# duplicate address detection, no link-local addresses (neighbours are static).
+NODE_SYSCTLS = {f"net.ipv6.conf.{scope}.{key}": value for scope in ("all", "default") for key, value in {
+    "disable_ipv6": 0, "accept_ra": 0, "accept_dad": 0, "dad_transmits": 0, "router_solicitations": 0,
+    "addr_gen_mode": 1}.items()}
+# A router also forwards and accepts segment routing on every port.
+ROUTER_SYSCTLS = {**NODE_SYSCTLS, **{f"net.ipv6.conf.{scope}.{key}": 1 for scope in ("all", "default")
+                                     for key in ("forwarding", "seg6_enabled")}}
+
+
+def _mininet_node_class():
+    from mininet.node import Node
+
+    class Srv6Node(Node):
+        """A fabric node in its own network namespace; `sysctls` are set as soon as it starts."""
+
+        sysctls: dict = NODE_SYSCTLS
+
+        def __init__(self, name, **params):
+            super().__init__(name, inNamespace=True, **params)
+            settings = " ".join(f"{key}={value}" for key, value in self.sysctls.items())
+            out = self.cmd(f"sysctl -qw {settings} 2>&1 && echo mrclab-sysctl-ok")
+            if "mrclab-sysctl-ok" not in out:
+                raise BuildError(f"setting IPv6 sysctls in {name} failed: {out.strip()[-300:]}")
+
+    class Router(Srv6Node):
+        """A fabric switch as a kernel IPv6 router: forwarding and SRv6 on."""
+
+        sysctls = ROUTER_SYSCTLS
+
+    return Srv6Node, Router
+
+
+def router_port_mac(switch: Switch, port: int) -> str:
+    """02:a<tier>:<plane>:<index>:<port, 2 bytes>: unique, and readable in `ip link`."""
+    tier = 0xA0 + int(switch.tier[1])
+    return f"02:{tier:02x}:{switch.plane:02x}:{switch.index:02x}:{port >> 8:02x}:{port & 0xFF:02x}"
+
+
+@dataclass
+class Srv6Fabric:
+    """A running srv6 fabric: the same surface the session uses from builder.Fabric
+    (host(h), switch_ports(), stop(), build_s, datapath), plus its routers."""
+
+    spec: FabricSpec
+    plan: Srv6Plan
+    datapath: str = DATAPATH
+    build_s: float = 0.0
+    hosts: dict = field(default_factory=dict)    # name -> Mininet node
+    routers: dict = field(default_factory=dict)  # name -> Mininet node
+
+    def host(self, h: int):
+        return self.hosts[self.spec.host_name(h)]
+
+    def router(self, switch: Switch | str):
+        return self.routers[str(switch)]
+
+    def switch_ports(self) -> list[str]:
+        """Every router port; each lives in its router's namespace (`port_node`)."""
+        return [self.spec.switch_intf(switch, port) for switch in self.spec.switches
+                for port in self.plan.ports(switch)]
+
+    def port_node(self, ifname: str):
+        """The Mininet node (router or host) whose namespace holds interface `ifname`."""
+        owner = ifname.rsplit("-eth", 1)[0]
+        return self.routers.get(owner) or self.hosts[owner]
+
+    def stop(self) -> None:
+        """End every node's shell: its namespace goes, and the veths in it."""
+        for node in [*self.hosts.values(), *self.routers.values()]:
+            node.terminate()
+        self.hosts, self.routers = {}, {}
+
+
+def build_srv6_fabric(spec: FabricSpec, shaping: bool = True) -> Srv6Fabric:
+    """Build the srv6 fabric and return it running, every static route installed.
+
+    shaping: shape every port (host NICs and router ports) to spec.link_mbps;
+        off only for functional tests"""
+    from mininet.log import setLogLevel
+
+    require_root()
+    setLogLevel("error")
+    started = time.monotonic()
+    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec))
+    node_class, router_class = _mininet_node_class()
+    try:
+        fabric.hosts = {name: node_class(name) for name in spec.host_names}
+        fabric.routers = {name: router_class(name) for name in spec.switch_names}
+        sh(["ip", "-batch", "-"], input=_veth_batch(fabric))
+        for h in range(spec.hosts):
+            run_node_script(fabric.host(h), _host_script(fabric, h, shaping))
+        for switch in spec.switches:
+            _configure_router(fabric, switch, shaping)
+    except BaseException:
+        fabric.stop()
+        raise
+    fabric.build_s = time.monotonic() - started
+    return fabric
+
+
+def _cable_end(spec: FabricSpec, name: str, port: int) -> tuple[str, str]:
+    """(interface, MAC) of one end of a cable: a host's NIC port (port = plane) or a router port."""
+    if Host.match(name) is not None:
+        host = Host.parse(name).index
+        return spec.host_intf(host, port), spec.host_mac(host, port)
+    return spec.switch_intf(name, port), router_port_mac(Switch.parse(name), port)
+
+
+def _veth_batch(fabric: Srv6Fabric) -> str:
+    """`ip -batch` lines creating every cable as a veth whose ends are born in their
+    nodes' namespaces, with their MACs and the fabric's MTU."""
+    spec, lines = fabric.spec, []
+    for link in spec.links:
+        ends = []
+        for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+            ifname, mac = _cable_end(spec, name, port)
+            ends.append(f"name {ifname} address {mac} mtu {spec.mtu} netns {fabric.port_node(ifname).pid}")
+        lines.append(f"link add {ends[0]} type veth peer {ends[1]}\n")
+    return "".join(lines)
+
+
+def _batch(tool: str, lines: list[str]) -> str:
+    """A script line feeding `lines` to `tool -batch`."""
+    return f"{tool} -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF"
+
+
+def _port_lines(ifname: str, peer_mac: str, spec: FabricSpec, shaping: bool) -> tuple[list[str], list[str]]:
+    """(ip lines, tc lines) for one port: up, its peer as a permanent neighbour, shaped."""
+    ip_lines = [f"link set dev {ifname} up",
+                f"neigh replace {PEER} lladdr {peer_mac} dev {ifname} nud permanent"]
+    return ip_lines, [tbf_qdisc(ifname, spec)] if shaping else []
+
+
+def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
+    """Per plane: the NIC port's own address, and one route -- its T0's uSID out of
+    that port -- so the destination address alone picks the plane."""
+    spec, plan = fabric.spec, fabric.plan
+    ip_lines, tc_lines = ["link set dev lo up"], []
+    for plane in range(spec.planes):
+        ifname = spec.host_intf(h, plane)
+        t0 = Switch.t0(plane, spec.rack_of(h))
+        port_ip, port_tc = _port_lines(ifname, router_port_mac(t0, spec.t0_host_port(h)), spec, shaping)
+        ip_lines += port_ip + [
+            f"addr add {plan.host_address(h, plane)}/128 dev {ifname} nodad",
+            f"route add {plan.host_gateway_prefix(h, plane)} via {PEER} dev {ifname}"]
+        tc_lines += port_tc
+    return [_batch("ip", ip_lines)] + ([_batch("tc", tc_lines)] if tc_lines else [])
+
+
+def _configure_router(fabric: Srv6Fabric, switch: Switch, shaping: bool) -> None:
+    """Ports, neighbours, the End uN route (with counters) and the static table."""
+    spec, plan = fabric.spec, fabric.plan
+    ip_lines, tc_lines = [], []
+    for port in plan.ports(switch):
+        peer = plan.port_peer(switch, port)
+        peer_mac = spec.host_mac(peer.index, switch.plane) if isinstance(peer, Host) else \
+            router_port_mac(peer, _port_towards(spec, peer, switch))
+        port_ip, port_tc = _port_lines(spec.switch_intf(switch, port), peer_mac, spec, shaping)
+        ip_lines += port_ip
+        tc_lines += port_tc
+    for entry in plan.router_table(switch):
+        dev = spec.switch_intf(switch, entry.port)
+        if entry.action == "end":
+            ip_lines.append(f"route add {entry.prefix} encap seg6local action {END_BEHAVIOUR} count dev {dev}")
+        else:
+            ip_lines.append(f"route add {entry.prefix} via {PEER} dev {dev}")
+    try:
+        run_node_script(fabric.router(switch), [_batch("ip", ip_lines)]
+                        + ([_batch("tc", tc_lines)] if tc_lines else []))
+    except BuildError as exc:
+        raise BuildError(f"{exc} (an SRv6 uN End route needs Linux >= 6.1 and iproute2 >= 6.1)") from None
+
+
+def _port_towards(spec: FabricSpec, switch: Switch, neighbour: Switch) -> int:
+    """The port of `switch` that faces `neighbour` (a T0 and a T1 of one plane)."""
+    return spec.t0_uplink_port(neighbour.index) if switch.tier == "t0" else spec.t1_downlink_port(neighbour.index)
