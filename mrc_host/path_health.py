@@ -16,6 +16,11 @@ EVs are spread over it again, so each plane keeps its share of the traffic.
 Route states (event -> effect)
 ------------------------------
 GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at once
+           --a packet on it overdue (the sender:
+             acked packets sent after it, and it is
+             late by a quarter SRTT; no loss yet)-->  SUSPECT the same way: load moves off a
+             dead route about one RTT after its first unanswered packet, a loss
+             declaration (and retransmission) waits for the reorder window
            --its ``LOSSY_SUSPICIONS``-th SACK-gap suspicion
              within ``LOSSY_RTTS`` RTTs-->            ASSUMED_BAD at once (a lossy, gray
              route answers most probes: it is retired, and its EVs swapped, now),
@@ -23,6 +28,8 @@ GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at on
            --a keepalive probe unanswered-->         SUSPECT
 SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a random
                                                      loss or a stalled host)
+           --ACK of a packet sent on it no earlier
+             than the one that made it suspect-->    GOOD (it carried traffic after that)
            --its probe unanswered for the probe
              timeout (``PROBE_TIMEOUT_RTOS`` RTOs)--> ASSUMED_BAD, unless one of the holds:
              * stall: more than half of the routes are SUSPECT at once: the host or
@@ -37,7 +44,10 @@ SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a 
 ASSUMED_BAD --``probe_successes`` replies in a row-->  GOOD; probed every probe
              interval, the next probe at once after each reply
 any        --denied (denylist, local NIC port down, the peer's port bitmap)--> DENIED
-DENIED     --every denial lifted-->                  ASSUMED_BAD, probed back
+DENIED     --every denial lifted-->                  GOOD: whoever denied it saw it work
+             again (the mapper after its repair probes through it, a NIC port's
+             carrier, the peer's port bitmap); if it is still broken, its next
+             overdue packet makes it SUSPECT
 
 EV states (what selectors read in ``state``)
 --------------------------------------------
@@ -134,6 +144,7 @@ class PathHealth:
         self.rstate = [R_GOOD] * nr
         self.denials: list[set] = [set() for _ in range(nr)]
         self.suspect_reason = [""] * nr
+        self.suspect_sent = [INF] * nr       # send time of the packet that made it suspect
         self.gap_suspicions: list[list[float]] = [[] for _ in range(nr)]   # recent SACK-gap suspicions
         self.replied_at = [-INF] * nr        # when a probe of the route was last answered
         self.held = [0] * nr                 # stall holds of the route in a row
@@ -169,6 +180,7 @@ class PathHealth:
         self.trims = [0] * n
         self.ecn = [0] * n
         self.floor_holds = self.stall_holds = self.swaps = self.ecn_migrations = 0
+        self.overdue_suspicions = self.ack_clears = 0
         self.probe_timeouts = self.probes_deferred = 0
         self._choose_active_sets()
 
@@ -282,6 +294,7 @@ class PathHealth:
             self.next_probe[rid] = INF
             self.gap_evidence[rid] = False
             self.held[rid] = 0
+            self.suspect_sent[rid] = INF
         plane = self.route_keys[rid][0]
         if (old in (R_BAD, R_DENIED)) != (new in (R_BAD, R_DENIED)):
             self._rebalance(plane, now, reason)
@@ -338,17 +351,36 @@ class PathHealth:
     def on_trim(self, pid: int, now: float) -> None:
         self.trims[pid] += 1
 
-    def on_loss(self, pid: int, now: float, reason: str) -> None:
-        """A packet sent on ``pid`` was lost without a trim (``reason``: rto / sack_gap)."""
+    def on_loss(self, pid: int, now: float, reason: str, sent: float = -INF) -> None:
+        """A packet sent on ``pid`` at ``sent`` was lost without a trim (``reason``: rto / sack_gap)."""
         self.losses[pid] += 1
         rid = self.route_of_pid[pid]
         if reason == "sack_gap":
             self.gap_evidence[rid] = True
         if self.rstate[rid] != R_GOOD:
             return
+        self.suspect_sent[rid] = sent
         self._set_route(rid, R_SUSPECT, reason, now)
         if reason == "sack_gap" and self._lossy(rid, now) and not self._hold(rid):
             self._set_route(rid, R_BAD, "lossy", now)
+
+    def on_overdue(self, pid: int, sent: float, now: float) -> None:
+        """A packet sent on ``pid`` at ``sent`` is overdue: packets sent after it were
+        acked and it was not. Its route becomes suspect (no data on it, a probe at
+        once) but nothing is declared lost yet: reordering clears it with an ACK."""
+        rid = self.route_of_pid[pid]
+        if self.rstate[rid] != R_GOOD:
+            return
+        self.overdue_suspicions += 1
+        self.suspect_sent[rid] = sent
+        self._set_route(rid, R_SUSPECT, "overdue", now)
+
+    def on_route_ack(self, rid: int, sent: float, now: float) -> None:
+        """An ACK of a packet sent on suspect route ``rid`` at ``sent`` (the sender
+        calls this only while the route is SUSPECT: the hot path stays a lookup)."""
+        if sent >= self.suspect_sent[rid]:
+            self.ack_clears += 1
+            self._set_route(rid, R_GOOD, "acked", now)
 
     def _lossy(self, rid: int, now: float) -> bool:
         recent = [t for t in self.gap_suspicions[rid] if now - t < LOSSY_RTTS * self._srtt()]
@@ -392,7 +424,7 @@ class PathHealth:
             else:
                 self.denials[rid].discard(source)
                 if not self.denials[rid]:
-                    self._set_route(rid, R_BAD, source + "_lifted", now)
+                    self._set_route(rid, R_GOOD, source + "_lifted", now)
 
     def set_ports_down(self, source: str, planes_down: Iterable[int], now: float) -> None:
         self.set_denied(source, [(p, None) for p in planes_down], now)
@@ -534,5 +566,6 @@ class PathHealth:
         return {"usable": self.usable, "floor_holds": self.floor_holds, "stall_holds": self.stall_holds,
                 "ev_swaps": self.swaps, "ecn_migrations": self.ecn_migrations,
                 "probe_timeouts": self.probe_timeouts, "probes_deferred": self.probes_deferred,
+                "overdue_suspicions": self.overdue_suspicions, "ack_clears": self.ack_clears,
                 "assumed_bad": [list(self.paths[p]) for p, s in enumerate(self.state) if s == ASSUMED_BAD],
                 "denied": [list(self.paths[p]) for p, s in enumerate(self.state) if s == DENIED]}

@@ -29,7 +29,7 @@ from .congestion import CongestionControl
 from .counters import Counters
 from .events import WriteComplete
 from .params import TransportParams
-from .path_health import PathHealth
+from .path_health import R_GOOD, R_SUSPECT, PathHealth
 from .path_select import PathSelector
 from .routes import RouteLog
 from .rtt import RttEstimator
@@ -115,6 +115,7 @@ class Sender:
         self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
                                        params.rto_granularity, params.rto_min_rtts)
         self.route_of_pid = health.route_of_pid
+        self.route_state = health.rstate             # read on every ACK (hot path)
         self.route_log = RouteLog(health.route_keys)
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
@@ -288,7 +289,10 @@ class Sender:
             self.max_acked_sent = pkt.sent
             self.rack_rtt = now - pkt.sent
         self.pkts_acked[pkt.pid] += 1
-        self.route_log.on_ack(self.route_of_pid[pkt.pid], now)
+        rid = self.route_of_pid[pkt.pid]
+        self.route_log.on_ack(rid, now)
+        if self.route_state[rid] == R_SUSPECT:
+            self.health.on_route_ack(rid, pkt.sent, now)
         msg = pkt.msg
         msg.unacked -= 1
         if msg.unacked == 0 and msg.next_off == msg.length:
@@ -307,10 +311,19 @@ class Sender:
         w = self.reo_mult * min_rtt / 4
         return w if srtt is None or w < srtt else srtt
 
+    def suspect_margin(self) -> float:
+        """How late past the RTT of a later-sent, acked packet a packet makes its
+        route suspect: a quarter SRTT (a fixed share, unlike the reorder window,
+        which grows with the reordering seen, so that suspicion stays quick; a
+        wrong suspicion costs one RTT of the route's share, not a retransmission)."""
+        srtt = self.rtt.srtt
+        return 0.0 if srtt is None else srtt / 4
+
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions
         later was acked, and it is overdue: older than the RTT of the latest
-        acked packet plus the reorder window."""
+        acked packet plus the reorder window. Before that, at a quarter SRTT
+        past that RTT, its route becomes suspect (``_suspect_overdue``)."""
         self.reorder_deadline = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
         wait = self.rack_rtt + self.reorder_window()
@@ -321,12 +334,31 @@ class Sender:
                 sendq.popleft()
                 continue
             if now < pkt.sent + wait:
-                self.reorder_deadline = pkt.sent + wait   # not overdue yet: look again then
+                self._suspect_overdue(now, limit, wait)
                 break
             sendq.popleft()
             self.c.sack_losses += 1
             pkt.gap_loss = True
             self._lost(pkt, now, "sack_gap")
+
+    def _suspect_overdue(self, now: float, limit: int, wait: float) -> None:
+        """Routes of packets already a suspect margin late become suspect; the
+        next look is due when the oldest packet on a GOOD route becomes late, or
+        when the oldest packet becomes lost."""
+        early = self.rack_rtt + self.suspect_margin()
+        route_state, route_of_pid = self.route_state, self.route_of_pid
+        deadline = None
+        for txseq, pkt in self.sendq:
+            if txseq >= limit:
+                break
+            if pkt.acked or pkt.lost or pkt.txseq != txseq or route_state[route_of_pid[pkt.pid]] != R_GOOD:
+                continue
+            if now < pkt.sent + early:
+                deadline = pkt.sent + early
+                break
+            self.health.on_overdue(pkt.pid, pkt.sent, now)
+        head = self.sendq[0][1].sent + wait
+        self.reorder_deadline = head if deadline is None or head < deadline else deadline
 
     def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
         pkt.lost = True
@@ -340,7 +372,7 @@ class Sender:
             self.cc.on_trim(now, self.rtt.srtt or self.rtt.rto)
         else:
             self.retxq.append(pkt)
-            self.health.on_loss(pkt.pid, now, reason)
+            self.health.on_loss(pkt.pid, now, reason, pkt.sent)
             self.cc.on_timeout(now, self.rtt.srtt or self.rtt.rto)
 
     def on_nack(self, psn: int, reason: int, now: float) -> None:

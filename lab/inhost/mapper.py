@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, Findings, ProbeHealth, ProbeSchedule, Target,
+from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, RETRY_INTERVAL_S, Findings, ProbeHealth, ProbeSchedule, Target,
                                      Transition, localise, targets)
 from lab.plumbing.atomic import write_json_atomic
 from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DenylistFile, denylist_path, edit_denylist
@@ -164,6 +164,8 @@ class Mapper:
                 continue
             self.counts["replies"] += 1
             out += self.health.replied(seq, now)
+            if target is not None and self.health.repairing(target):
+                self.schedule.retry_now(target)
 
     def expire(self, now: float) -> list[Transition]:
         return self.health.expire(now)
@@ -225,7 +227,9 @@ def run(mapper: Mapper, clock=time.monotonic) -> None:
     while True:
         now = clock()
         mapper.send_due(now)
-        ready, _, _ = select.select([stdin, *by_fd], [], [], LOOP_TICK_S)
+        # watched targets are retried every RETRY_INTERVAL_S: wake that often then
+        tick = RETRY_INTERVAL_S if mapper.health.watching() else LOOP_TICK_S
+        ready, _, _ = select.select([stdin, *by_fd], [], [], tick)
         now = clock()
         transitions = []
         for fd in ready:

@@ -29,11 +29,11 @@ from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DeniedElement
 from topologies.fabric import FabricSpec
 
 PROBE_INTERVAL_S = 0.5  # each target is probed once per cycle of this length...
-RETRY_INTERVAL_S = 0.05  # a target that missed a probe, or is failed, is probed this often (few targets)
+RETRY_INTERVAL_S = 0.02  # a target that missed a probe, or is failed, is probed this often (few targets)
 MAX_PROBES_PER_S = 100  # ...unless that would send more than this per host: the cycle stretches
 PROBE_TIMEOUT_S = 0.3  # a reflection later than this is a miss (3 queues of a loaded 10 Mb/s fabric)
 MISSES_TO_FAIL = 3  # consecutive misses that declare a target failed
-SUCCESSES_TO_REPAIR = 3  # consecutive successes that declare it back
+SUCCESSES_TO_REPAIR = 2  # consecutive successes that declare it back (each next probe goes at once)
 FINDINGS_STALE_S = 2.0  # findings older than this are ignored: their mapper stopped or hangs
 FINDINGS_REFRESH_S = 0.5  # a mapper rewrites its findings at least this often (its heartbeat)
 
@@ -88,6 +88,11 @@ class ProbeSchedule:
             self.retried[target] = now
         return out
 
+    def retry_now(self, target: Target) -> None:
+        """Probe `target` at the next `due`: a failed target's repair is confirmed
+        in round trips, not retry intervals."""
+        self.retried.pop(target, None)
+
 
 @dataclass
 class _State:
@@ -128,6 +133,11 @@ class ProbeHealth:
             return []
         target, sent_at = entry
         return self._resolve(target, now - sent_at <= self.timeout, now, sent_at)
+
+    def repairing(self, target: Target) -> bool:
+        """Is `target` failed with a success since: its next probe should go at once."""
+        s = self.states[target]
+        return s.failed and s.successes > 0
 
     def watching(self) -> list[Target]:
         """Targets failed or with a miss since their last success: probed more often."""

@@ -178,11 +178,27 @@ def test_a_watched_target_is_probed_every_retry_interval_besides_the_cycle():
     probes = []
     t = 0.0
     while t < 0.5:
-        t = round(t + 0.01, 6)
+        t = round(t + 0.001, 6)
         probes += [(t, x) for x in sched.due(t, [sick])]
     times = [t for t, x in probes if x == sick]
     assert len(times) >= 0.5 / RETRY_INTERVAL_S - 1
-    assert max(b - a for a, b in zip(times, times[1:])) <= RETRY_INTERVAL_S + 0.011   # never waits a cycle
+    assert max(b - a for a, b in zip(times, times[1:])) <= RETRY_INTERVAL_S + 0.0011   # never waits a cycle
+
+
+def test_a_failed_target_that_answers_is_probed_again_at_once_until_repaired():
+    sick = Target(0, 1)
+    health = ProbeHealth([Target(0), sick], timeout=0.3, misses_to_fail=1, successes_to_repair=2)
+    sched = ProbeSchedule([Target(0), sick], start=0.0)
+    seq = health.sent(sick, 0.0)
+    health.expire(0.31)                                  # failed
+    assert sick in sched.due(0.31, [sick]) and not health.repairing(sick)
+    seq = health.sent(sick, 0.31)
+    assert health.replied(seq, 0.312) == [] and health.repairing(sick)
+    sched.retry_now(sick)
+    assert sick in sched.due(0.312, [sick])              # not RETRY_INTERVAL_S later
+    seq = health.sent(sick, 0.312)
+    assert [tr.failed for tr in health.replied(seq, 0.314)] == [False]
+    assert not health.repairing(sick)
 
 
 def test_a_timeout_of_a_probe_older_than_an_answered_one_is_not_a_miss():

@@ -165,7 +165,7 @@ def test_a_retired_route_is_swapped_for_backup_evs_of_the_same_plane_and_spread_
     assert active_by_t1() == [0, 0, 1, 1]
 
 
-def test_denied_routes_and_whole_planes_then_lifted_come_back_through_probes():
+def test_denied_routes_and_whole_planes_come_back_when_every_denial_is_lifted():
     h = health()
     h.set_denied("denylist", [(0, 1), (1, None)], 2.0)
     assert all(h.state[p] == DENIED for p in aliases(h, 1, 0))
@@ -174,9 +174,10 @@ def test_denied_routes_and_whole_planes_then_lifted_come_back_through_probes():
     h.set_ports_down("port_down", [1], 2.1)                 # a second reason on plane 1
     h.set_denied("denylist", [], 2.2)
     assert h.state[pid_of(h, 0, 1)] == DENIED               # still down: its port
-    assert h.state[pid_of(h, 1, 0)] == ASSUMED_BAD          # lifted: probed back
+    assert h.state[pid_of(h, 1, 0)] == GOOD                 # lifted: its denier saw it work
     h.set_ports_down("port_down", [], 2.3)
-    assert h.state[pid_of(h, 0, 1)] == ASSUMED_BAD
+    assert h.route_state_names() == ["GOOD"] * len(h.route_keys)
+    assert h.probes_due(2.3) == []                          # no probing back
 
 
 def test_keepalive_probes_one_route_each_interval_planes_in_turn():
@@ -244,3 +245,28 @@ def test_round_robin_gives_every_plane_an_equal_share_when_evs_are_retired():
     assert per_plane == [80, 80, 80, 80]
     assert all(p != q for (_a, p), (_b, q) in zip(picks, picks[1:]))   # planes alternate
     assert {ev for ev, p in picks if p == 2} == {1, 3, 5, 7}           # only its GOOD EVs
+
+
+def test_an_overdue_packet_makes_its_route_suspect_and_a_later_sent_ack_clears_it():
+    h = health()
+    pid = pid_of(h, 1, 0)
+    h.on_overdue(pid, sent=1.000, now=1.030)
+    assert all(h.state[p] == SUSPECT for p in aliases(h, 1, 0))
+    assert h.losses[pid] == 0                                    # suspicion, not a loss
+    (_probe_pid, _seq), = h.probes_due(1.030)                     # and a probe at once
+    rid = h.route_of_pid[pid]
+    h.on_route_ack(rid, sent=0.990, now=1.031)                   # sent before it: says nothing
+    assert h.state[pid] == SUSPECT
+    h.on_route_ack(rid, sent=1.000, now=1.032)                   # the late packet itself
+    assert h.state[pid] == GOOD
+    assert (h.log[-1].reason, h.overdue_suspicions, h.ack_clears) == ("acked", 1, 1)
+
+
+def test_an_overdue_suspicion_does_not_count_towards_retiring_a_lossy_route():
+    h = health()
+    pid = pid_of(h, 1, 0)
+    rid = h.route_of_pid[pid]
+    for i in range(2 * 3):
+        h.on_overdue(pid, sent=1.0 + i * 0.01, now=1.005 + i * 0.01)
+        h.on_route_ack(rid, sent=1.0 + i * 0.01, now=1.006 + i * 0.01)
+    assert h.state[pid] == GOOD and not h.gap_suspicions[rid]

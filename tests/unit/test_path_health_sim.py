@@ -122,3 +122,17 @@ def test_a_nic_port_down_at_one_end_moves_both_ends_off_that_plane():
     late = [r for r in net.data_sent() if r.plane == 1 and r.time > denied_b[0]]
     assert late == []
     assert b.conn.counters.timeouts == 0 or b.conn.health.route_state_names().count("ASSUMED_BAD") == 0
+
+
+def test_a_dead_route_is_left_within_two_rtts_and_reordering_retires_nothing():
+    rtt = 0.02
+    net, a, _b = pair(Impairments(delay=rtt / 2, reorder=0.05, reorder_delay=rtt / 2), seed=5)
+    stream(a.conn, 400)
+    net.run_for(0.3)
+    assert a.conn.health.overdue_suspicions > 0                  # reordering made some routes suspect...
+    assert "ASSUMED_BAD" not in a.conn.health.route_state_names()  # ...and ACKs cleared them
+    dead, t_fault = evs_of(3, 1), net.now
+    net.imp.dead_paths |= dead
+    net.run_for(0.3)
+    last = max(r.time for r in net.data_sent("a") if (r.ev, r.plane) in dead)
+    assert last - t_fault <= 2 * rtt
