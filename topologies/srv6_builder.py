@@ -223,3 +223,201 @@ def _configure_router(fabric: Srv6Fabric, switch: Switch, shaping: bool) -> None
 def _port_towards(spec: FabricSpec, switch: Switch, neighbour: Switch) -> int:
     """The port of `switch` that faces `neighbour` (a T0 and a T1 of one plane)."""
     return spec.t0_uplink_port(neighbour.index) if switch.tier == "t0" else spec.t1_downlink_port(neighbour.index)
+
+
+# ---- route proof --------------------------------------------------------------------
+# UDP port of the route proof's datagrams (next to the lab's transports, topologies/tables.py).
+VERIFY_PORT = 4796
+# The destination address changes in flight (each End shifts it), so a UDP checksum
+# computed by the sender over the first address fails at the receiver: off at both ends.
+UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102
+_CLONE_NEWNET = 0x40000000
+# Broken routes named in one error; the rest are counted.
+SHOWN_PROBLEMS = 8
+
+
+class RouteError(BuildError):
+    """A route of the srv6 fabric does not carry packets as the plan says (the message names it)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Datagrams from host src to host dst over (plane, t1); t1 None within a rack."""
+
+    src: int
+    dst: int
+    plane: int
+    t1: int | None
+
+    def label(self, plan: Srv6Plan) -> str:
+        via = "no T1" if self.t1 is None else f"T1 {self.t1}"
+        return (f"{Host(self.src)}->{Host(self.dst)} plane {self.plane} {via} "
+                f"({plan.route_address(self.src, self.dst, self.plane, self.t1)})")
+
+
+@dataclass
+class RouteProof:
+    """What verify_routes proved: `routes` routes, `packets` datagrams each, in `seconds`."""
+
+    routes: int
+    packets: int
+    seconds: float
+
+
+def route_rounds(spec: FabricSpec) -> list[list[Probe]]:
+    """The probes of verify_routes, in rounds: one round per ordered pair of racks,
+    sending over every (plane, T1), so each T1 carries exactly one route per round
+    and its counter names that route; then one round of every same-rack route (no
+    T1 may count anything). Hosts are rotated so different racks' hosts take part."""
+    hpr, rounds = spec.hosts_per_rack, []
+    for src_rack in range(spec.racks):
+        for dst_rack in range(spec.racks):
+            if src_rack != dst_rack:
+                src, dst = src_rack * hpr + dst_rack % hpr, dst_rack * hpr + src_rack % hpr
+                rounds.append([Probe(src, dst, p, s) for p in range(spec.planes) for s in range(spec.spines)])
+    if hpr > 1:
+        rounds.append([Probe(r * hpr, r * hpr + 1, p, None) for r in range(spec.racks) for p in range(spec.planes)])
+    return rounds
+
+
+def socket_in(node, receive: bool) -> socket.socket:
+    """A UDP/IPv6 socket living in `node`'s network namespace (setns on this thread
+    around socket(), then back), its checksum off for sending or for receiving."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open(f"/proc/{node.pid}/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(target, _CLONE_NEWNET) != 0:
+            raise RouteError(f"cannot enter {node.name}'s namespace: {os.strerror(ctypes.get_errno())}")
+        try:
+            sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        finally:
+            if libc.setns(own, _CLONE_NEWNET) != 0:  # this thread must never stay in a lab namespace
+                raise SystemExit(f"could not return to the lab's own network namespace from {node.name}")
+    finally:
+        os.close(own)
+        os.close(target)
+    sock.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX if receive else UDP_NO_CHECK6_TX, 1)
+    return sock
+
+
+def end_counters(fabric: Srv6Fabric, switches: list[Switch]) -> dict[Switch, int]:
+    """Packets each router's End route has processed (its seg6local counter), all
+    routers read at once (one command in each router's shell, then every answer)."""
+    import json
+
+    for switch in switches:
+        fabric.router(switch).sendCmd("ip -j -s -6 route show")
+    counters = {}
+    for switch in switches:
+        out = fabric.router(switch).waitOutput()
+        want = str(fabric.plan.end_prefix(switch))
+        try:
+            routes = json.loads(out)
+            counters[switch] = next(r["stats64"]["packets"] for r in routes
+                                    if r.get("action") == "End" and r.get("dst") == want)
+        except (ValueError, KeyError, TypeError, StopIteration):
+            raise RouteError(f"{switch} shows no End route {want} with counters: {out.strip()[:200]!r}") from None
+    return counters
+
+
+def verify_routes(fabric: Srv6Fabric, packets: int = 3, timeout: float = 5.0) -> RouteProof:
+    """Send `packets` datagrams on every route of route_rounds(), round by round,
+    and prove each route by its T1's End counter and by the datagrams' arrival;
+    RouteError naming every broken route otherwise. `timeout`: how long a round
+    waits for datagrams that do not come (a working round returns as soon as
+    all have arrived)."""
+    started = time.monotonic()
+    spec, t1s = fabric.spec, [s for s in fabric.spec.switches if s.tier == "t1"]
+    senders, receivers, problems, routes = {}, {}, [], 0
+    try:
+        counters = end_counters(fabric, t1s)
+        for probes in route_rounds(spec):
+            received = _send_round(fabric, probes, packets, timeout, senders, receivers)
+            after = end_counters(fabric, t1s)
+            problems += _round_problems(fabric, probes, packets, received, counters, after)
+            counters, routes = after, routes + len(probes)
+    finally:
+        for sock in [*senders.values(), *receivers.values()]:
+            sock.close()
+    if problems:
+        shown = "; ".join(problems[:SHOWN_PROBLEMS])
+        more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
+        raise RouteError(f"srv6 routes broken: {shown}{more}")
+    return RouteProof(routes=routes, packets=packets, seconds=time.monotonic() - started)
+
+
+def _endpoint(fabric: Srv6Fabric, cache: dict, h: int, plane: int, receive: bool) -> socket.socket:
+    """Host h's socket on `plane`, bound to its own address there (made once)."""
+    if (h, plane) not in cache:
+        sock = socket_in(fabric.host(h), receive)
+        sock.bind((str(fabric.plan.host_address(h, plane)), VERIFY_PORT if receive else 0))
+        sock.setblocking(False)
+        cache[h, plane] = sock
+    return cache[h, plane]
+
+
+def _send_round(fabric: Srv6Fabric, probes: list[Probe], packets: int, timeout: float,
+                senders: dict, receivers: dict) -> dict:
+    """Send every probe's datagrams, then collect until all arrived or `timeout`
+    passed: {(probe, receiving host, plane): datagrams}."""
+    import select
+
+    plan = fabric.plan
+    for probe in probes:
+        _endpoint(fabric, receivers, probe.dst, probe.plane, receive=True)
+    for probe in probes:
+        sock = _endpoint(fabric, senders, probe.src, probe.plane, receive=False)
+        payload = f"{probe.src} {probe.dst} {probe.plane} {probe.t1}".encode()
+        for _ in range(packets):
+            sock.sendto(payload, (str(plan.route_address(probe.src, probe.dst, probe.plane, probe.t1)),
+                                  VERIFY_PORT))
+    received: dict = {}
+    owners = {sock: key for key, sock in receivers.items()}
+    deadline = time.monotonic() + timeout
+    while sum(received.values()) < packets * len(probes) and time.monotonic() < deadline:
+        ready, _, _ = select.select(list(owners), [], [], max(0.0, deadline - time.monotonic()))
+        for sock in ready:
+            for payload in _drain(sock):
+                key = (_probe_of(payload), *owners[sock])
+                received[key] = received.get(key, 0) + 1
+    return received
+
+
+def _drain(sock: socket.socket) -> list[bytes]:
+    found = []
+    while True:
+        try:
+            found.append(sock.recv(2048))
+        except BlockingIOError:
+            return found
+
+
+def _probe_of(payload: bytes) -> Probe | None:
+    try:
+        src, dst, plane, t1 = payload.decode().split()
+        return Probe(int(src), int(dst), int(plane), None if t1 == "None" else int(t1))
+    except ValueError:
+        return None  # not ours: counted as a stray datagram
+
+
+def _round_problems(fabric: Srv6Fabric, probes: list[Probe], packets: int, received: dict,
+                    before: dict, after: dict) -> list[str]:
+    """What went wrong in one round: a T1 whose counter moved by other than its
+    probes' datagrams, a probe whose datagrams did not all arrive where sent."""
+    plan, problems = fabric.plan, []
+    for t1, count in after.items():
+        mine = [p for p in probes if p.t1 == t1.index and p.plane == t1.plane]
+        moved, want = count - before[t1], packets * len(mine)
+        if moved != want:
+            routes = ", ".join(p.label(plan) for p in mine) or "no route of this round"
+            problems.append(f"{t1} counted {moved} datagrams, expected {want} ({routes})")
+    for probe in probes:
+        arrived = received.get((probe, probe.dst, probe.plane), 0)
+        if arrived != packets:
+            problems.append(f"{probe.label(plan)}: {arrived} of {packets} datagrams arrived")
+    for (probe, host, plane), count in received.items():
+        if probe is None or (probe.dst, probe.plane) != (host, plane):
+            what = probe.label(plan) if probe else "stray datagrams"
+            problems.append(f"{what}: {count} arrived at {Host(host)} on plane {plane}")
+    return problems
