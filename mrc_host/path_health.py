@@ -22,7 +22,9 @@ GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at on
              dead route about one RTT after its first unanswered packet, a loss
              declaration (and retransmission) waits for the reorder window
            --its ``LOSSY_SUSPICIONS``-th SACK-gap suspicion
-             within ``LOSSY_RTTS`` RTTs-->            ASSUMED_BAD at once (a lossy, gray
+             within ``LOSSY_RTTS`` RTTs (one per suspect
+             episode; one whose packet is acked after
+             all, reordering, is forgotten)-->        ASSUMED_BAD at once (a lossy, gray
              route answers most probes: it is retired, and its EVs swapped, now),
              unless one of the holds below applies
            --a keepalive probe unanswered-->         SUSPECT
@@ -355,13 +357,16 @@ class PathHealth:
         """A packet sent on ``pid`` at ``sent`` was lost without a trim (``reason``: rto / sack_gap)."""
         self.losses[pid] += 1
         rid = self.route_of_pid[pid]
+        st = self.rstate[rid]
+        # one SACK-gap suspicion per episode, also when an overdue packet made the route suspect first
+        lossy = (reason == "sack_gap" and st in (R_GOOD, R_SUSPECT) and not self.gap_evidence[rid]
+                 and self._lossy(rid, now))
         if reason == "sack_gap":
             self.gap_evidence[rid] = True
-        if self.rstate[rid] != R_GOOD:
-            return
-        self.suspect_sent[rid] = sent
-        self._set_route(rid, R_SUSPECT, reason, now)
-        if reason == "sack_gap" and self._lossy(rid, now) and not self._hold(rid):
+        if st == R_GOOD:
+            self.suspect_sent[rid] = sent
+            self._set_route(rid, R_SUSPECT, reason, now)
+        if lossy and not self._hold(rid):
             self._set_route(rid, R_BAD, "lossy", now)
 
     def on_overdue(self, pid: int, sent: float, now: float) -> None:
@@ -381,6 +386,14 @@ class PathHealth:
         if sent >= self.suspect_sent[rid]:
             self.ack_clears += 1
             self._set_route(rid, R_GOOD, "acked", now)
+
+    def on_spurious_gap(self, pid: int) -> None:
+        """A packet declared lost by a SACK gap on ``pid`` was acked after all (it
+        was reordered, on a busy host): that suspicion does not count towards
+        retiring its route as lossy."""
+        recent = self.gap_suspicions[self.route_of_pid[pid]]
+        if recent:
+            recent.pop()
 
     def _lossy(self, rid: int, now: float) -> bool:
         recent = [t for t in self.gap_suspicions[rid] if now - t < LOSSY_RTTS * self._srtt()]

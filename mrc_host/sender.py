@@ -279,8 +279,10 @@ class Sender:
         pkt.acked = True
         if pkt.lost:
             self.c.spurious_losses += 1
-            if pkt.gap_loss and self.reo_mult < REO_MULT_MAX:
-                self.reo_mult += 1   # that was reordering, not loss: widen the window (RACK)
+            if pkt.gap_loss:
+                self.health.on_spurious_gap(pkt.lost_pid)
+                if self.reo_mult < REO_MULT_MAX:
+                    self.reo_mult += 1   # that was reordering, not loss: widen the window (RACK)
         else:
             self.inflight -= 1
         if pkt.txseq > self.max_acked_txseq:

@@ -270,3 +270,30 @@ def test_an_overdue_suspicion_does_not_count_towards_retiring_a_lossy_route():
         h.on_overdue(pid, sent=1.0 + i * 0.01, now=1.005 + i * 0.01)
         h.on_route_ack(rid, sent=1.0 + i * 0.01, now=1.006 + i * 0.01)
     assert h.state[pid] == GOOD and not h.gap_suspicions[rid]
+
+
+def test_a_sack_gap_loss_counts_once_per_episode_even_after_an_overdue_suspicion():
+    h = health()
+    pid = pid_of(h, 1, 0)
+    rid = h.route_of_pid[pid]
+    for i in range(3):                                           # three episodes, 10 ms apart
+        t = 1.0 + i * 0.01
+        h.on_overdue(pid, sent=t - 0.02, now=t)                  # suspect before the loss...
+        h.on_loss(pid, t + 0.002, "sack_gap", sent=t - 0.02)     # ...which still counts once
+        h.on_loss(pid, t + 0.003, "sack_gap", sent=t - 0.019)    # (not twice)
+        if i < 2:
+            assert len(h.gap_suspicions[rid]) == i + 1
+            h.on_route_ack(rid, sent=t, now=t + 0.004)           # the route carried traffic again
+    assert h.state[pid] == ASSUMED_BAD and h.log[-1].reason == "lossy"
+
+
+def test_a_sack_gap_loss_that_was_reordering_is_forgotten():
+    h = health()
+    pid = pid_of(h, 1, 0)
+    rid = h.route_of_pid[pid]
+    for i in range(3):
+        t = 1.0 + i * 0.01
+        h.on_loss(pid, t, "sack_gap", sent=t - 0.02)
+        h.on_spurious_gap(pid)                                   # acked after all
+        h.on_route_ack(rid, sent=t, now=t + 0.001)
+    assert h.state[pid] == GOOD and h.gap_suspicions[rid] == []
