@@ -489,6 +489,7 @@ def _fault_record(window: FaultWindow, basis: str | None) -> dict:
     return {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
             "basis": basis, "failover_s": None, "failover_rtts": None, "routes_failed": 0,
             "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None, "routes_unrecovered": 0,
+            "routes_still_down": 0,
             "note": None}
 
 
@@ -515,7 +516,8 @@ def _stopped_routes(routes: Sequence[Route], window: FaultWindow, horizon: float
 
 
 def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: float | None = None,
-                            crosses: Callable[[FaultWindow, Route], bool] = route_crosses) -> dict:
+                            crosses: Callable[[FaultWindow, Route], bool] = route_crosses,
+                            others: Sequence[FaultWindow] = ()) -> dict:
     """Failover and recovery of one fault from the senders' route records (module docstring).
 
     failover_s: fault start -> the last DATA packet sent on a crossing route that
@@ -523,6 +525,9 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         ``routes_kept_sending`` crossing routes went on carrying data).
     recovery_s: repair -> the first ack on each failed route after it, the
         latest; None when the fault never ended or ``routes_unrecovered`` > 0.
+        A failed route that another fault of ``others`` still takes down at
+        this repair is left out (``routes_still_down``): its recovery is that
+        fault's.
     rtt: the run's median smoothed RTT, for the ``*_rtts`` figures.
     """
     out = _fault_record(window, "routes")
@@ -540,9 +545,14 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         return out
     out["failover_s"] = max(quiet for _route, quiet in stopped) - window.start
     if window.end is not None and window.end < run_end:
-        acks = [_first_ack_after(route, window.end) for route, _quiet in stopped]
+        down = [w for w in others if w is not window and w.start <= window.end < w.stop]
+        back = [route for route, _quiet in stopped if not any(crosses(w, route) for w in down)]
+        out["routes_still_down"] = len(stopped) - len(back)
+        if not back:
+            out["note"] = "its routes stayed down under another fault"
+        acks = [_first_ack_after(route, window.end) for route in back]
         out["routes_unrecovered"] = sum(a is None for a in acks)
-        if not out["routes_unrecovered"]:
+        if acks and not out["routes_unrecovered"]:
             out["recovery_s"] = max(acks) - window.end
     elif window.end is not None:
         out["note"] = "repaired after the last data was sent"
@@ -614,7 +624,7 @@ def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[F
     if routes:
         def crosses(w, r):
             return route_crosses(w, r, spines=spines, hosts_per_rack=hpr)
-        return [route_failover_recovery(routes, w, rtt, crosses) for w in windows], dropped
+        return [route_failover_recovery(routes, w, rtt, crosses, windows) for w in windows], dropped
     if _has_rails(counters):
         return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped
     return [{**_fault_record(w, None), "note": "no route records in the agents' stats"} for w in windows], dropped

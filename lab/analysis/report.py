@@ -142,7 +142,10 @@ def _recovery_cell(f: Mapping) -> str:
     if f.get("routes_unrecovered"):
         what = "link(s) never restored" if f.get("basis") == "routing" else "route(s) never acked again"
         return f"{f['routes_unrecovered']} {what}"
-    return _ms_rtts(f.get("recovery_s"), f.get("recovery_rtts"))
+    cell = _ms_rtts(f.get("recovery_s"), f.get("recovery_rtts"))
+    if f.get("routes_still_down"):
+        cell += f"; {f['routes_still_down']} still down under another fault"
+    return cell
 
 
 def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:

@@ -229,3 +229,20 @@ def test_route_times_are_rebased_to_the_job_start_like_path_events():
     assert out["time"] == 1005.0 and out["peers"]["h2"]["srtt"] == 0.02     # only route times move
     assert raw["peers"]["h2"]["routes"][0]["first_sent"] == 1000.5          # the input is left alone
     assert rebase_route_times({"peers": None}, 1.0) == {"peers": None}
+
+
+def test_a_route_still_down_under_another_fault_at_the_repair_is_that_faults_recovery():
+    # a T0-T1 link flap 10-20 s, and a reboot of its T1 10.5-25 s: at 20 s the route
+    # is still down (the reboot); it comes back 50 ms after the reboot ends
+    dead = route(silences=[(10.03, 25.04)], acks=[(10.04, 25.05)])
+    flap = fault(10.0, 20.0, target="t0p0r0-t1p0s1")
+    reboot = fault(10.5, 25.0, target="t1p0s1", name="switch_reboot")
+    f_flap, f_reboot = figures(stats(dead, BUSY), sorted(flap + reboot, key=lambda e: e["t"]))
+    assert f_flap["routes_still_down"] == 1 and f_flap["recovery_s"] is None
+    assert f_flap["note"] == "its routes stayed down under another fault"
+    assert f_flap["routes_unrecovered"] == 0
+    # the reboot found the route already silent: neither failover nor recovery is its own
+    assert f_reboot["failover_s"] is None and f_reboot["recovery_s"] is None
+    # without the reboot the flap's recovery is the route's first ack after 20 s: 5.05 s
+    f_alone, = figures(stats(dead, BUSY), flap)
+    assert f_alone["recovery_s"] == pytest.approx(5.05) and f_alone["routes_still_down"] == 0
