@@ -30,6 +30,7 @@ from faults.scenario_record import (
     BackgroundLoad,
     BaselineRouting,
 )
+from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import TransportParams
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -89,12 +90,14 @@ class _JobModel(_Strict):
 
 
 def _transport_params_model() -> type[BaseModel]:
-    """Every TransportParams field with its own type; all are counts or times, so >= 0."""
+    """Every TransportParams field with its own type; the numbers are counts, times or
+    gains, so >= 0; the one name (cc) is one of the congestion controllers."""
     hints = typing.get_type_hints(TransportParams)
     return create_model(
         "_TransportParamsModel",
         __base__=_Strict,
-        **{f.name: (hints[f.name], Field(f.default, ge=0)) for f in fields(TransportParams)},
+        **{f.name: (Literal[tuple(CONTROLLERS)], f.default) if f.name == "cc"
+           else (hints[f.name], Field(f.default, ge=0)) for f in fields(TransportParams)},
     )
 
 

@@ -62,8 +62,9 @@ class AgentConfig:
     transport: a name in transport.TRANSPORTS: "mrc" or "baseline" (the multi-rail baseline)
     policy: path selection policy: a name in path_select.POLICIES
         ("round_robin") or "path/to/file.py:ClassName" (a PathSelector
-        subclass in a file: the classroom exercises load students' policies so);
-        cc: "aimd" or "fixed"
+        subclass in a file: the classroom exercises load students' policies so)
+    cc: congestion control, a name in congestion.CONTROLLERS; None: params' cc
+        (TransportParams.cc)
     params: TransportParams overrides, e.g. {"rto_min": 0.02}
     listen_ips: receive on these addresses instead of 0.0.0.0 (several agents
         in one namespace, e.g. the loopback benchmark)
@@ -85,7 +86,7 @@ class AgentConfig:
     payload_size: int = TransportParams.payload_size
     transport: str = "mrc"
     policy: str = "round_robin"
-    cc: str = "aimd"
+    cc: str | None = None
     params: dict = field(default_factory=dict)
     listen_ips: list | None = None
     rcvbuf: int = 8 << 20

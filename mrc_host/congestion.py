@@ -1,12 +1,22 @@
 """Window congestion control policies (packets), pluggable as in aioquic.
 
 Subclass CongestionControl, register in CONTROLLERS. The sender keeps
-``inflight < cc.cwnd`` and reports acks, ECN echoes, trims and timeouts.
+``inflight < cc.cwnd`` and reports each ACK (``on_ack_feedback``: packets
+acked, RTT sample, ECN echo, whether the window limited sending), trims and
+losses without trim; losses on a route path health had already taken out of
+use are not reported (one failure, not one cut per packet). TransportParams.cc
+names the controller; ``from_params`` builds it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+from .nscc import Nscc
+
+if TYPE_CHECKING:
+    from .params import TransportParams
 
 
 class CongestionControl(ABC):
@@ -19,6 +29,24 @@ class CongestionControl(ABC):
         self.cwnd = float(cwnd_init)
         self.cwnd_min = cwnd_min
         self.cwnd_max = cwnd_max
+
+    @classmethod
+    def from_params(cls, params: "TransportParams") -> "CongestionControl":
+        return cls(params.cwnd_init, params.cwnd_min, params.cwnd_max)
+
+    def on_ack_feedback(self, acked: int, now: float, rtt: float | None, ecn: bool, srtt: float,
+                        cwnd_limited: bool) -> None:
+        """Everything one ACK told: ``acked`` packets newly acknowledged, its RTT sample
+        (None: none, Karn), its ECN echo, the SRTT, and whether the window (not the
+        application) limited sending. Window-only controllers take on_ack and on_ecn."""
+        if acked:
+            self.on_ack(acked, now)
+        if ecn:
+            self.on_ecn(now, srtt)
+
+    def stats(self) -> dict:
+        """Controller state worth a stats line besides cwnd."""
+        return {}
 
     @abstractmethod
     def on_ack(self, acked: int, now: float) -> None:
@@ -89,7 +117,12 @@ class FixedWindow(CongestionControl):
         pass
 
 
+# Nscc lives in its own module and is not a subclass (it would import this
+# one back); it implements the whole interface and is registered as one.
+CongestionControl.register(Nscc)
+
 CONTROLLERS: dict[str, type[CongestionControl]] = {
     "aimd": Aimd,
     "fixed": FixedWindow,
+    "nscc": Nscc,
 }

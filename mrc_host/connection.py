@@ -51,7 +51,7 @@ class MrcConnection:
     recv_buffer: writable buffer the peer's messages land in (default: a
         bytearray of ``recv_buffer_size`` bytes)
     policy: path selection policy name (POLICIES) or class ("round_robin")
-    cc: congestion control name (CONTROLLERS) or class ("aimd")
+    cc: congestion control name (CONTROLLERS) or class; None: ``params.cc``
     routes: the route key of each path (routes.route_of); default: every EV
         its own route (the fabric unknown)
     """
@@ -59,7 +59,7 @@ class MrcConnection:
     def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
                  params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
                  recv_buffer=None, recv_buffer_size: int = 1 << 20,
-                 policy="round_robin", cc="aimd", routes: Sequence | None = None):
+                 policy="round_robin", cc=None, routes: Sequence | None = None):
         if not paths:
             raise ValueError("a connection needs at least one path")
         self.conn_id = conn_id
@@ -77,9 +77,12 @@ class MrcConnection:
                                 params.rto_granularity, params.rto_min_rtts)
         self.health = PathHealth(self.paths, routes, params, self.rtt, self.counters, emit=emit, peer=peer)
         policy_cls = POLICIES[policy] if isinstance(policy, str) else policy
+        cc = params.cc if cc is None else cc
+        if isinstance(cc, str) and cc not in CONTROLLERS:
+            raise ValueError(f"unknown congestion control {cc!r}: use one of {', '.join(CONTROLLERS)}")
         cc_cls = CONTROLLERS[cc] if isinstance(cc, str) else cc
         self.selector = policy_cls(self.paths, self.health)
-        self.cc = cc_cls(params.cwnd_init, params.cwnd_min, params.cwnd_max)
+        self.cc = cc_cls.from_params(params)
         self.sender = Sender(conn_id, self.paths, params, self.health, self.selector, self.cc,
                              self.counters, emit, peer, rtt=self.rtt)
         if recv_buffer is None:
@@ -225,6 +228,7 @@ class MrcConnection:
         s = self.sender
         d = self.counters.as_dict()
         d.update(cwnd=round(self.cc.cwnd, 1), srtt=s.srtt, rto=s.current_rto(),
+                 pacing_interval=s.pacer.interval(self.cc.cwnd, s.srtt), **self.cc.stats(),
                  inflight=s.inflight, probe_bytes=self.health.probe_bytes, **self.health.counters())
         d["routes"] = s.route_log.records(self.health.route_state_names())
         d["per_path"] = [

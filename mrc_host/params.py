@@ -49,6 +49,28 @@ class TransportParams:
     min_usable_paths: floor of routes in use (GOOD or SUSPECT) per connection:
         a route is not retired below it (1)
     max_window: receiver tracks PSNs at most this far above cum_psn (65536)
+    cc: congestion controller, a name in congestion.CONTROLLERS ("aimd"; "nscc",
+        "fixed"); an explicit ``cc=`` to MrcConnection or AgentConfig wins
+    pacing_gain: pace transmissions at gain x cwnd / SRTT packets per second
+        (pacing.py) so a window leaves spread over the RTT instead of as one
+        burst into the host's NIC queue (0.0: no pacing)
+    pacing_burst: packets that may leave back to back after an idle moment,
+        and the catch-up allowed when the event loop wakes late (2)
+    nscc_target_rtts / nscc_target_delay: NSCC's target queueing delay above
+        the base (minimum) RTT: max(nscc_target_delay, nscc_target_rtts x base
+        RTT) (0.5 / 0.0005 s: the floor stays above a loaded host's scheduling
+        jitter when the base RTT is tiny)
+    nscc_md_gain: NSCC's decrease on ECN with delay above target: cwnd x
+        (1 - gain x (delay - target) / delay), at most once per base RTT and
+        by at most half (0.8)
+    nscc_pi_gain: share of its window NSCC adds per RTT at zero queueing delay,
+        shrinking linearly to 0 at the target (proportional increase) (0.25)
+    nscc_fair_packets: packets per RTT NSCC adds on every unmarked ACK, also
+        above the target (fair increase: the additive part that converges
+        competing senders to equal shares) (1.0)
+    nscc_qa_delay: quick adapt: when, over one base RTT + target, the average
+        queueing delay passed this many targets (or a trim came back), the
+        window drops to what was acknowledged in that period (4.0)
     """
 
     payload_size: int = 1024
@@ -72,6 +94,15 @@ class TransportParams:
     active_evs_per_plane: int = 4
     min_usable_paths: int = 1
     max_window: int = 65536
+    cc: str = "aimd"
+    pacing_gain: float = 0.0
+    pacing_burst: int = 2
+    nscc_target_rtts: float = 0.5
+    nscc_target_delay: float = 0.0005
+    nscc_md_gain: float = 0.8
+    nscc_pi_gain: float = 0.25
+    nscc_fair_packets: float = 1.0
+    nscc_qa_delay: float = 4.0
 
     @classmethod
     def from_dict(cls, d: dict) -> "TransportParams":

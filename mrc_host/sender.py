@@ -17,6 +17,10 @@ packet, retransmissions included, goes on any EV of that route while
 another route is usable. ACKs carry the peer's NIC port bitmap: the EVs of a
 plane whose port is down at the peer are denied until it is up again.
 Per-route send and ack times are kept in a RouteLog (routes.py).
+Congestion control hears every ACK (RTT sample, ECN echo, whether the
+window limited sending), every trim, and losses without trim only on routes
+still in use; a Pacer (pacing.py) spreads transmissions over the SRTT, and
+``next_deadline`` includes when the next paced packet may go.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from . import wire
 from .congestion import CongestionControl
 from .counters import Counters
 from .events import WriteComplete
+from .pacing import Pacer
 from .params import TransportParams
-from .path_health import R_GOOD, R_SUSPECT, PathHealth
+from .path_health import R_GOOD, R_SUSPECT, USABLE, PathHealth
 from .path_select import PathSelector
 from .routes import RouteLog
 from .rtt import RttEstimator
@@ -120,6 +125,9 @@ class Sender:
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
         self.pkts_acked = [0] * len(self.paths)
+        self.pacer = Pacer(params.pacing_gain, params.pacing_burst)
+        self.pace_at: float | None = None          # when the pacer lets the next packet go
+        self.app_limited = True                    # as of the last fill: window room, nothing to send
 
     # --- API ---------------------------------------------------------------------------------
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
@@ -155,16 +163,32 @@ class Sender:
                 self.c.probes_sent += 1
         health.expire(now)
         cwnd = self.cc.cwnd
+        srtt = self.rtt.srtt
+        pacer = self.pacer
+        allowed = pacer.allowance(now, cwnd, srtt)
+        sent = self._fill_retransmissions(now, out, cwnd, allowed)
+        if sent < allowed:
+            sent += self._fill_new_data(now, out, cwnd, allowed - sent)
+        pacer.on_sent(sent, now, cwnd, srtt)
+        has_data = bool(self.queue or self.retxq)
+        # the window had room and nothing waited: the application, not the window, limits us
+        self.app_limited = not has_data and self.inflight < cwnd
+        paced = has_data and sent == allowed and self.inflight < cwnd
+        self.pace_at = pacer.release_time(now, cwnd, srtt) if paced else None
+
+    def _fill_retransmissions(self, now: float, out: list, cwnd: float, allowed: int) -> int:
+        """Resend packets declared lost, up to the window and ``allowed``; how many went."""
         select = self.selector.select
         retxq = self.retxq
-        while retxq and self.inflight < cwnd:
+        sent = 0
+        while retxq and self.inflight < cwnd and sent < allowed:
             pkt = retxq[0]
             if pkt.acked:          # acked after being declared lost
                 retxq.popleft()
                 continue
             pid = select(pkt.lost_pid)
             if pid is None:
-                return
+                break
             retxq.popleft()
             pkt.lost = False
             pkt.retx += 1
@@ -172,12 +196,19 @@ class Sender:
             if self.route_of_pid[pid] == self.route_of_pid[pkt.lost_pid]:
                 self.c.forced_reuses += 1
             self._transmit(pkt, pid, now, _F_RETX, out)
+            sent += 1
+        return sent
+
+    def _fill_new_data(self, now: float, out: list, cwnd: float, allowed: int) -> int:
+        """Segment queued messages into new packets, up to the window and ``allowed``."""
+        select = self.selector.select
         queue = self.queue
         psize = self.payload_size
-        while queue and self.inflight < cwnd:
+        sent = 0
+        while queue and self.inflight < cwnd and sent < allowed:
             pid = select()
             if pid is None:
-                return
+                break
             msg = queue[0]
             off = msg.next_off
             length = msg.length - off
@@ -193,6 +224,8 @@ class Sender:
             msg.unacked += 1
             self.unacked[psn] = pkt
             self._transmit(pkt, pid, now, 0, out)
+            sent += 1
+        return sent
 
     def _transmit(self, pkt: _Packet, pid: int, now: float, flags: int, out: list) -> None:
         ev, plane = self.paths[pid]
@@ -238,8 +271,10 @@ class Sender:
             sack_base = cum + 1
         unacked = self.unacked
         pkt = unacked.get(acked_psn)
+        rtt_sample = None
         if pkt is not None and pkt.retx == 0 and not pkt.lost:
-            self.rtt.sample(now - pkt.sent)   # Karn: first transmissions only
+            rtt_sample = now - pkt.sent        # Karn: first transmissions only
+            self.rtt.sample(rtt_sample)
             self.rtt.reset_backoff()
         newly = 0
         acked = self._acked
@@ -265,14 +300,14 @@ class Sender:
         if pkt is not None:
             acked(pkt, now)
             newly += 1
-        if newly:
-            self.cc.on_ack(newly, now)
-        if flags & wire.F_ECN_ECHO:
+        ecn = bool(flags & wire.F_ECN_ECHO)
+        if ecn:
             c.ecn_echoes += 1
             pid = self.path_index.get((ev, plane))
             if pid is not None:
                 self.health.on_ecn_echo(pid, now)
-            self.cc.on_ecn(now, self.rtt.srtt or self.rtt.rto)
+        self.cc.on_ack_feedback(newly, now, rtt_sample, ecn, self.rtt.srtt or self.rtt.rto,
+                                not self.app_limited)
         self._detect_sack_losses(now)
 
     def _acked(self, pkt: _Packet, now: float) -> None:
@@ -374,8 +409,12 @@ class Sender:
             self.cc.on_trim(now, self.rtt.srtt or self.rtt.rto)
         else:
             self.retxq.append(pkt)
+            # a route already out of use (suspect, retired, denied) lost this packet to the
+            # failure it was already blamed for: that is not news for the window
+            in_use = self.health.state[pkt.pid] in USABLE
             self.health.on_loss(pkt.pid, now, reason, pkt.sent)
-            self.cc.on_timeout(now, self.rtt.srtt or self.rtt.rto)
+            if in_use:
+                self.cc.on_timeout(now, self.rtt.srtt or self.rtt.rto)
 
     def on_nack(self, psn: int, reason: int, now: float) -> None:
         self.c.nacks_received += 1
@@ -422,9 +461,9 @@ class Sender:
     def next_deadline(self, keepalive: bool = False) -> float | None:
         pkt = self._oldest()
         t = self.health.next_deadline(keepalive)
-        r = self.reorder_deadline
-        if r is not None and (t is None or r < t):
-            t = r
+        for r in (self.reorder_deadline, self.pace_at):
+            if r is not None and (t is None or r < t):
+                t = r
         if pkt is not None:
             d = pkt.sent + self.rtt.current()
             if t is None or d < t:

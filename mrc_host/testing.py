@@ -13,6 +13,11 @@ included) to an endpoint later on the simulated clock, and ``tamper``, if
 set, sees every transmission and may add extra datagrams (mutants,
 replays) next to it; the original is still delivered.
 
+A ``Bottleneck`` (``net.bottleneck = Bottleneck(...)``) puts every DATA
+packet through one FIFO link of a given rate: it queues, CE-marks above a
+threshold and trims (or drops) above its limit, and its rate may change
+mid-run; it records each packet's queueing delay for congestion tests.
+
 ``field_mutants(datagram)`` gives structure-aware mutants of one valid
 datagram (every truncation, extensions, each header field at boundary
 values, the header read as another type) for fuzz tests.
@@ -62,6 +67,37 @@ class Impairments:
     path_loss: dict = field(default_factory=dict)
 
 
+@dataclass
+class Bottleneck:
+    """One FIFO link every DATA packet crosses (ACKs and probes bypass it).
+
+    rate: bytes/s (may be changed during a run: a step change of capacity)
+    ecn_bytes: a packet that finds more than this queued is CE-marked
+    limit_bytes: one that would find more queued is trimmed (trim=True: its header
+        goes ahead on a priority queue) or dropped
+    """
+
+    rate: float
+    ecn_bytes: int
+    limit_bytes: int
+    trim: bool = True
+    busy_until: float = 0.0          # when the link finishes what it holds
+    delays: list = field(default_factory=list)   # (time, queueing delay) of each packet queued
+
+    def queued_bytes(self, now: float) -> float:
+        return max(self.busy_until - now, 0.0) * self.rate
+
+    def admit(self, now: float, dgram: bytes) -> tuple[str, bytes | None, float, bool]:
+        """(fate, what goes on, its wait before the link delay, CE) for one DATA packet."""
+        queued = self.queued_bytes(now)
+        if queued + len(dgram) > self.limit_bytes:
+            return ("trimmed", wire.trim(dgram), 0.0, False) if self.trim else ("dropped", None, 0.0, False)
+        start = max(now, self.busy_until)
+        self.busy_until = start + len(dgram) / self.rate
+        self.delays.append((now, start - now))
+        return "delivered", dgram, self.busy_until - now, queued > self.ecn_bytes
+
+
 class SentRecord(NamedTuple):
     time: float
     src: str
@@ -97,6 +133,7 @@ class SimNetwork:
         self.log: list[SentRecord] = []
         self.tamper: Tamper | None = None
         self.stalled_until: dict[str, float] = {}   # endpoint -> end of its stall
+        self.bottleneck: Bottleneck | None = None
 
     def stall(self, name: str, duration: float) -> None:
         """Deschedule endpoint ``name`` for ``duration`` s from now, as a busy host
@@ -140,6 +177,10 @@ class SimNetwork:
 
     def _send(self, src: Endpoint, dgram: bytes, ev: int, plane: int) -> None:
         fate, out = self._fate(dgram, ev, plane)
+        wait, marked = 0.0, False
+        if fate == "delivered" and self.bottleneck is not None and dgram[1] == wire.T_DATA \
+                and not dgram[2] & wire.F_TRIMMED:
+            fate, out, wait, marked = self.bottleneck.admit(self.now, dgram)
         self.log.append(SentRecord(self.now, src.name, src.peer, wire.parse(dgram), ev, plane, fate))
         if self.tamper is not None:
             for extra, delay in self.tamper(src.name, src.peer, dgram, ev, plane):
@@ -149,10 +190,10 @@ class SimNetwork:
         imp, rng = self.imp, self.rng
         copies = 2 if imp.dup and rng.random() < imp.dup else 1
         for _ in range(copies):
-            t = self.now + imp.delay
+            t = self.now + imp.delay + wait
             if imp.reorder and rng.random() < imp.reorder:
                 t += rng.random() * imp.reorder_delay
-            ce = bool(imp.ecn and rng.random() < imp.ecn)
+            ce = marked or bool(imp.ecn and rng.random() < imp.ecn)
             self._seq += 1
             heapq.heappush(self.heap, (t, self._seq, src.peer, out, ce, plane))
 

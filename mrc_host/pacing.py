@@ -1,0 +1,64 @@
+"""Sans-IO pacer: when the next packet of a connection may leave.
+
+The emulated NIC hands everything the window allows to its port's shaper at
+once, where a real NIC pulls packets at line rate; a window sent as one burst
+queues in the host and inflates the RTT the congestion controller and the RTO
+are built on. The pacer spreads a window over one SRTT: packets leave at
+``gain x cwnd / srtt`` per second. Spraying takes the planes in turn, so each
+plane sees every ``planes``-th packet: its share of the window per RTT.
+
+It is a GCRA (virtual scheduling): each packet has a slot one interval after
+the previous one; a packet may go when its slot has come. Slots may lag the
+clock by ``burst - 1`` intervals, so ``burst`` packets may leave back to back
+after an idle moment, and an event loop that wakes a little late catches up
+instead of losing the time.
+"""
+
+from __future__ import annotations
+
+UNPACED = 1 << 30   # "as many as the window allows"
+
+
+class Pacer:
+    """gain: pacing rate as a multiple of cwnd / srtt (0: no pacing)
+    burst: packets that may leave back to back (at least 1)
+    """
+
+    __slots__ = ("gain", "burst", "next_slot")
+
+    def __init__(self, gain: float, burst: int):
+        self.gain = gain
+        self.burst = burst if burst > 1 else 1
+        self.next_slot = 0.0     # virtual send time of the next packet
+
+    def interval(self, cwnd: float, srtt: float | None) -> float:
+        """Seconds between two packets; 0 = unpaced (pacing off or no RTT measured yet)."""
+        if self.gain <= 0 or srtt is None or cwnd <= 0:
+            return 0.0
+        return srtt / (self.gain * cwnd)
+
+    def _first_slot(self, now: float, interval: float) -> float:
+        earliest = now - (self.burst - 1) * interval
+        return self.next_slot if self.next_slot > earliest else earliest
+
+    def allowance(self, now: float, cwnd: float, srtt: float | None) -> int:
+        """How many packets may leave at ``now`` (before the window is considered)."""
+        interval = self.interval(cwnd, srtt)
+        if interval == 0.0:
+            return UNPACED
+        first = self._first_slot(now, interval)
+        if first > now:
+            return 0
+        # the small epsilon keeps a slot that falls exactly on ``now`` despite rounding
+        return int((now - first) / interval + 1e-9) + 1
+
+    def on_sent(self, count: int, now: float, cwnd: float, srtt: float | None) -> None:
+        """``count`` packets left at ``now``: their slots are taken."""
+        interval = self.interval(cwnd, srtt)
+        if count and interval:
+            self.next_slot = self._first_slot(now, interval) + count * interval
+
+    def release_time(self, now: float, cwnd: float, srtt: float | None) -> float:
+        """When the next packet may leave (``now`` or earlier: at once)."""
+        interval = self.interval(cwnd, srtt)
+        return self._first_slot(now, interval) if interval else now
