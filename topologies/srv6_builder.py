@@ -30,7 +30,9 @@ egress of each router port, inside the router's namespace.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import select
 import socket
 import time
 from dataclasses import dataclass, field
@@ -304,8 +306,6 @@ def socket_in(node, receive: bool) -> socket.socket:
 def end_counters(fabric: Srv6Fabric, switches: list[Switch]) -> dict[Switch, int]:
     """Packets each router's End route has processed (its seg6local counter), all
     routers read at once (one command in each router's shell, then every answer)."""
-    import json
-
     for switch in switches:
         fabric.router(switch).sendCmd("ip -j -s -6 route show")
     counters = {}
@@ -361,8 +361,6 @@ def _send_round(fabric: Srv6Fabric, probes: list[Probe], packets: int, timeout: 
                 senders: dict, receivers: dict) -> dict:
     """Send every probe's datagrams, then collect until all arrived or `timeout`
     passed: {(probe, receiving host, plane): datagrams}."""
-    import select
-
     plan = fabric.plan
     for probe in probes:
         _endpoint(fabric, receivers, probe.dst, probe.plane, receive=True)

@@ -116,3 +116,16 @@ def test_teardown_leaves_no_namespace_or_veth():
         print(f"default srv6 fabric torn down in {time.monotonic() - started:.2f} s")
         assert lab_interfaces_anywhere() == set()
         assert {k: v for k, v in cleanup.leftovers().items() if v} == {}
+
+
+def test_the_lab_cleanup_alone_removes_a_fabric_whose_run_crashed():
+    """A run killed before stop(): cleanup finds every node by its Mininet name
+    (mininet:t0p0r0, mininet:h0), and ending a node's shell ends its namespace."""
+    with lab_lock():
+        cleanup.clean()
+        built = build_srv6_fabric(DEFAULT_FABRIC)
+        try:
+            assert cleanup.clean()["processes"] >= len(built.routers) + len(built.hosts)
+            assert lab_interfaces_anywhere() == set()
+        finally:
+            built.stop()  # closes this process's ends of the dead shells' terminals
