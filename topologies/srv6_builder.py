@@ -116,7 +116,8 @@ class Srv6Fabric:
         return self.routers.get(owner) or self.hosts[owner]
 
     def stop(self) -> None:
-        """End every node's shell: its namespace goes, and the veths in it."""
+        """End every node's shell: its namespace goes, and the veths in it (a host's
+        only once the processes started in it have ended too: the lab's cleanup ends them)."""
         for node in [*self.hosts.values(), *self.routers.values()]:
             node.terminate()
         self.hosts, self.routers = {}, {}
@@ -135,8 +136,10 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True) -> Srv6Fabric:
     fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec))
     node_class, router_class = _mininet_node_class()
     try:
-        fabric.hosts = {name: node_class(name) for name in spec.host_names}
-        fabric.routers = {name: router_class(name) for name in spec.switch_names}
+        for name in spec.host_names:  # one by one: stop() ends those made before a failure
+            fabric.hosts[name] = node_class(name)
+        for name in spec.switch_names:
+            fabric.routers[name] = router_class(name)
         sh(["ip", "-batch", "-"], input=_veth_batch(fabric))
         for h in range(spec.hosts):
             run_node_script(fabric.host(h), _host_script(fabric, h, shaping))
