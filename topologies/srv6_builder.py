@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from topologies.builder import BuildError, require_root, run_node_script, sh, tbf_qdisc
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
-from topologies.srv6_plan import BLOCK_BITS, USID_BITS, Srv6Plan
+from topologies.srv6_plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
 
 DATAPATH = "srv6"
 # On every point-to-point port: the node at the other end (see the module docstring).
@@ -54,8 +54,11 @@ NODE_SYSCTLS = {f"net.ipv6.conf.{scope}.{key}": value for scope in ("all", "defa
     "disable_ipv6": 0, "accept_ra": 0, "accept_dad": 0, "dad_transmits": 0, "router_solicitations": 0,
     "addr_gen_mode": 1}.items()}
 # A router also forwards and accepts segment routing on every port.
+# The baseline's ECMP routes pick a nexthop by the packet's 5-tuple hash (ports
+# included), as a RoCE fabric's switches do, not by its addresses alone.
+BASELINE_ROUTER_SYSCTLS = {"net.ipv6.fib_multipath_hash_policy": 1}
 ROUTER_SYSCTLS = {**NODE_SYSCTLS, **{f"net.ipv6.conf.{scope}.{key}": 1 for scope in ("all", "default")
-                                     for key in ("forwarding", "seg6_enabled")}}
+                                     for key in ("forwarding", "seg6_enabled")}, **BASELINE_ROUTER_SYSCTLS}
 
 
 def _mininet_node_class():
@@ -198,6 +201,7 @@ def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
             f"addr add {plan.host_address(h, plane)}/128 dev {ifname} nodad",
             f"route add {plan.host_gateway_prefix(h, plane)} via {PEER} dev {ifname}"]
         tc_lines += port_tc
+    ip_lines += _baseline_host_lines(fabric, h)
     return [_batch("ip", ip_lines)] + ([_batch("tc", tc_lines)] if tc_lines else [])
 
 
@@ -218,6 +222,7 @@ def _configure_router(fabric: Srv6Fabric, switch: Switch, shaping: bool) -> None
             ip_lines.append(f"route add {entry.prefix} encap seg6local action {END_BEHAVIOUR} count dev {dev}")
         else:
             ip_lines.append(f"route add {entry.prefix} via {PEER} dev {dev}")
+    ip_lines += [baseline_route_line(spec, switch, route) for route in plan.baseline_table(switch) if route.ports]
     try:
         run_node_script(fabric.router(switch), [_batch("ip", ip_lines)]
                         + ([_batch("tc", tc_lines)] if tc_lines else []))
@@ -228,6 +233,27 @@ def _configure_router(fabric: Srv6Fabric, switch: Switch, shaping: bool) -> None
 def _port_towards(spec: FabricSpec, switch: Switch, neighbour: Switch) -> int:
     """The port of `switch` that faces `neighbour` (a T0 and a T1 of one plane)."""
     return spec.t0_uplink_port(neighbour.index) if switch.tier == "t0" else spec.t1_downlink_port(neighbour.index)
+
+
+# ---- the baseline's routes (docs/srv6.md, "The baseline on srv6") ---------------------
+def _baseline_host_lines(fabric: Srv6Fabric, h: int) -> list[str]:
+    """Per plane: the host's baseline address on that plane's NIC port, and the plane's
+    baseline prefix out of it (the destination alone picks the plane, as for uSIDs)."""
+    spec, plan, lines = fabric.spec, fabric.plan, []
+    for plane in range(spec.planes):
+        ifname = spec.host_intf(h, plane)
+        lines += [f"addr add {plan.baseline_address(h, plane)}/128 dev {ifname} nodad",
+                  f"route add {plan.baseline_plane_prefix(plane)} via {PEER} dev {ifname}"]
+    return lines
+
+
+def baseline_route_line(spec: FabricSpec, switch: Switch, route: BaselineRoute) -> str:
+    """`ip route` arguments installing one baseline route of a router: a plain route
+    for one port, an ECMP multipath route (one nexthop per port) for several."""
+    if len(route.ports) == 1:
+        return f"route add {route.prefix} via {PEER} dev {spec.switch_intf(switch, route.ports[0])}"
+    hops = " ".join(f"nexthop via {PEER} dev {spec.switch_intf(switch, port)}" for port in route.ports)
+    return f"route add {route.prefix} {hops}"
 
 
 # ---- route proof --------------------------------------------------------------------

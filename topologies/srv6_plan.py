@@ -61,6 +61,16 @@ HOST_PREFIX_LEN = BLOCK_BITS + 2 * USID_BITS
 MAX_PLANES = 1 << PLANE_BITS
 MAX_INDEX = (1 << INDEX_BITS) - 1
 
+# The baseline's own addresses (docs/srv6.md, "The baseline on srv6"): plain IPv6
+# destinations routed by destination, outside the uSID locator block, so the two
+# address spaces never share a route. [block][plane][rack]::1:<host>, every group 16 bits.
+BASELINE_BLOCK = ipaddress.IPv6Network("fd00:ba5e::/32")
+BASELINE_PLANE_PREFIX_LEN = 48  # [block][plane]: a host's route out of that plane's NIC port
+BASELINE_RACK_PREFIX_LEN = 64   # [block][plane][rack]: a rack, as T0s and T1s route it
+# The group before the host number: keeps a host's interface identifier non-zero.
+BASELINE_HOST_TAG = 1
+assert not BASELINE_BLOCK.overlaps(LOCATOR_BLOCK)
+
 
 def usid(plane: int, kind: int, index: int) -> int:
     """The 16-bit uSID of element `index` of `kind` on `plane`."""
@@ -127,6 +137,16 @@ class TableEntry:
 
 
 @dataclass(frozen=True)
+class BaselineRoute:
+    """One baseline route of a router: `prefix` out of `ports`. One port: a plain
+    route; several: an ECMP multipath route (the kernel picks one by the packet's
+    5-tuple hash); none: withdrawn from every uplink, so not installed at all."""
+
+    prefix: ipaddress.IPv6Network
+    ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Hop:
     """One step of a packet's trace: the node it reached and the address it then carries."""
 
@@ -148,6 +168,9 @@ class Srv6Plan:
             limit = MAX_PLANES if what == "planes" else MAX_INDEX + 1
             if count > limit:
                 raise FabricError(f"srv6 addressing fits at most {limit} {what}, the fabric has {count}")
+        if self.spec.hosts > 1 << 16:  # a baseline address ends with the host's number, 16 bits
+            raise FabricError(f"srv6 baseline addressing fits at most {1 << 16} hosts, the fabric has "
+                              f"{self.spec.hosts}")
 
     # ---- uSIDs ----------------------------------------------------------------
     def switch_usid(self, switch: Switch) -> int:
@@ -286,6 +309,94 @@ class Srv6Plan:
             owner = any(address == self.host_address(node.index, p) for p in range(self.spec.planes))
             return hops + [Hop(str(node), address, "deliver" if owner else "drop")]
         return hops + [Hop(str(node), address, "drop")]
+
+    # ---- the baseline: plain IPv6, routed by destination ------------------------------
+    def baseline_address(self, h: int, plane: int) -> ipaddress.IPv6Address:
+        """Host h's baseline address on `plane`: [fd00:ba5e][plane][rack]::1:<h>; the
+        address its baseline traffic on that plane is sent to and comes from."""
+        self._check_host(h)
+        self._check_plane(plane)
+        value = int(self.baseline_rack_prefix(plane, self.spec.rack_of(h)).network_address)
+        return ipaddress.IPv6Address(value | BASELINE_HOST_TAG << 16 | h)
+
+    def baseline_plane_prefix(self, plane: int) -> ipaddress.IPv6Network:
+        """Every baseline address of `plane`: a host's one baseline route per plane,
+        out of that plane's NIC port (the destination alone picks the plane)."""
+        self._check_plane(plane)
+        value = int(BASELINE_BLOCK.network_address) | plane << (128 - BASELINE_PLANE_PREFIX_LEN)
+        return ipaddress.IPv6Network((value, BASELINE_PLANE_PREFIX_LEN))
+
+    def baseline_rack_prefix(self, plane: int, rack: int) -> ipaddress.IPv6Network:
+        """Every baseline address of a rack on `plane`: what T0s and T1s route."""
+        value = int(self.baseline_plane_prefix(plane).network_address) | rack << (128 - BASELINE_RACK_PREFIX_LEN)
+        return ipaddress.IPv6Network((value, BASELINE_RACK_PREFIX_LEN))
+
+    def baseline_host_of_address(self, address: str | ipaddress.IPv6Address) -> tuple[int, int]:
+        """(host, plane) owning baseline address `address`; FabricError if none does."""
+        try:
+            address = ipaddress.IPv6Address(address)
+        except ValueError:
+            raise FabricError(f"{str(address)[:60]!r} is not an IPv6 address") from None
+        value = int(address)
+        plane, h = (value >> (128 - BASELINE_PLANE_PREFIX_LEN)) & 0xFFFF, value & 0xFFFF
+        if address not in BASELINE_BLOCK or plane >= self.spec.planes or h >= self.spec.hosts \
+                or address != self.baseline_address(h, plane):
+            raise FabricError(f"{address} is no host's baseline address in this fabric")
+        return h, plane
+
+    def baseline_host_routes(self, switch: Switch) -> list[BaselineRoute]:
+        """A T0's route to each host of its rack, straight out of the host's port
+        (static: routing never changes them). A T1 has none."""
+        if switch.tier != "t0":
+            return []
+        hosts = range(switch.index * self.spec.hosts_per_rack, (switch.index + 1) * self.spec.hosts_per_rack)
+        return [BaselineRoute(ipaddress.IPv6Network(self.baseline_address(h, switch.plane)),
+                              (self.spec.t0_host_port(h),)) for h in hosts]
+
+    def baseline_rack_routes(self, switch: Switch,
+                             withdrawn: frozenset[tuple[int, int]] = frozenset()) -> list[BaselineRoute]:
+        """The routes baseline routing owns, with the T0-T1 links (rack, t1) of the
+        switch's plane in `withdrawn` taken out. A T0: each other rack over every
+        T1 that both its own link and that rack's link to still reach (an ECMP
+        route). A T1: each rack out of its downlink, unless that link is withdrawn.
+        The same rule as faults.routing.RoutingEmulation.groups."""
+        spec, plane = self.spec, switch.plane
+        if switch.tier == "t1":
+            return [BaselineRoute(self.baseline_rack_prefix(plane, rack),
+                                  () if (rack, switch.index) in withdrawn else (spec.t1_downlink_port(rack),))
+                    for rack in range(spec.racks)]
+        routes = []
+        for rack in range(spec.racks):
+            if rack != switch.index:
+                t1s = [s for s in range(spec.spines)
+                       if (switch.index, s) not in withdrawn and (rack, s) not in withdrawn]
+                routes.append(BaselineRoute(self.baseline_rack_prefix(plane, rack),
+                                            tuple(spec.t0_uplink_port(s) for s in t1s)))
+        return routes
+
+    def baseline_table(self, switch: Switch,
+                       withdrawn: frozenset[tuple[int, int]] = frozenset()) -> list[BaselineRoute]:
+        """Every baseline route of a router (what the build installs: nothing withdrawn)."""
+        return self.baseline_host_routes(switch) + self.baseline_rack_routes(switch, withdrawn)
+
+    def baseline_paths(self, src: int, dst: int, plane: int,
+                       withdrawn: frozenset[tuple[int, int]] = frozenset()) -> list[tuple[str, ...]]:
+        """Every path a baseline datagram from `src` to dst's address on `plane` can
+        take through the tables (one per ECMP choice), as node names from src to dst;
+        none if the tables drop it."""
+        address = self.baseline_address(dst, plane)
+        paths, todo = [], [((str(Host(src)),), Switch.t0(plane, self.spec.rack_of(src)))]
+        while todo:
+            path, node = todo.pop()
+            if isinstance(node, Host):
+                if node.index == dst:
+                    paths.append(path + (str(node),))
+                continue
+            matches = [r for r in self.baseline_table(node, withdrawn) if address in r.prefix]
+            route = max(matches, key=lambda r: r.prefix.prefixlen, default=None)
+            for port in route.ports if route else ():
+                todo.append((path + (str(node),), self.port_peer(node, port)))
+        return sorted(paths)
 
     # ---- argument checks -------------------------------------------------------------
     def _check_host(self, h: int) -> None:
