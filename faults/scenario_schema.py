@@ -32,7 +32,7 @@ from faults.scenario_record import (
 )
 from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import TransportParams
-from topologies.fabric import DEFAULT_FABRIC
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC
 
 PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
 ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
@@ -79,6 +79,7 @@ class _FabricModel(_Strict):
     link_mbps: float = DEFAULT_FABRIC.link_mbps
     evs_per_plane: int = DEFAULT_FABRIC.evs_per_plane
     mtu: int = DEFAULT_FABRIC.mtu
+    dataplane: Literal[DATAPLANES] = DEFAULT_FABRIC.dataplane
 
 
 class _JobModel(_Strict):

@@ -29,7 +29,12 @@ from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Sw
                               clip, kind_of, parse_any)
 
 __all__ = ["FabricError", "FabricSpec", "Link", "Path", "DEFAULT_FABRIC", "T1_MAC_PREFIX", "ev_to_t1",
-           "host_addresses"]
+           "host_addresses", "DATAPLANES"]
+
+# How a fabric is made real: Open vSwitch switches with static OpenFlow tables
+# (topologies/builder.py), or kernel IPv6 routers with static uSID routes, the
+# sender choosing the path by the address it writes (topologies/srv6_builder.py).
+DATAPLANES = ("openflow", "srv6")
 
 # Ethernet src MAC a T1 writes on every packet it forwards: lets `check`
 # prove which T1 a packet crossed without reading any counter.
@@ -76,6 +81,7 @@ class FabricSpec:
     evs_per_plane: entropy values per plane; a connection sprays over
         planes x evs_per_plane (plane, EV) pairs, EV e of any plane crossing T1 e % spines (8)
     mtu: IP MTU of every link, bytes (9000: jumbo frames, as AI fabrics use)
+    dataplane: how the fabric is made real, one of DATAPLANES ("openflow")
     """
 
     planes: int = 8
@@ -85,6 +91,7 @@ class FabricSpec:
     link_mbps: float = 10.0
     evs_per_plane: int = DEFAULT_EVS_PER_PLANE
     mtu: int = 9000
+    dataplane: str = DATAPLANES[0]
 
     def __post_init__(self) -> None:
         limits = {
@@ -105,6 +112,8 @@ class FabricSpec:
             raise FabricError(
                 f"evs_per_plane ({self.evs_per_plane}) must cover every T1: at least spines = {self.spines}"
             )
+        if self.dataplane not in DATAPLANES:
+            raise FabricError(f"dataplane must be one of {', '.join(DATAPLANES)}, got {clip(self.dataplane)}")
 
     # ---- sizes ---------------------------------------------------------
     @property
@@ -303,18 +312,20 @@ class FabricSpec:
             "link_mbps": self.link_mbps,
             "evs_per_plane": self.evs_per_plane,
             "mtu": self.mtu,
+            "dataplane": self.dataplane,
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> "FabricSpec":
         """The inverse of to_dict: every key required (a record missing one
-        was not written by to_dict, and a default would hide that)."""
+        was not written by to_dict, and a default would hide that), except
+        `dataplane`: records written before it existed all ran on openflow."""
         if not isinstance(data, dict):
             raise FabricError(f"a fabric must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise FabricError(f"unknown fabric key(s): {', '.join(sorted(unknown))}")
-        missing = set(cls.__dataclass_fields__) - set(data)
+        missing = set(cls.__dataclass_fields__) - set(data) - {"dataplane"}
         if missing:
             raise FabricError(f"fabric key(s) missing: {', '.join(sorted(missing))}")
         return cls(**data)

@@ -27,6 +27,8 @@ Public API (all need root)::
     check_prerequisites()
     attach(ifname, PortConfig(rate_bps=..., trim_threshold=...))
     attach_many({ifname: PortConfig, ...})        # one tc batch for a fabric
+    attach_many(configs, netns={ifname: pid})     # ports in other network namespaces
+    port_namespace(ifname) -> pid or None
     detach(ifname); cleanup_all()
     set_blackhole(ifname, on); set_drop_probability(ifname, p)
     set_trimming(ifname, on); set_ecn(ifname, on, threshold=None)
@@ -49,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Optional, Tuple
 
+from topologies import netns as ns
 from topologies.commands import run_command
 from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
     CFG_BLACKHOLE, CFG_ECN, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
@@ -122,10 +125,79 @@ def _build_id(obj: Path = OBJECT) -> str:
 
 
 def _ifindex(ifname: str) -> int:
+    where = _netns_ports.get(ifname)
+    if where is not None and where.alive():
+        return where.ifindex
     try:
         return socket.if_nametoindex(ifname)
     except OSError:
         raise PortProgramError(f"no interface {ifname!r} in this (root) network namespace")
+
+
+# ---- ports in other network namespaces -------------------------------------------
+# A port of the srv6 fabric lives in its router's network namespace, where ifindexes
+# are unique only per namespace: the srv6 builder gives every veth a fabric-unique
+# ifindex far above the root namespace's, and attach_many(netns=...) records here
+# where each port lives, so the maps (keyed by ifindex) and every call by name work
+# as for a root-namespace port. Known to this process only: the lab's.
+@dataclass(frozen=True)
+class NamespacedPort:
+    pid: int        # a process in the port's namespace (its node's shell)
+    namespace: int  # that namespace's inode: a reused pid is not mistaken for it
+    ifindex: int
+
+    def alive(self) -> bool:
+        return ns.namespace_id(self.pid) == self.namespace
+
+
+_netns_ports: Dict[str, NamespacedPort] = {}
+_netns_names: Dict[int, str] = {}  # ifindex -> name, of the ports above
+
+
+def _remember(name: str, where: NamespacedPort) -> None:
+    _forget(name)
+    _netns_ports[name] = where
+    _netns_names[where.ifindex] = name
+
+
+def _forget(name: str) -> None:
+    where = _netns_ports.pop(name, None)
+    if where is not None:
+        _netns_names.pop(where.ifindex, None)
+
+
+def port_namespace(ifname: str) -> Optional[int]:
+    """The pid of a process in the network namespace of port `ifname`, if it was
+    attached in another namespace (and that namespace still exists); None otherwise."""
+    where = _netns_ports.get(ifname)
+    return where.pid if where is not None and where.alive() else None
+
+
+def _namespaced_name(i: int) -> Optional[str]:
+    name = _netns_names.get(i)
+    return name if name is not None and _netns_ports[name].alive() else None
+
+
+def _register_namespaced(ports: Iterable[str], pids: Dict[str, int]) -> Dict[str, int]:
+    """Record where each port of `pids` lives; its ifindex, read in its namespace."""
+    found = {}
+    for pid in sorted({pids[name] for name in ports if name in pids}):
+        namespace = ns.namespace_id(pid)
+        try:
+            with ns.entered(pid):
+                here = {name: socket.if_nametoindex(name) for name in ports if pids.get(name) == pid}
+        except OSError as exc:
+            raise PortProgramError(f"cannot read the ports of process {pid}'s network namespace: {exc}")
+        for name, i in here.items():
+            _remember(name, NamespacedPort(pid, namespace, i))
+        found.update(here)
+    return found
+
+
+def _in_namespace(ifname: str) -> list:
+    """The command prefix that runs a tool where `ifname` lives."""
+    pid = port_namespace(ifname)
+    return [] if pid is None else ns.nsenter(pid)
 
 
 def _ensure_bpffs() -> None:
@@ -226,10 +298,12 @@ def _name_tag(ifname: str) -> int:
 
 def _live_name(m: PortMaps, i: int, cfg: Optional[PortCfg] = None) -> Optional[str]:
     """Name of the interface this map entry was written for, if it still is that one."""
-    try:
-        name = socket.if_indextoname(i)
-    except OSError:
-        return None
+    name = _namespaced_name(i)
+    if name is None:
+        try:
+            name = socket.if_indextoname(i)
+        except OSError:
+            return None
     cfg = cfg if cfg is not None else m.cfg.lookup(i)
     return name if cfg is not None and cfg.name_tag == _name_tag(name) else None
 
@@ -274,11 +348,21 @@ def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
     return lines
 
 
-def _tc_batch(lines: list, force: bool = False) -> None:
+def _tc_batch(lines: list, force: bool = False, where: Optional[list] = None) -> None:
+    """One tc batch; `where`: the command prefix of another namespace (_in_namespace)."""
     if not lines:
         return
-    args = ["tc"] + (["-force"] if force else []) + ["-batch", "-"]
+    args = (where or []) + ["tc"] + (["-force"] if force else []) + ["-batch", "-"]
     _run(args, check=not force, input="\n".join(lines) + "\n")
+
+
+def _tc_batches(lines_of: Dict[str, list], force: bool = False) -> None:
+    """Each port's tc lines, one batch per namespace the ports live in."""
+    groups: Dict[Optional[int], list] = {}
+    for name, lines in lines_of.items():
+        groups.setdefault(port_namespace(name), []).extend(lines)
+    for pid, lines in groups.items():
+        _tc_batch(lines, force, None if pid is None else ns.nsenter(pid))
 
 
 # --- public API -------------------------------------------------------------------
@@ -291,13 +375,21 @@ def attach(ifname: str, config: PortConfig) -> None:
     attach_many({ifname: config})
 
 
-def attach_many(ports: Dict[str, PortConfig]) -> None:
-    """attach() for many ports with two tc processes in total."""
+def attach_many(ports: Dict[str, PortConfig], netns: Optional[Dict[str, int]] = None) -> None:
+    """attach() for many ports with two tc processes per namespace.
+
+    netns: port -> pid of a process in the network namespace it lives in (a
+    port not named is in this one). Their ifindexes must be unique among every
+    port the program serves, in any namespace (the maps are keyed by it)."""
     if not ports:
         return
     d = load()
     m = _maps(d)
+    _register_namespaced(ports, netns or {})
     idx = {name: _ifindex(name) for name in ports}
+    if len(set(idx.values())) != len(idx):
+        raise PortProgramError("two ports share an ifindex (in different namespaces): the maps "
+                               "are keyed by it, give every port a unique one")
     _prune(m)
     # config, state and counters first: the program ignores ports without them
     for name, c in ports.items():
@@ -305,10 +397,9 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
         m.state.update(i, 0, 0, 0, 0, 0)
         m.stats.update(i, *([0] * len(STATS_FIELDS)))
         m.cfg.update(i, *_port_cfg(c, name))
-    _tc_batch([l for n in ports for l in (f"qdisc del dev {n} root",
-                                          f"qdisc del dev {n} clsact")], force=True)
+    _tc_batches({n: [f"qdisc del dev {n} root", f"qdisc del dev {n} clsact"] for n in ports}, force=True)
     try:
-        _tc_batch([l for n, c in ports.items() for l in _tc_setup(n, c, d / "prog")])
+        _tc_batches({n: _tc_setup(n, c, d / "prog") for n, c in ports.items()})
     except PortProgramError as e:
         raise PortProgramError(f"attaching the port program failed ({e}); the kernel "
                                "needs clsact (CONFIG_NET_SCH_INGRESS), htb and cls_bpf")
@@ -316,6 +407,8 @@ def attach_many(ports: Dict[str, PortConfig]) -> None:
 
 def _prune(m: PortMaps) -> None:
     """Drop map entries of interfaces that no longer exist (a torn-down fabric)."""
+    for name in [n for n, where in _netns_ports.items() if not where.alive()]:
+        _forget(name)
     for i in list(m.cfg.keys()):
         if _live_name(m, i) is None:
             for mp in (m.cfg, m.state, m.stats):
@@ -324,31 +417,35 @@ def _prune(m: PortMaps) -> None:
 
 def detach(ifname: str) -> None:
     """Remove the filter, clsact and shaping of a port, and its map entries."""
-    _tc_batch([f"qdisc del dev {ifname} clsact", f"qdisc del dev {ifname} root"], force=True)
+    _tc_batch([f"qdisc del dev {ifname} clsact", f"qdisc del dev {ifname} root"], force=True,
+              where=_in_namespace(ifname))
     try:
-        i = socket.if_nametoindex(ifname)
-    except OSError:
+        i = _ifindex(ifname)
+    except PortProgramError:
         return
     for d in _build_dirs():
         m = _maps(d)
         for mp in (m.cfg, m.state, m.stats):
             mp.delete(i)
+    _forget(ifname)
 
 
 def cleanup_all() -> None:
     """Detach every port any lab build attached and remove all lab pins."""
-    lines = []
+    lines = {}
     for d in _build_dirs():
         m = _maps(d)
         for i in list(m.cfg.keys()):
             n = _live_name(m, i)
             if n is None:
                 continue   # the interface is gone already
-            lines += [f"qdisc del dev {n} clsact", f"qdisc del dev {n} root"]
-    _tc_batch(lines, force=True)
+            lines[n] = [f"qdisc del dev {n} clsact", f"qdisc del dev {n} root"]
+    _tc_batches(lines, force=True)
     for m in _open.values():
         m.close()
     _open.clear()
+    _netns_ports.clear()
+    _netns_names.clear()
     if PIN_ROOT.exists():
         _rm_pins(PIN_ROOT)
 
@@ -463,12 +560,12 @@ def qdisc_drops(ifname: str) -> int:
 
     The clsact qdisc is left out: it counts the program's own TC_ACT_SHOT
     verdicts, which the program's counters already name."""
-    r = _run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname])
+    r = _run(_in_namespace(ifname) + ["tc", "-s", "-j", "qdisc", "show", "dev", ifname])
     return sum(q.get("drops", 0) for q in json.loads(r.stdout or "[]") if q.get("root"))
 
 
 def qdisc_backlog(ifname: str) -> int:
     """Bytes queued in the port's real qdiscs right now."""
-    r = _run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname])
+    r = _run(_in_namespace(ifname) + ["tc", "-s", "-j", "qdisc", "show", "dev", ifname])
     return sum(q.get("backlog", 0) for q in json.loads(r.stdout or "[]")
                if q.get("kind") == "htb")

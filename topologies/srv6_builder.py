@@ -10,10 +10,11 @@ docs/srv6.md).
 Each node is a Mininet node (its own shell and network namespace, named as
 the lab names switches and hosts, so the lab's cleanup finds it). Every veth
 is created straight into its two namespaces by one `ip -batch` in the root
-namespace (none ever lives there), then each node is configured by one
-script: its sysctls were set when it started, the script brings its ports
-up and installs its neighbours, routes and shaping in one `ip -batch` and
-one `tc -batch`.
+namespace (none ever lives there), each end with a fabric-unique ifindex
+(`port_ifindex`), then each node is configured by one script: its sysctls
+were set when it started, the script brings its ports up and installs its
+neighbours, routes and (a host) its shaping in one `ip -batch` and one
+`tc -batch`.
 
 Links are point-to-point, so on every port `fe80::1` names the node at the
 other end: a permanent neighbour entry with that node's MAC, the gateway of
@@ -21,23 +22,25 @@ every static route. No interface needs a link-local address, nothing runs
 neighbour discovery or duplicate address detection, and the ports carry no
 IPv6 chatter of their own.
 
-The switch port program (trimming, ECN, fault hooks) is not attached yet:
-every port, host NIC or router port, is shaped by the same tbf as the
-OpenFlow fabric's host NICs (builder.tbf_qdisc). It would attach at the
-egress of each router port, inside the router's namespace.
+Shaping as on the OpenFlow fabric: a host's NIC ports by the same tbf
+(builder.tbf_qdisc); every router port by the switch port program
+(trimming, ECN, priority classes, fault hooks; builder.switch_port_configs),
+attached at its egress from inside its router's namespace. The program's
+maps are keyed by ifindex, which the kernel keeps unique per namespace
+only: so every veth end gets one unique in the fabric, in a range far above
+the root namespace's (checked at build).
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
 import select
 import socket
 import time
 from dataclasses import dataclass, field
 
-from topologies.builder import BuildError, require_root, run_node_script, sh, tbf_qdisc
+from topologies import netns
+from topologies.builder import BuildError, require_root, run_node_script, sh, switch_port_configs, tbf_qdisc
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
 from topologies.srv6_plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
@@ -59,6 +62,10 @@ NODE_SYSCTLS = {f"net.ipv6.conf.{scope}.{key}": value for scope in ("all", "defa
 BASELINE_ROUTER_SYSCTLS = {"net.ipv6.fib_multipath_hash_policy": 1}
 ROUTER_SYSCTLS = {**NODE_SYSCTLS, **{f"net.ipv6.conf.{scope}.{key}": 1 for scope in ("all", "default")
                                      for key in ("forwarding", "seg6_enabled")}, **BASELINE_ROUTER_SYSCTLS}
+# The ifindex of the veth ends of cable i of spec.links: FIRST_IFINDEX + 2i and + 2i + 1.
+# Far above what the root namespace hands out (tens of thousands after days of lab
+# runs), and the largest fabric's 2 x 3.4 M ends stay below 2**31.
+FIRST_IFINDEX = 1_000_000_000
 
 
 def _mininet_node_class():
@@ -118,6 +125,10 @@ class Srv6Fabric:
         owner = ifname.rsplit("-eth", 1)[0]
         return self.routers.get(owner) or self.hosts[owner]
 
+    def port_pids(self) -> dict[str, int]:
+        """Every router port -> the pid of its router's shell (a process in its namespace)."""
+        return {port: self.port_node(port).pid for port in self.switch_ports()}
+
     def stop(self) -> None:
         """End every node's shell: its namespace goes, and the veths in it (a host's
         only once the processes started in it have ended too: the lab's cleanup ends them)."""
@@ -126,14 +137,18 @@ class Srv6Fabric:
         self.hosts, self.routers = {}, {}
 
 
-def build_srv6_fabric(spec: FabricSpec, shaping: bool = True) -> Srv6Fabric:
+def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True) -> Srv6Fabric:
     """Build the srv6 fabric and return it running, every static route installed.
 
-    shaping: shape every port (host NICs and router ports) to spec.link_mbps;
-        off only for functional tests"""
+    shaping: shape every port to spec.link_mbps (host NICs by tbf, router ports
+        through the switch port program); off only for functional tests
+    trimming: router ports trim DATA packets on congestion (True) or tail-drop them"""
     from mininet.log import setLogLevel
 
     require_root()
+    if shaping:
+        _check_port_program()
+    check_ifindex_range(spec)
     setLogLevel("error")
     started = time.monotonic()
     fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec))
@@ -147,7 +162,9 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True) -> Srv6Fabric:
         for h in range(spec.hosts):
             run_node_script(fabric.host(h), _host_script(fabric, h, shaping))
         for switch in spec.switches:
-            _configure_router(fabric, switch, shaping)
+            _configure_router(fabric, switch)
+        if shaping:
+            _attach_port_program(fabric, trimming)
     except BaseException:
         fabric.stop()
         raise
@@ -163,15 +180,31 @@ def _cable_end(spec: FabricSpec, name: str, port: int) -> tuple[str, str]:
     return spec.switch_intf(name, port), router_port_mac(Switch.parse(name), port)
 
 
+def port_ifindex(cable: int, end: int) -> int:
+    """The ifindex of end 0 (a) or 1 (b) of cable `cable` (its position in spec.links)."""
+    return FIRST_IFINDEX + 2 * cable + end
+
+
+def check_ifindex_range(spec: FabricSpec) -> None:
+    """BuildError if a root-namespace interface holds an ifindex the fabric's veths take:
+    the port program would take that interface's counters for a router port's."""
+    last = port_ifindex(len(spec.links) - 1, 1)
+    clash = [name for index, name in socket.if_nameindex() if FIRST_IFINDEX <= index <= last]
+    if clash:
+        raise BuildError(f"interface(s) {', '.join(clash[:5])} of the root namespace hold ifindexes the srv6 "
+                         f"fabric reserves ({FIRST_IFINDEX}-{last}): remove them (`ip link delete NAME`)")
+
+
 def _veth_batch(fabric: Srv6Fabric) -> str:
     """`ip -batch` lines creating every cable as a veth whose ends are born in their
-    nodes' namespaces, with their MACs and the fabric's MTU."""
+    nodes' namespaces, with their MACs, fabric-unique ifindexes and the fabric's MTU."""
     spec, lines = fabric.spec, []
-    for link in spec.links:
+    for cable, link in enumerate(spec.links):
         ends = []
-        for name, port in ((link.a, link.a_port), (link.b, link.b_port)):
+        for end, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
             ifname, mac = _cable_end(spec, name, port)
-            ends.append(f"name {ifname} address {mac} mtu {spec.mtu} netns {fabric.port_node(ifname).pid}")
+            ends.append(f"name {ifname} address {mac} mtu {spec.mtu} index {port_ifindex(cable, end)} "
+                        f"netns {fabric.port_node(ifname).pid}")
         lines.append(f"link add {ends[0]} type veth peer {ends[1]}\n")
     return "".join(lines)
 
@@ -181,11 +214,9 @@ def _batch(tool: str, lines: list[str]) -> str:
     return f"{tool} -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF"
 
 
-def _port_lines(ifname: str, peer_mac: str, spec: FabricSpec, shaping: bool) -> tuple[list[str], list[str]]:
-    """(ip lines, tc lines) for one port: up, its peer as a permanent neighbour, shaped."""
-    ip_lines = [f"link set dev {ifname} up",
-                f"neigh replace {PEER} lladdr {peer_mac} dev {ifname} nud permanent"]
-    return ip_lines, [tbf_qdisc(ifname, spec)] if shaping else []
+def _port_lines(ifname: str, peer_mac: str) -> list[str]:
+    """ip lines for one port: up, its peer as a permanent neighbour."""
+    return [f"link set dev {ifname} up", f"neigh replace {PEER} lladdr {peer_mac} dev {ifname} nud permanent"]
 
 
 def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
@@ -196,26 +227,23 @@ def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
     for plane in range(spec.planes):
         ifname = spec.host_intf(h, plane)
         t0 = Switch.t0(plane, spec.rack_of(h))
-        port_ip, port_tc = _port_lines(ifname, router_port_mac(t0, spec.t0_host_port(h)), spec, shaping)
-        ip_lines += port_ip + [
+        ip_lines += _port_lines(ifname, router_port_mac(t0, spec.t0_host_port(h))) + [
             f"addr add {plan.host_address(h, plane)}/128 dev {ifname} nodad",
             f"route add {plan.host_gateway_prefix(h, plane)} via {PEER} dev {ifname}"]
-        tc_lines += port_tc
+        tc_lines += [tbf_qdisc(ifname, spec)] if shaping else []
     ip_lines += _baseline_host_lines(fabric, h)
     return [_batch("ip", ip_lines)] + ([_batch("tc", tc_lines)] if tc_lines else [])
 
 
-def _configure_router(fabric: Srv6Fabric, switch: Switch, shaping: bool) -> None:
+def _configure_router(fabric: Srv6Fabric, switch: Switch) -> None:
     """Ports, neighbours, the End uN route (with counters) and the static table."""
     spec, plan = fabric.spec, fabric.plan
-    ip_lines, tc_lines = [], []
+    ip_lines = []
     for port in plan.ports(switch):
         peer = plan.port_peer(switch, port)
         peer_mac = spec.host_mac(peer.index, switch.plane) if isinstance(peer, Host) else \
             router_port_mac(peer, _port_towards(spec, peer, switch))
-        port_ip, port_tc = _port_lines(spec.switch_intf(switch, port), peer_mac, spec, shaping)
-        ip_lines += port_ip
-        tc_lines += port_tc
+        ip_lines += _port_lines(spec.switch_intf(switch, port), peer_mac)
     for entry in plan.router_table(switch):
         dev = spec.switch_intf(switch, entry.port)
         if entry.action == "end":
@@ -224,10 +252,31 @@ def _configure_router(fabric: Srv6Fabric, switch: Switch, shaping: bool) -> None
             ip_lines.append(f"route add {entry.prefix} via {PEER} dev {dev}")
     ip_lines += [baseline_route_line(spec, switch, route) for route in plan.baseline_table(switch) if route.ports]
     try:
-        run_node_script(fabric.router(switch), [_batch("ip", ip_lines)]
-                        + ([_batch("tc", tc_lines)] if tc_lines else []))
+        run_node_script(fabric.router(switch), [_batch("ip", ip_lines)])
     except BuildError as exc:
         raise BuildError(f"{exc} (an SRv6 uN End route needs Linux >= 6.1 and iproute2 >= 6.1)") from None
+
+
+def _check_port_program() -> None:
+    """The lab never runs silently without trimming: say what is missing."""
+    from topologies import port_program
+
+    try:
+        port_program.check_prerequisites()
+    except port_program.PortProgramError as exc:
+        raise BuildError(f"switch port program unavailable: {exc}") from None
+
+
+def _attach_port_program(fabric: Srv6Fabric, trimming: bool) -> None:
+    """Every router port configured as the OpenFlow fabric's switch ports, the program
+    attached from inside its router's namespace (one tc batch per router)."""
+    from topologies import port_program
+
+    configs = switch_port_configs(fabric.spec, fabric.switch_ports(), trimming)
+    try:
+        port_program.attach_many(configs, netns=fabric.port_pids())
+    except port_program.PortProgramError as exc:
+        raise BuildError(f"switch port program on the srv6 routers: {exc}") from None
 
 
 def _port_towards(spec: FabricSpec, switch: Switch, neighbour: Switch) -> int:
@@ -262,7 +311,6 @@ VERIFY_PORT = 4796
 # The destination address changes in flight (each End shifts it), so a UDP checksum
 # computed by the sender over the first address fails at the receiver: off at both ends.
 UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102
-_CLONE_NEWNET = 0x40000000
 # Broken routes named in one error; the rest are counted.
 SHOWN_PROBLEMS = 8
 
@@ -314,20 +362,11 @@ def route_rounds(spec: FabricSpec) -> list[list[Probe]]:
 def socket_in(node, receive: bool) -> socket.socket:
     """A UDP/IPv6 socket living in `node`'s network namespace (setns on this thread
     around socket(), then back), its checksum off for sending or for receiving."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open(f"/proc/{node.pid}/ns/net", os.O_RDONLY)
     try:
-        if libc.setns(target, _CLONE_NEWNET) != 0:
-            raise RouteError(f"cannot enter {node.name}'s namespace: {os.strerror(ctypes.get_errno())}")
-        try:
+        with netns.entered(node.pid):
             sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        finally:
-            if libc.setns(own, _CLONE_NEWNET) != 0:  # this thread must never stay in a lab namespace
-                raise SystemExit(f"could not return to the lab's own network namespace from {node.name}")
-    finally:
-        os.close(own)
-        os.close(target)
+    except OSError as exc:
+        raise RouteError(f"cannot make a socket in {node.name}'s namespace: {exc}") from None
     sock.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX if receive else UDP_NO_CHECK6_TX, 1)
     return sock
 

@@ -1,0 +1,67 @@
+"""Work in another network namespace from the lab's own process.
+
+Mininet's nodes live in unnamed network namespaces (one per node's shell),
+reached through a process in them: `/proc/<pid>/ns/net`. Two ways in:
+
+    with entered(node.pid):        # this thread only, then back (sockets, if_nametoindex)
+        sock = socket.socket(...)
+    run_command([*nsenter(node.pid), "tc", ...])   # a command run inside it
+
+Every node shares the lab's mount namespace, so a path (a BPF pin under
+/sys/fs/bpf, a script in /tmp) means the same file inside as outside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+
+CLONE_NEWNET = 0x40000000
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def namespace_path(pid: int) -> str:
+    return f"/proc/{pid}/ns/net"
+
+
+def namespace_id(pid: int) -> int | None:
+    """The inode naming process `pid`'s network namespace, or None if the process is gone
+    (two namespaces never share one while both exist; a pid may be reused, an inode with it)."""
+    try:
+        return os.stat(namespace_path(pid)).st_ino
+    except OSError:
+        return None
+
+
+def nsenter(pid: int) -> list[str]:
+    """The command prefix that runs a command in process `pid`'s network namespace."""
+    return ["nsenter", f"--net={namespace_path(pid)}"]
+
+
+@contextlib.contextmanager
+def entered(pid: int):
+    """This thread inside process `pid`'s network namespace for the `with` block
+    (sockets made there stay there); OSError if it cannot go in."""
+    libc = _libc()
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        target = os.open(namespace_path(pid), os.O_RDONLY)
+    except OSError:
+        os.close(own)
+        raise
+    try:
+        if libc.setns(target, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot enter the network namespace of process {pid}: {os.strerror(err)}")
+        try:
+            yield
+        finally:
+            if libc.setns(own, CLONE_NEWNET) != 0:  # a thread must never stay in a lab namespace
+                raise SystemExit("could not return to the lab's own network namespace")
+    finally:
+        os.close(own)
+        os.close(target)
