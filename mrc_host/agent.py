@@ -10,6 +10,14 @@ packet). Sockets:
   IP_TOS = ECT(0): the EV rides in the UDP source port, the plane is the
   NIC port the socket's address belongs to.
 
+IPv6 plane addresses (the srv6 data plane, docs/srv6.md) take the same
+sockets in AF_INET6 (receive on ``::``), with the traffic class for the
+TOS (IPV6_TCLASS, IPV6_RECVTCLASS) and the UDP checksum off at both ends
+(every router on the way rewrites the destination address the checksum
+covers). There the SENDER picks the path: each EV's packets, ACKs and
+probes included, go to the address of the route that EV takes
+(``route_addresses``), and a peer is known by its source address.
+
 Usage (inside a host's network namespace):
 
     agent = Agent(AgentConfig.from_json("h1.json"))
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib.util
+import ipaddress
 import json
 import selectors
 import socket
@@ -42,10 +51,14 @@ from .events import MessageComplete, PathStateChanged, ProtocolError, WriteCompl
 from .nic_ports import NicPorts
 from .params import DEFAULT_EVS_PER_PLANE, TransportParams
 from .path_select import POLICIES, PathSelector
-from .routes import routes_for
+from .routes import route_of, routes_for
 from .transport import Connection, ConnectionSetup, transport
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
+IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
+IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
+# Zero UDP checksums over IPv6 (RFC 6935): sent by a socket with TX, accepted by one with RX.
+UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
 HOUSEKEEPING_S = 0.02     # NIC port state and denylist re-checked at least this often (a stat and a few ioctls)
 
@@ -77,6 +90,10 @@ class AgentConfig:
         (a peer in the same rack is reached without crossing a T1; the
         denylist names hosts and racks by number)
     denylist_path: the host-wide denylist file (denylist.py) to honour, or None
+    route_addresses: peer -> per plane, the address each route to it is written
+        as, indexed by T1 (a peer in another rack; EV e takes routes.route_of's T1)
+        or the peer's own address alone (same rack); None: send to the peer's
+        plane address and let the fabric route (IPv4, OpenFlow). Needs t1s.
     """
 
     host_id: str
@@ -96,6 +113,7 @@ class AgentConfig:
     t1s: int | None = None
     host_places: dict = field(default_factory=dict)
     denylist_path: str | None = None
+    route_addresses: dict | None = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "AgentConfig":
@@ -143,6 +161,28 @@ def load_policy(policy: str):
     return cls
 
 
+def ev_addresses(routes: list, evs: list, t1s: int | None, same_rack: bool) -> list[dict]:
+    """Per plane, EV -> the address of the route it takes (routes.route_of), from one
+    peer's route_addresses: per plane, an address by T1, or the peer's own (same rack)."""
+    want = 1 if same_rack else t1s
+    if t1s is None or any(not isinstance(per_t1, list) or len(per_t1) != want for per_t1 in routes):
+        raise ValueError(f"need per plane a list of {want} address(es) (one per T1, or the peer's own "
+                         "within a rack), and t1s")
+    return [{ev: per_t1[route_of(ev, plane, t1s, same_rack)[1] or 0] for ev in evs}
+            for plane, per_t1 in enumerate(routes)]
+
+
+def address_family(ips: list) -> int:
+    """AF_INET or AF_INET6: the one family of every address in `ips`; ValueError otherwise."""
+    try:
+        versions = {ipaddress.ip_address(ip).version for ip in ips}
+    except ValueError as exc:
+        raise ValueError(f"plane address: {exc}") from None
+    if len(versions) != 1:
+        raise ValueError(f"plane addresses must be all IPv4 or all IPv6, got {ips[:4]}")
+    return socket.AF_INET6 if versions == {6} else socket.AF_INET
+
+
 def conn_id_for(src: str, dst: str) -> int:
     """Stable connection id of the src -> dst direction (non-zero)."""
     return zlib.crc32(f"{src}->{dst}".encode()) or 1
@@ -187,11 +227,17 @@ class Agent:
     # --- setup ------------------------------------------------------------------------------
     def _open_sockets(self) -> None:
         cfg = self.config
+        self.ipv6 = address_family(cfg.plane_ips) == socket.AF_INET6
+        family = socket.AF_INET6 if self.ipv6 else socket.AF_INET
         self.recv_socks = []
-        for ip in (cfg.listen_ips or ["0.0.0.0"]):
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for ip in (cfg.listen_ips or ["::" if self.ipv6 else "0.0.0.0"]):
+            s = socket.socket(family, socket.SOCK_DGRAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
-            s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+            if self.ipv6:
+                s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
+                s.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX, 1)
+            else:
+                s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
             # lets agents sharing a namespace (benchmark) bind 0.0.0.0 and specific IPs
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((ip, self.port))
@@ -203,8 +249,12 @@ class Agent:
         for ip in cfg.plane_ips:
             per_ev = {}
             for ev in cfg.evs:
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
+                s = socket.socket(family, socket.SOCK_DGRAM)
+                if self.ipv6:
+                    s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, wire.ECT0)
+                    s.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_TX, 1)
+                else:
+                    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, cfg.sndbuf)
                 s.bind((ip, wire.ev_to_port(ev)))
                 per_ev[ev] = s
@@ -215,20 +265,36 @@ class Agent:
         paths = make_paths(range(len(cfg.plane_ips)), cfg.evs)
         policy = load_policy(cfg.policy)   # once: every connection shares the class
         self.conns: dict[str, Connection] = {}
-        self.peer_addrs: dict[str, list] = {}
+        self.peer_dests: dict[str, list[dict]] = {}  # peer -> per plane, EV -> where its datagrams go
         self.ip_to_peer: dict[str, tuple] = {}      # source ip -> (peer, plane, conn)
         for peer, ips in cfg.peers.items():
             if len(ips) != len(cfg.plane_ips):
                 raise ValueError(f"peer {peer}: {len(ips)} plane IPs, we have {len(cfg.plane_ips)}")
+            dests = self._destinations(peer, ips)
+            if len(dests) != len(ips):
+                raise ValueError(f"route_addresses of peer {peer}: {len(dests)} planes, we have {len(ips)}")
             conn = self.transport.connect(ConnectionSetup(
                 conn_id_for(cfg.host_id, peer), paths, self.params, peer, cfg.host_id,
                 cfg.recv_buffer_size, policy, cfg.cc,
                 routes_for(paths, cfg.t1s, self._same_rack(peer))))
             self.conns[peer] = conn
-            self.peer_addrs[peer] = [(ip, self.port) for ip in ips]
+            self.peer_dests[peer] = dests
             for plane, ip in enumerate(ips):
-                self.ip_to_peer[ip] = (peer, plane, conn)
+                # as recvmsg spells a source address (an IPv6 one has several spellings)
+                self.ip_to_peer[ipaddress.ip_address(ip).compressed] = (peer, plane, conn)
         self._conn_list = list(self.conns.items())
+
+    def _destinations(self, peer: str, ips: list) -> list[dict]:
+        """Per plane, EV -> the (address, port) its datagrams to `peer` are sent to."""
+        cfg = self.config
+        routes = (cfg.route_addresses or {}).get(peer)
+        if routes is None:
+            return [{ev: (ip, self.port) for ev in cfg.evs} for ip in ips]
+        try:
+            return [{ev: (address, self.port) for ev, address in plane.items()}
+                    for plane in ev_addresses(routes, cfg.evs, cfg.t1s, self._same_rack(peer))]
+        except ValueError as exc:
+            raise ValueError(f"route_addresses of peer {peer}: {exc}") from None
 
     def _same_rack(self, peer: str) -> bool:
         places = self.config.host_places
@@ -366,7 +432,8 @@ class Agent:
                     socks.remove(sock)
                     continue
                 budget -= 1
-                handle(rview[:n], addr, anc[0][2][0] if anc else 0, now)
+                # the TOS (1 byte) or the traffic class (an int): ECN is in its low bits
+                handle(rview[:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
 
     def handle_datagram(self, data, addr, tos: int, now: float) -> None:
         """Hand one received datagram to its connection; garbage is counted, never raised."""
@@ -389,10 +456,10 @@ class Agent:
         for peer, conn in self._conn_list:
             out = conn.datagrams_to_send(now)
             if out:
-                addrs = self.peer_addrs[peer]
+                dests = self.peer_dests[peer]
                 for dgram, ev, plane in out:
                     try:
-                        socks[plane][ev].sendto(dgram, addrs[plane])
+                        socks[plane][ev].sendto(dgram, dests[plane][ev])
                     except (IndexError, KeyError):
                         # a reply echoing a plane or EV this host has no socket for (the
                         # peer's datagram carried junk there): nowhere to send it from

@@ -5,11 +5,14 @@ A port is up when its interface is administratively up and has carrier
 The agent learns of a change at once from a rtnetlink socket subscribed to
 link events (``fileno`` goes into its selector) and reads the flags of its
 planes' interfaces with SIOCGIFFLAGS, in the agent's own network namespace.
+An IPv6 port's interface is found in /proc/net/if_inet6 (that namespace's
+addresses), an IPv4 one's with SIOCGIFADDR.
 """
 
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import socket
 import struct
 
@@ -25,7 +28,9 @@ def _ifreq(sock: socket.socket, request: int, name: str) -> bytes:
 
 
 def interface_of(ip: str, sock: socket.socket) -> str | None:
-    """The name of the interface holding IPv4 address ``ip`` in this namespace."""
+    """The name of the interface holding address ``ip`` (IPv4 or IPv6) in this namespace."""
+    if ":" in ip:
+        return ipv6_interface_of(ip)
     for _index, name in socket.if_nameindex():
         try:
             addr = socket.inet_ntoa(_ifreq(sock, SIOCGIFADDR, name)[20:24])
@@ -33,6 +38,21 @@ def interface_of(ip: str, sock: socket.socket) -> str | None:
             continue        # no IPv4 address
         if addr == ip:
             return name
+    return None
+
+
+def ipv6_interface_of(ip: str, table: str = "/proc/net/if_inet6") -> str | None:
+    """The interface holding IPv6 address ``ip``: a line of ``table`` is the address in
+    32 hex digits, ifindex, prefix length, scope, flags, interface name."""
+    want = ipaddress.IPv6Address(ip).exploded.replace(":", "")
+    try:
+        with open(table) as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) >= 6 and fields[0] == want:
+                    return fields[5]
+    except OSError:
+        pass
     return None
 
 
