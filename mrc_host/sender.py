@@ -43,6 +43,7 @@ _encode_data_header = wire.encode_data_header
 _encode_probe = wire.encode_probe
 _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
 REO_MULT_MAX = 16   # reorder window grows to at most 16 x min_rtt/4 (and never past srtt)
+EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is the original's
 
 
 class _Message:
@@ -313,13 +314,13 @@ class Sender:
     def _acked(self, pkt: _Packet, now: float) -> None:
         pkt.acked = True
         if pkt.lost:
-            self.c.spurious_losses += 1
-            if pkt.gap_loss:
-                self.health.on_spurious_gap(pkt.lost_pid)
-                if self.reo_mult < REO_MULT_MAX:
-                    self.reo_mult += 1   # that was reordering, not loss: widen the window (RACK)
+            self._spurious(pkt)
         else:
             self.inflight -= 1
+            # acked sooner after its retransmission than any round trip takes: the
+            # original arrived after all (Eifel, RFC 3522, by timing)
+            if pkt.retx and pkt.gap_loss and now - pkt.sent < EIFEL_RTT_SHARE * (self.rtt.min_rtt or 0.0):
+                self._spurious(pkt)
         if pkt.txseq > self.max_acked_txseq:
             self.max_acked_txseq = pkt.txseq
         if pkt.retx == 0 and pkt.sent >= self.max_acked_sent:
@@ -335,6 +336,15 @@ class Sender:
         if msg.unacked == 0 and msg.next_off == msg.length:
             self.c.messages_sent += 1
             self.emit(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
+
+    def _spurious(self, pkt: _Packet) -> None:
+        """``pkt`` was declared lost and arrived anyway."""
+        self.c.spurious_losses += 1
+        if pkt.gap_loss:
+            pkt.gap_loss = False
+            self.health.on_spurious_gap(pkt.lost_pid)
+            if self.reo_mult < REO_MULT_MAX:
+                self.reo_mult += 1   # that was reordering, not loss: widen the window (RACK)
 
     def reorder_window(self) -> float:
         """How long past the RTT of a later-sent packet that was acked an
