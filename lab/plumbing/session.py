@@ -3,6 +3,13 @@
     with lab_session(spec) as session:
         ...  # session.fabric, session.controller
 
+The fabric is the one spec.dataplane names: on "openflow" Open vSwitch
+switches whose static tables the os-ken controller installs (the controller
+starts first); on "srv6" kernel IPv6 routers with their static routes
+installed at build (topologies/srv6_builder.py), and as `controller` the
+baseline's routing process (lab/plumbing/srv6_routing.py), started once the
+routers exist.
+
 On entry, leftovers of an earlier run (even one killed with SIGKILL) are
 removed first. On exit, normal or not (exception, Ctrl-C, SIGTERM), the
 fabric and the controller are stopped and `lab.plumbing.cleanup.clean()` removes
@@ -25,8 +32,10 @@ from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING
 from lab.plumbing import cleanup
 from lab.plumbing.atomic import write_json_atomic
 from lab.plumbing.lock import lab_lock
+from lab.plumbing.srv6_routing import Srv6RoutingProcess
 from topologies.builder import BuildError, Fabric, build_fabric
 from topologies.fabric import FabricSpec
+from topologies.srv6_builder import Srv6Fabric, build_srv6_fabric
 from topologies.project import PROJECT_ROOT
 from topologies.waiting import wait_until
 
@@ -90,9 +99,17 @@ class ControllerProcess:
 class Session:
     spec: FabricSpec
     workdir: Path
-    controller: ControllerProcess
-    fabric: Fabric | None = None
+    controller: ControllerProcess  # on srv6 the Srv6RoutingProcess: the same surface
+    fabric: Fabric | Srv6Fabric | None = None
     timings: dict = field(default_factory=dict)
+
+
+def _routing(spec: FabricSpec, workdir: Path, convergence_delay: float, hold_down: float):
+    """The process that plays the fabric's routing for the baseline: the os-ken
+    controller, or on srv6 the routers' routing process (same surface, no port)."""
+    if spec.dataplane == "srv6":
+        return Srv6RoutingProcess(spec, workdir, convergence_delay, hold_down)
+    return ControllerProcess(spec, CONTROLLER_PORT, workdir, convergence_delay, hold_down)
 
 
 def _raise_interrupt(signum, frame):
@@ -118,11 +135,14 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
     made_workdir = workdir is None
     workdir = Path(workdir or tempfile.mkdtemp(prefix="mrclab-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    session = Session(spec, workdir, ControllerProcess(spec, CONTROLLER_PORT, workdir,
-                                                       convergence_delay, hold_down))
+    session = Session(spec, workdir, _routing(spec, workdir, convergence_delay, hold_down))
     try:
-        session.controller.start()
-        session.fabric = build_fabric(spec, CONTROLLER_PORT, cleanup, shaping=shaping, trimming=trimming)
+        if spec.dataplane == "srv6":
+            session.fabric = build_srv6_fabric(spec, shaping=shaping, trimming=trimming)
+            session.controller.start()  # it watches the routers: they must exist
+        else:
+            session.controller.start()
+            session.fabric = build_fabric(spec, CONTROLLER_PORT, cleanup, shaping=shaping, trimming=trimming)
         session.timings["build_s"] = session.fabric.build_s
         yield session
     finally:
