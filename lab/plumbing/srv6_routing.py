@@ -70,7 +70,6 @@ from topologies.tables import ecmp_group
 from topologies.waiting import wait_until
 
 LOG = logging.getLogger("mrclab.srv6_routing")
-MODULE = "lab.plumbing.srv6_routing"  # listed in lab/plumbing/cleanup.py's LAB_MODULES
 PROCESS_LOG = "srv6_routing.log"  # its stdout/stderr, in the session workdir
 # How often the main loop checks that the routers' namespaces still exist.
 ALIVE_CHECK_S = 1.0
@@ -98,7 +97,7 @@ class Srv6RoutingProcess:
         since = time.monotonic()
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", MODULE, "--fabric", str(self.fabric_file),
+                [sys.executable, "-m", "lab.plumbing.srv6_routing", "--fabric", str(self.fabric_file),
                  "--convergence-delay", str(self.convergence_delay), "--hold-down", str(self.hold_down),
                  "--routing-log", str(self.routing_log)],
                 cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import socket
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from faults.injectors import make_injector
 from faults.links import End, set_admin
+from faults.model import FaultEvent
 from faults.routing import read_routing_log
 from lab.plumbing import cleanup
 from lab.plumbing.lock import lab_lock
@@ -160,18 +162,21 @@ def test_a_dead_link_is_withdrawn_after_the_delay_and_restored_after_the_hold_do
 
 
 def test_killed_routing_leaves_routes_as_they_are_and_a_restart_catches_up(lab):
-    """controller_kill on srv6: nothing reconverges while it is dead; restarted, it
-    reads the routes and the links as they are and withdraws after its delay."""
+    """controller_kill (faults/injectors.py) on srv6: nothing reconverges while it is
+    dead; restarted, it reads the routes and the links as they are and withdraws
+    after its delay."""
     fabric, routing = lab
-    routing.proc.send_signal(signal.SIGKILL)
-    routing.proc.wait(timeout=10)
+    kill = make_injector(SimpleNamespace(spec=fabric.spec, fabric=fabric, controller=routing),
+                         FaultEvent(at=0, kind="controller_kill", target="controller"))
+    kill.start()
+    assert not routing.running()
     down_at = time.monotonic()
     set_admin(link_ends(fabric), up=False)
     try:
         time.sleep(DELAY + 1.0)
         assert withdrawn_state(fabric)["r0"] == expected(fabric, withdrawn=False)["r0"]
         restarted_at = time.monotonic()
-        routing.start()
+        kill.repair()  # restarted, and it watches every router again
         seen = wait_for(fabric, withdrawn=True, timeout=DELAY + SLACK)
         assert seen - restarted_at >= DELAY
         assert not records(routing, "route_withdrawn", down_at)[0]["t_mono"] < restarted_at + DELAY
