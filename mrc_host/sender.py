@@ -371,7 +371,7 @@ class Sender:
         later was acked, and it is overdue: older than the RTT of the latest
         acked packet plus the reorder window. Before that, at a quarter SRTT
         past that RTT, its route becomes suspect (``_suspect_overdue``)."""
-        self.reorder_deadline = None
+        loss_at = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
         wait = self.rack_rtt + self.reorder_window()
         sendq = self.sendq
@@ -381,31 +381,33 @@ class Sender:
                 sendq.popleft()
                 continue
             if now < pkt.sent + wait:
-                self._suspect_overdue(now, limit, wait)
+                loss_at = pkt.sent + wait          # not overdue yet: look again then
                 break
             sendq.popleft()
             self.c.sack_losses += 1
             pkt.gap_loss = True
             self._lost(pkt, now, "sack_gap")
+        suspect_at = self._suspect_overdue(now)
+        self.reorder_deadline = loss_at if suspect_at is None or (loss_at is not None and loss_at < suspect_at) \
+            else suspect_at
 
-    def _suspect_overdue(self, now: float, limit: int, wait: float) -> None:
-        """Routes of packets already a suspect margin late become suspect; the
-        next look is due when the oldest packet on a GOOD route becomes late, or
-        when the oldest packet becomes lost."""
+    def _suspect_overdue(self, now: float) -> float | None:
+        """Routes of packets a suspect margin late (a packet sent after each was
+        acked; no count of later transmissions needed: the time margin guards
+        against reordering) become suspect. Returns when the next packet on a
+        GOOD route becomes late, if one can (None: only a new ACK can tell)."""
         early = self.rack_rtt + self.suspect_margin()
+        newest = self.max_acked_sent
         route_state, route_of_pid = self.route_state, self.route_of_pid
-        deadline = None
         for txseq, pkt in self.sendq:
-            if txseq >= limit:
-                break
+            if pkt.sent >= newest:
+                return None                  # nothing sent after it was acked (yet)
             if pkt.acked or pkt.lost or pkt.txseq != txseq or route_state[route_of_pid[pkt.pid]] != R_GOOD:
                 continue
             if now < pkt.sent + early:
-                deadline = pkt.sent + early
-                break
+                return pkt.sent + early
             self.health.on_overdue(pkt.pid, pkt.sent, now)
-        head = self.sendq[0][1].sent + wait
-        self.reorder_deadline = head if deadline is None or head < deadline else deadline
+        return None
 
     def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
         pkt.lost = True
