@@ -73,7 +73,6 @@ LOG = logging.getLogger("mrclab.srv6_routing")
 PROCESS_LOG = "srv6_routing.log"  # its stdout/stderr, in the session workdir
 # How often the main loop checks that the routers' namespaces still exist.
 ALIVE_CHECK_S = 1.0
-RTNH_F_DEAD = 1  # a multipath nexthop the kernel skips (its interface is down)
 
 
 class Srv6RoutingProcess:
@@ -206,9 +205,9 @@ class RouterNamespace:
         changes = []
         for route in routes:
             have = held.get(route.prefix, ())
-            if set(have) == set(route.ports):
-                continue
             ports = [p for p in route.ports if p in admin_up]
+            if set(have) in (set(route.ports), set(ports)):
+                continue
             if ports:
                 self.ipr.route("replace", dst=str(route.prefix), family=socket.AF_INET6,
                                multipath=[{"gateway": PEER, "oif": self.ifindex[p]} for p in ports])
