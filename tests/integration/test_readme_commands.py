@@ -77,6 +77,9 @@ ELSEWHERE = {
         "tests/integration/test_exercises.py::test_starting_file_is_not_graded_pass",
     # `check --json` on the default fabric, with its build/verify/teardown checks
     "sudo python lab/run.py check": "tests/integration/test_fabric_build.py::test_default_fabric_check_command",
+    # the srv6 data plane's run (short) and check
+    "sudo python lab/run.py run clean --dataplane srv6": "tests/integration/test_srv6_run.py::test_run_clean_on_srv6",
+    "sudo python lab/run.py check --dataplane srv6": "tests/integration/test_srv6_run.py::test_check_on_srv6",
 }
 
 
