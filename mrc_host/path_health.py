@@ -16,9 +16,10 @@ EVs are spread over it again, so each plane keeps its share of the traffic.
 Route states (event -> effect)
 ------------------------------
 GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at once
-           --a packet on it overdue (the sender:
-             acked packets sent after it, and it is
-             late by a quarter SRTT; no loss yet)-->  SUSPECT the same way: load moves off a
+           --a packet on it overdue (the sender: a
+             packet sent after it was acked, and it is
+             older than the route's own SRTT + max(4
+             RTTVAR, SRTT/4); no loss yet)-->         SUSPECT the same way: load moves off a
              dead route about one RTT after its first unanswered packet, a loss
              declaration (and retransmission) waits for the reorder window
            --its ``LOSSY_SUSPICIONS``-th SACK-gap suspicion

@@ -34,7 +34,7 @@ from .counters import Counters
 from .events import WriteComplete
 from .pacing import Pacer
 from .params import TransportParams
-from .path_health import R_GOOD, R_SUSPECT, USABLE, PathHealth
+from .path_health import INF, R_GOOD, R_SUSPECT, USABLE, PathHealth
 from .path_select import PathSelector
 from .routes import RouteLog
 from .rtt import RttEstimator
@@ -122,6 +122,10 @@ class Sender:
                                        params.rto_granularity, params.rto_min_rtts)
         self.route_of_pid = health.route_of_pid
         self.route_state = health.rstate             # read on every ACK (hot path)
+        n_routes = len(health.route_keys)
+        self.route_srtt: list[float | None] = [None] * n_routes   # per-route RTT (RFC 6298 smoothing)
+        self.route_rttvar = [0.0] * n_routes
+        self.overdue_after = [INF] * n_routes        # a packet on the route is overdue this long after it left
         self.route_log = RouteLog(health.route_keys)
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
@@ -323,11 +327,13 @@ class Sender:
                 self._spurious(pkt)
         if pkt.txseq > self.max_acked_txseq:
             self.max_acked_txseq = pkt.txseq
-        if pkt.retx == 0 and pkt.sent >= self.max_acked_sent:
-            self.max_acked_sent = pkt.sent
-            self.rack_rtt = now - pkt.sent
-        self.pkts_acked[pkt.pid] += 1
         rid = self.route_of_pid[pkt.pid]
+        if pkt.retx == 0:
+            self._route_rtt_sample(rid, now - pkt.sent)
+            if pkt.sent >= self.max_acked_sent:
+                self.max_acked_sent = pkt.sent
+                self.rack_rtt = now - pkt.sent
+        self.pkts_acked[pkt.pid] += 1
         self.route_log.on_ack(rid, now)
         if self.route_state[rid] == R_SUSPECT:
             self.health.on_route_ack(rid, pkt.sent, now)
@@ -358,19 +364,27 @@ class Sender:
         w = self.reo_mult * min_rtt / 4
         return w if srtt is None or w < srtt else srtt
 
-    def suspect_margin(self) -> float:
-        """How late past the RTT of a later-sent, acked packet a packet makes its
-        route suspect: a quarter SRTT (a fixed share, unlike the reorder window,
-        which grows with the reordering seen, so that suspicion stays quick; a
-        wrong suspicion costs one RTT of the route's share, not a retransmission)."""
-        srtt = self.rtt.srtt
-        return 0.0 if srtt is None else srtt / 4
+    def _route_rtt_sample(self, rid: int, rtt: float) -> None:
+        """Fold an RTT sample of route ``rid`` in; a packet on it is overdue after
+        the route's own SRTT plus max(4 RTTVAR, a quarter of the connection's
+        SRTT): each route is judged by its own queues (planes differ by tens of
+        ms when loaded) and its own jitter (a busy host), not by another route's
+        RTT, so reordering between routes does not make one suspect."""
+        srtt = self.route_srtt[rid]
+        if srtt is None:
+            srtt, var = rtt, rtt / 2
+        else:
+            var = 0.75 * self.route_rttvar[rid] + 0.25 * abs(srtt - rtt)
+            srtt = 0.875 * srtt + 0.125 * rtt
+        self.route_srtt[rid], self.route_rttvar[rid] = srtt, var
+        quarter = (self.rtt.srtt or rtt) / 4
+        self.overdue_after[rid] = srtt + (4 * var if 4 * var > quarter else quarter)
 
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions
         later was acked, and it is overdue: older than the RTT of the latest
-        acked packet plus the reorder window. Before that, at a quarter SRTT
-        past that RTT, its route becomes suspect (``_suspect_overdue``)."""
+        acked packet plus the reorder window. Before that, once it is overdue
+        on its own route's RTT, its route becomes suspect (``_suspect_overdue``)."""
         loss_at = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
         wait = self.rack_rtt + self.reorder_window()
@@ -392,22 +406,34 @@ class Sender:
             else suspect_at
 
     def _suspect_overdue(self, now: float) -> float | None:
-        """Routes of packets a suspect margin late (a packet sent after each was
-        acked; no count of later transmissions needed: the time margin guards
-        against reordering) become suspect. Returns when the next packet on a
-        GOOD route becomes late, if one can (None: only a new ACK can tell)."""
-        early = self.rack_rtt + self.suspect_margin()
-        newest = self.max_acked_sent
+        """Routes of overdue packets (``_route_rtt_sample``; a packet sent after
+        each was acked, so the peer is alive) become suspect. Returns when to
+        look again (None: only a new ACK can tell). Packets are in send order:
+        the scan stops at the first one younger than the shortest overdue time
+        of any route, so an ACK costs a look at the few packets already late."""
+        soonest = min(self.overdue_after)
+        if soonest == INF:
+            return None                      # no route has an RTT yet
+        newest, after = self.max_acked_sent, self.overdue_after
         route_state, route_of_pid = self.route_state, self.route_of_pid
+        due = None
         for txseq, pkt in self.sendq:
             if pkt.sent >= newest:
-                return None                  # nothing sent after it was acked (yet)
-            if pkt.acked or pkt.lost or pkt.txseq != txseq or route_state[route_of_pid[pkt.pid]] != R_GOOD:
+                break                        # nothing sent after it was acked (yet)
+            if pkt.acked or pkt.lost or pkt.txseq != txseq:
                 continue
-            if now < pkt.sent + early:
-                return pkt.sent + early
-            self.health.on_overdue(pkt.pid, pkt.sent, now)
-        return None
+            if now < pkt.sent + soonest:
+                at = pkt.sent + soonest
+                return at if due is None or at < due else due
+            rid = route_of_pid[pkt.pid]
+            if route_state[rid] != R_GOOD:
+                continue
+            at = pkt.sent + after[rid]
+            if now >= at:
+                self.health.on_overdue(pkt.pid, pkt.sent, now)
+            elif due is None or at < due:
+                due = at
+        return due
 
     def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
         pkt.lost = True
