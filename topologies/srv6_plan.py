@@ -251,6 +251,27 @@ class Srv6Plan:
             raise FabricError(f"{address} is a route, not a host's address")
         return host, plane
 
+    # ---- the Clustermapper's probes: addresses that lead back to their sender ------------
+    def reflection_address(self, h: int, plane: int, t1: int | None = None) -> ipaddress.IPv6Address:
+        """What host h writes to probe its own path on `plane` (lab/inhost/mapper.py): a
+        source route that returns to h, so no router needs a reflection rule.
+        T0 hop (t1 None): [block][T0][T0][host]: the T0's End shifts once, then its /64
+        host route sends it back down. Via T1 t1: [block][T0][T1][T0][host]: up to that
+        T1 and back down through the same T0."""
+        self._check_host(h)
+        self._check_plane(plane)
+        t0, me = self.t0_usid(plane, self.spec.rack_of(h)), self.host_usid(h, plane)
+        if t1 is None:
+            return container(t0, t0, me)
+        self._check_t1(t1)
+        return container(t0, self.t1_usid(plane, t1), t0, me)
+
+    @staticmethod
+    def reflection_routers(t1: int | None) -> int:
+        """How many routers forward a reflection probe (each takes one off its hop
+        limit, so the receiver can tell how far it went): the T0; or T0, T1, T0."""
+        return 1 if t1 is None else 3
+
     # ---- routers' static tables ---------------------------------------------------
     def port_peer(self, switch: Switch, port: int) -> Switch | Host:
         """What is at the other end of a router port (FabricSpec's port numbering)."""
@@ -402,6 +423,10 @@ class Srv6Plan:
     def _check_host(self, h: int) -> None:
         if not isinstance(h, int) or isinstance(h, bool) or not 0 <= h < self.spec.hosts:
             raise FabricError(f"host must be a number in 0-{self.spec.hosts - 1}, got {h!r}")
+
+    def _check_t1(self, t1: int) -> None:
+        if not isinstance(t1, int) or isinstance(t1, bool) or not 0 <= t1 < self.spec.spines:
+            raise FabricError(f"t1 must be a T1 number in 0-{self.spec.spines - 1}, got {t1!r}")
 
     def _check_plane(self, plane: int) -> None:
         if not isinstance(plane, int) or isinstance(plane, bool) or not 0 <= plane < self.spec.planes:
