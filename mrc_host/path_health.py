@@ -563,7 +563,7 @@ class PathHealth:
     # --- views ------------------------------------------------------------------------------------
     def probing(self) -> bool:
         """Whether any route is waiting for a probe (cheap check for the hot path)."""
-        return bool(self.outstanding) or any(t != INF for t in self.next_probe)
+        return bool(self.outstanding) or min(self.next_probe) != INF
 
     def state_name(self, pid: int) -> str:
         return STATE_NAMES[self.state[pid]]

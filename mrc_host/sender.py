@@ -281,6 +281,7 @@ class Sender:
             rtt_sample = now - pkt.sent        # Karn: first transmissions only
             self.rtt.sample(rtt_sample)
             self.rtt.reset_backoff()
+            self._route_rtt_sample(self.route_of_pid[pkt.pid], rtt_sample)   # one per ACK, as for the SRTT
         newly = 0
         acked = self._acked
         if cum != self.snd_una:
@@ -327,13 +328,11 @@ class Sender:
                 self._spurious(pkt)
         if pkt.txseq > self.max_acked_txseq:
             self.max_acked_txseq = pkt.txseq
-        rid = self.route_of_pid[pkt.pid]
-        if pkt.retx == 0:
-            self._route_rtt_sample(rid, now - pkt.sent)
-            if pkt.sent >= self.max_acked_sent:
-                self.max_acked_sent = pkt.sent
-                self.rack_rtt = now - pkt.sent
+        if pkt.retx == 0 and pkt.sent >= self.max_acked_sent:
+            self.max_acked_sent = pkt.sent
+            self.rack_rtt = now - pkt.sent
         self.pkts_acked[pkt.pid] += 1
+        rid = self.route_of_pid[pkt.pid]
         self.route_log.on_ack(rid, now)
         if self.route_state[rid] == R_SUSPECT:
             self.health.on_route_ack(rid, pkt.sent, now)
