@@ -121,6 +121,46 @@ def open_plane_socket(ifname: str) -> socket.socket:
     return sock
 
 
+class OpenFlowProbes:
+    """Probes the OpenFlow tables reflect: Ethernet frames on AF_PACKET sockets, one per
+    NIC port; a reply proves its path by its Ethernet source (the reflecting element's mark)."""
+
+    def __init__(self, spec: FabricSpec, host: int):
+        self.spec, self.host = spec, host
+        self.expected_src = {t: _mac(spec.host_mac(host, t.plane)) if t.t1 is None else
+                             _mac(spec.t1_mac(t.plane, t.t1)) for t in targets(spec)}
+        self.socks = {p: open_plane_socket(spec.host_intf(host, p)) for p in range(spec.planes)}
+
+    def send(self, target: Target, seq: int) -> None:
+        self.socks[target.plane].send(probe_frame(self.spec, self.host, target, seq))
+
+    def replies(self, plane: int):
+        """(seq, Ethernet source) of each of this host's probes waiting on `plane`'s socket."""
+        while True:
+            try:
+                frame = self.socks[plane].recv(2048)
+            except BlockingIOError:
+                return
+            reply = parse_reply(frame)
+            if reply is not None and reply[0] == self.host:
+                yield reply[1], reply[2]
+
+    def proves(self, target: Target, plane: int, evidence) -> bool:
+        return target.plane == plane and evidence == self.expected_src[target]
+
+    def close(self) -> None:
+        for sock in self.socks.values():
+            sock.close()
+
+
+def open_probes(spec: FabricSpec, host: int):
+    """The prober of the fabric's data plane (the same surface: socks, send, replies, proves, close)."""
+    if spec.dataplane == "srv6":
+        from lab.inhost.srv6_probes import Srv6Probes  # IPv6 source routes: no reflection rules
+        return Srv6Probes(spec, host)
+    return OpenFlowProbes(spec, host)
+
+
 class Mapper:
     """One host's prober, verdicts, findings file and share of the merge."""
 
@@ -128,9 +168,8 @@ class Mapper:
         self.spec, self.host, self.state_dir = spec, host, Path(state_dir)
         self.schedule = ProbeSchedule(targets(spec), start=now)
         self.health = ProbeHealth(targets(spec))
-        self.expected_src = {t: _mac(spec.host_mac(host, t.plane)) if t.t1 is None else
-                             _mac(spec.t1_mac(t.plane, t.t1)) for t in targets(spec)}
-        self.socks = {p: open_plane_socket(spec.host_intf(host, p)) for p in range(spec.planes)}
+        self.probes = open_probes(spec, host)
+        self.socks = self.probes.socks  # plane -> the socket its replies arrive on
         self.denylist = denylist_path(state_dir)
         self.seen = DenylistFile(self.denylist)
         self.events = open(events_path(state_dir, host), "a", buffering=1)
@@ -142,30 +181,23 @@ class Mapper:
         for target in self.schedule.due(now, self.health.watching()):
             seq = self.health.sent(target, now)
             try:
-                self.socks[target.plane].send(probe_frame(self.spec, self.host, target, seq))
+                self.probes.send(target, seq)
                 self.counts["sent"] += 1
             except OSError:  # a NIC without carrier: the probe is lost, and will count as a miss
                 self.counts["send_errors"] += 1
 
     def receive(self, plane: int, now: float) -> list[Transition]:
         out = []
-        while True:
-            try:
-                frame = self.socks[plane].recv(2048)
-            except BlockingIOError:
-                return out
-            reply = parse_reply(frame)
-            if reply is None or reply[0] != self.host:
-                continue
-            _, seq, eth_src = reply
+        for seq, evidence in self.probes.replies(plane):
             target = self.health.outstanding.get(seq, (None,))[0]
-            if target is not None and (target.plane != plane or eth_src != self.expected_src[target]):
-                self.counts["wrong_source"] += 1  # reflected by the wrong element: it will count as a miss
+            if target is not None and not self.probes.proves(target, plane, evidence):
+                self.counts["wrong_source"] += 1  # came back by the wrong path: it will count as a miss
                 continue
             self.counts["replies"] += 1
             out += self.health.replied(seq, now)
             if target is not None and self.health.repairing(target):
                 self.schedule.retry_now(target)
+        return out
 
     def expire(self, now: float) -> list[Transition]:
         return self.health.expire(now)
@@ -211,8 +243,7 @@ class Mapper:
                 self.log("mapper_undeny", now, element=_element_fields(e), source=e.source)
 
     def close(self) -> None:
-        for sock in self.socks.values():
-            sock.close()
+        self.probes.close()
         self.events.close()
 
 
