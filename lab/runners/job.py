@@ -29,7 +29,6 @@ from lab.plumbing.session import Session
 from lab.runners.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
 from mrc_host.agent import AgentConfig
 from mrc_host.denylist import denylist_path
-from topologies.fabric import FabricSpec
 
 JOB_MAX_SECONDS = 300.0  # the runner's cap on one job when its scenario sets no max_seconds
 
@@ -67,12 +66,6 @@ class JobSpec:
     @property
     def count(self) -> int:
         return self.buffer_bytes // 4
-
-
-def mappers_run_on(spec: FabricSpec) -> bool:
-    """The Clustermapper probes with the OpenFlow tables' reflection rules
-    (lab/inhost/mapper.py): on srv6 MRC runs on its own path health alone, for now."""
-    return spec.dataplane == "openflow"
 
 
 def job_spec(scenario: Scenario, transport: str) -> JobSpec:
@@ -133,7 +126,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
         raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
     mappers = None
     try:
-        if job.transport == "mrc" and job.mappers and mappers_run_on(session.spec):
+        if job.transport == "mrc" and job.mappers:
             mappers = Mappers(session)  # MRC's denylist is fed by one Clustermapper per host
         workers = start_workers(session, job)
     except WorkerError as exc:

@@ -4,7 +4,9 @@
     ...                                 # the job runs; they feed denylist_path(session.workdir)
     events = mappers.stop(t0)           # their events for events.jsonl, times after t0
 
-The job runner starts them for MRC jobs only (the baseline has no denylist).
+The job runner starts them for MRC jobs only (the baseline has no denylist), on
+either data plane: each mapper picks its prober by the fabric's `dataplane`
+(OpenFlow reflection rules, or srv6 source routes back to itself).
 """
 
 from __future__ import annotations
