@@ -22,6 +22,7 @@ from faults.injectors import INCAST_PORT
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
+from topologies.srv6_plan import Srv6Plan
 from topologies.tables import BASELINE_PORT, MRC_PORT
 
 
@@ -142,8 +143,7 @@ class DatapathHeartbeat:
     def __init__(self, session, name: str):
         spec = session.spec
         self.session, self.spec = session, spec
-        # lab/inhost/heartbeat.py rides the OpenFlow tables' reflection rules: not on srv6 yet
-        self.hosts = (0, spec.hosts - 1) if spec.hosts > 1 and spec.dataplane == "openflow" else ()
+        self.hosts = (0, spec.hosts - 1) if spec.hosts > 1 else ()
         self.out = {h: session.workdir / f"heartbeat-{name}-{spec.host_name(h)}.json" for h in self.hosts}
         self.procs: dict[int, subprocess.Popen] = {}
         self.records: dict[int, dict] = {}
@@ -152,7 +152,7 @@ class DatapathHeartbeat:
         for h in self.hosts:
             peer = self.hosts[1] if h == self.hosts[0] else self.hosts[0]
             self.out[h].unlink(missing_ok=True)
-            peers = [self.spec.host_ip(peer, p) for p in range(self.spec.planes)]
+            peers = heartbeat_addresses(self.spec, h, peer)
             self.procs[h] = self.session.fabric.host(h).popen(
                 [sys.executable, "-m", "lab.inhost.heartbeat", "--port", str(HEARTBEAT_PORT),
                  "--interval", str(HEARTBEAT_INTERVAL_S), "--out", str(self.out[h]), "--tag", "mrclab-heartbeat",
@@ -187,6 +187,17 @@ class DatapathHeartbeat:
         a, b = self.hosts
         return [heartbeat_delays(self.records[src]["sent"], self.records[dst]["received"])
                 for src, dst in ((a, b), (b, a))]
+
+
+def heartbeat_addresses(spec: FabricSpec, src: int, dst: int) -> list[str]:
+    """Where `src` sends its heartbeats for `dst`, taken in turn: dst's address on each
+    plane (OpenFlow routes it by the tables); on srv6 each plane's uSID route via each T1
+    (dst's own address within a rack), so the heartbeat crosses T0, T1 and T0 as there."""
+    if spec.dataplane != "srv6":
+        return [spec.host_ip(dst, p) for p in range(spec.planes)]
+    plan = Srv6Plan(spec)
+    t1s = (None,) if spec.rack_of(src) == spec.rack_of(dst) else range(spec.spines)
+    return [str(plan.route_address(src, dst, p, t1)) for p in range(spec.planes) for t1 in t1s]
 
 
 def heartbeat_delays(sent: list, received: list) -> list[tuple[float, float | None]]:

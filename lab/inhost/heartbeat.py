@@ -4,7 +4,8 @@
 
 Every `interval` s it sends one small timestamped datagram to the peer host,
 on the next of PEER_IP (one address per plane, taken in turn, so a fault on
-one plane costs one heartbeat in eight, never a run of them), and receives
+one plane costs one heartbeat in eight, never a run of them; on srv6 one uSID
+route per plane and T1, lab/analysis/fidelity.py heartbeat_addresses), and receives
 the peer's with the kernel's receive timestamp (SO_TIMESTAMPNS): the delay
 measured is the fabric's forwarding, not this process's scheduling. Prints
 READY once bound; on SIGTERM it writes FILE and exits:
@@ -13,6 +14,8 @@ READY once bound; on SIGTERM it writes FILE and exits:
 
 times in CLOCK_MONOTONIC seconds (the job's clock), converted from the
 realtime clock both timestamps are taken on (the kernel stamps in realtime).
+IPv6 peers (srv6) are uSID routes: every End rewrites the destination address a
+UDP checksum covers, so the socket sends none and accepts none (docs/srv6.md).
 Kept free of Mininet and of the lab's other modules: it runs in every host.
 """
 
@@ -30,16 +33,21 @@ import time
 _DATAGRAM = struct.Struct("!QQ")  # seq, send time (realtime ns)
 _TIMESPEC = struct.Struct("@qq")  # struct timespec of SO_TIMESTAMPNS
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Python does not name it; asm-generic/socket.h
+SOL_UDP = 17
+UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102  # linux/udp.h
 
 
 class _Stop(Exception):
     pass
 
 
-def _open(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def _open(port: int, ipv6: bool) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-    sock.bind(("0.0.0.0", port))
+    if ipv6:  # uSID routes: the address the checksum covers changes in flight
+        sock.setsockopt(SOL_UDP, UDP_NO_CHECK6_TX, 1)
+        sock.setsockopt(SOL_UDP, UDP_NO_CHECK6_RX, 1)
+    sock.bind(("::" if ipv6 else "0.0.0.0", port))
     sock.setblocking(False)
     return sock
 
@@ -98,7 +106,11 @@ def main(argv=None) -> int:
     sent: list = []
     received: dict = {}
     offset_ns = time.time_ns() - time.monotonic_ns()  # realtime -> monotonic
-    sock = _open(args.port)
+    ipv6 = {":" in peer for peer in args.peers}
+    if len(ipv6) != 1:
+        print("heartbeat: the peers mix IPv4 and IPv6 addresses; give one family", file=sys.stderr)
+        return 2
+    sock = _open(args.port, ipv6.pop())
     print("READY", flush=True)
     try:
         run(sock, args.peers, args.port, args.interval, sent, received)

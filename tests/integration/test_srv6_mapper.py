@@ -1,10 +1,13 @@
-"""The Clustermapper on the srv6 fabric (root): probes are source routes back to their
-sender (Srv6Plan.reflection_address); a black-holed T0-T1 link is denied exactly, and
-undenied once it forwards again. The black hole is the port program's (a gray failure:
-the link stays up, so the kernel keeps every route and nothing needs restoring)."""
+"""The Clustermapper and the datapath heartbeat on the srv6 fabric (root).
+
+Mapper probes are source routes back to their sender (Srv6Plan.reflection_address):
+a black-holed T0-T1 link is denied exactly, and undenied once it forwards again. The
+heartbeat crosses uSID routes between two hosts. Black holes are the port program's
+(a gray failure: the link stays up, so the kernel keeps every route, nothing to restore)."""
 
 import time
 
+from lab.analysis.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, heartbeat_verdict
 from lab.plumbing.session import lab_session
 from lab.runners.mappers import Mappers
 from mrc_host.denylist import DenylistFile
@@ -53,3 +56,27 @@ def test_srv6_mapper_denies_a_black_holed_link_and_undenies_it(no_leftovers):
     assert ("mapper_deny", "t0t1_link") in kinds and ("mapper_undeny", "t0t1_link") in kinds
     stats = [e for e in events if e["kind"] == "mapper_stats"]
     assert len(stats) == SMALL.hosts and all(s["replies"] > 0 and s["wrong_source"] == 0 for s in stats)
+
+
+def test_srv6_heartbeat_measures_the_fabric_and_sees_it_stop(no_leftovers):
+    """The datapath heartbeat over uSID routes (h0 <-> h1, every plane and T1 in turn):
+    delays on a quiet fabric, and a stall while every T0 port facing a host black-holes
+    (nothing forwarded between the hosts: what a stall looks like to it on srv6)."""
+    facing_hosts = [SMALL.switch_intf(link.b, link.b_port) for link in SMALL.links if link.kind == "host-t0"]
+    with lab_session(SMALL) as session:
+        with DatapathHeartbeat(session, "srv6") as heartbeat:
+            t0 = time.monotonic()
+            time.sleep(2.0)
+            for port in facing_hosts:
+                port_program.set_blackhole(port, True)
+            try:
+                time.sleep(0.6)
+            finally:
+                for port in facing_hosts:
+                    port_program.set_blackhole(port, False)
+            time.sleep(1.0)
+        figures, events = heartbeat_verdict(heartbeat.directions(), t0)
+    print(f"srv6 heartbeat: {figures}")
+    assert figures["heartbeats_sent"] > 2 * 0.75 * 3.6 / HEARTBEAT_INTERVAL_S
+    assert figures["heartbeat_delay_median_s"] < DATAPATH_STALL_S
+    assert figures["datapath_stalls"] == 1 and 0.4 <= events[0]["duration_s"] <= 1.5, (figures, events)
