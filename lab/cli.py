@@ -74,8 +74,6 @@ Dataplane = enum.Enum("Dataplane", {name: name for name in DATAPLANES}, type=str
 DataplaneOption = Annotated[Optional[Dataplane], typer.Option(
     "--dataplane", help="Override: the fabric's data plane, OpenFlow switches or kernel IPv6 routers "
                         "with uSID source routing (docs/srv6.md).")]
-# What the srv6 data plane does not do yet, said once by a run on it (not silently).
-SRV6_NOT_YET = "mapper and heartbeat: openflow only for now"
 SRV6_FAULT_KINDS = ("controller_kill",)  # the fault injectors that work on srv6 so far
 
 
@@ -188,7 +186,7 @@ def describe_run(scenario: Scenario) -> None:
                   f"{len(scenario.faults)} faults; {' vs '.join(scenario.transports)}"
                   f"{'' if scenario.trimming else '; trimming off'}", highlight=False)
     if spec.dataplane == "srv6":
-        console.print(f"srv6 data plane (docs/srv6.md); {SRV6_NOT_YET}", highlight=False)
+        console.print("srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)", highlight=False)
 
 
 @contextlib.contextmanager

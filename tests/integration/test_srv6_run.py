@@ -40,7 +40,7 @@ def test_run_clean_on_srv6(tmp_path, no_leftovers):
     done = run_typed(RUN_SRV6, *SHORT, "--results", str(tmp_path), "--json", str(out), timeout=300)
     print(f"srv6 run clean x 3 took {time.monotonic() - started:.1f} s")
     assert done.returncode == 0, tail(done)
-    assert "mapper and heartbeat: openflow only for now" in done.stdout
+    assert "srv6 data plane: kernel IPv6 routers" in done.stdout
     summary = json.loads(out.read_text())
     run_dir = Path(summary["results_dir"])
     assert json.loads((run_dir / "config.json").read_text())["fabric"]["dataplane"] == "srv6"
