@@ -105,7 +105,8 @@ class Srv6Probes:
             if magic == MAGIC and host == self.host:
                 yield seq, hops
 
-    def proves(self, target: Target, plane: int, hop_limit) -> bool:
+    @staticmethod
+    def proves(target: Target, plane: int, hop_limit) -> bool:
         return target.plane == plane and hop_limit == SEND_HOP_LIMIT - Srv6Plan.reflection_routers(target.t1)
 
     def close(self) -> None:

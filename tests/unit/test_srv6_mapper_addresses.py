@@ -1,13 +1,22 @@
 """The Clustermapper's srv6 probe addresses (Srv6Plan.reflection_address): each is a
-source route that crosses exactly the element it probes and returns to its sender (no root)."""
+source route that crosses exactly the element it probes and returns to its sender; the
+probe frame, the hop-limit proof, and the heartbeat's srv6 addresses (no root)."""
 
+import dataclasses
+import ipaddress
 import itertools
+import struct
 
 import pytest
 
+from lab.analysis.fidelity import heartbeat_addresses
+from lab.inhost.mapper import MAGIC, PAYLOAD
+from lab.inhost.mapper_logic import Target
+from lab.inhost.srv6_probes import SEND_HOP_LIMIT, Srv6Probes, probe_frame
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.names import FabricError, Host, Switch
 from topologies.srv6_plan import Hop, Srv6Plan, usids_of
+from topologies.tables import MAPPER_PORT
 
 SPECS = [
     DEFAULT_FABRIC,
@@ -85,3 +94,35 @@ def test_the_example_addresses():
 def test_reflection_address_refuses_what_the_fabric_lacks(args, message):
     with pytest.raises(FabricError, match=message):
         Srv6Plan(DEFAULT_FABRIC).reflection_address(*args)
+
+
+def test_a_probe_frame_is_ipv6_udp_to_its_reflection_address_with_no_checksum():
+    plan = Srv6Plan(DEFAULT_FABRIC)
+    src, dst = plan.host_address(3, 1), plan.reflection_address(3, 1, 0)
+    payload = PAYLOAD.pack(MAGIC, 3, 7)
+    frame = probe_frame(b"\x02" * 6, b"\x04" * 6, src.packed, dst.packed, payload)
+    assert frame[:12] == b"\x02" * 6 + b"\x04" * 6 and frame[12:14] == b"\x86\xdd"
+    version_class_flow, length, next_header, hop_limit = struct.unpack_from("!IHBB", frame, 14)
+    assert version_class_flow >> 28 == 6 and next_header == 17 and hop_limit == SEND_HOP_LIMIT
+    assert ipaddress.IPv6Address(frame[22:38]) == src and ipaddress.IPv6Address(frame[38:54]) == dst
+    assert struct.unpack_from("!HHHH", frame, 54) == (MAPPER_PORT, MAPPER_PORT, 8 + len(payload), 0)
+    assert length == 8 + len(payload) and frame[62:] == payload
+
+
+def test_a_reply_proves_its_path_by_the_routers_it_crossed():
+    proves = Srv6Probes.proves
+    assert proves(Target(1), 1, SEND_HOP_LIMIT - 1)
+    assert proves(Target(1, 0), 1, SEND_HOP_LIMIT - 3)
+    assert not proves(Target(1, 0), 1, SEND_HOP_LIMIT - 1)  # turned back at the T0: not via the T1
+    assert not proves(Target(1), 0, SEND_HOP_LIMIT - 1)     # on another plane's socket
+    assert not proves(Target(1), 1, None)                   # no hop limit given
+
+
+def test_heartbeat_addresses_cross_every_plane_and_t1_on_srv6():
+    spec = dataclasses.replace(DEFAULT_FABRIC, dataplane="srv6")
+    plan = Srv6Plan(spec)
+    addresses = heartbeat_addresses(spec, 0, 3)
+    assert len(set(addresses)) == spec.planes * spec.spines
+    assert {plan.decode(a) for a in addresses} == {(p, t1, 3) for p in range(spec.planes) for t1 in range(2)}
+    assert heartbeat_addresses(spec, 0, 1) == [str(plan.host_address(1, p)) for p in range(spec.planes)]
+    assert heartbeat_addresses(DEFAULT_FABRIC, 0, 3) == [DEFAULT_FABRIC.host_ip(3, p) for p in range(8)]
