@@ -38,7 +38,7 @@ def incast_senders(spec, receiver: int, count: int) -> list[int]:
 def send(ips: list[str], port: int, rate_bps: float, payload: int, limit: int | None) -> int:
     socks = []
     for ip in ips:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_DGRAM)
         s.setblocking(False)
         s.connect((ip, port))
         socks.append(s)
@@ -68,7 +68,7 @@ def send(ips: list[str], port: int, rate_bps: float, payload: int, limit: int | 
 def sink(ips: list[str], port: int) -> None:
     socks = []
     for ip in ips:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.bind((ip, port))
         socks.append(s)

@@ -26,11 +26,12 @@ from faults.incast import incast_senders
 from faults.model import FaultEvent
 from faults.pause import AgentPause, DatapathPause
 from faults.routing import connected_since
+from faults.scenario_entries import dataplane_refusal
 from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
-from topologies import port_program
-from topologies.builder import expected_counts, wait_for_tables
+from topologies import port_program, srv6_builder
+from topologies.builder import BuildError, expected_counts, wait_for_tables
 from topologies.commands import run_command
-from topologies.names import Host, Plane, T0T1Link
+from topologies.names import Host, Plane, Switch, T0T1Link
 from topologies.project import PROJECT_ROOT
 from topologies.tables import BASELINE_PORT, MRC_PORT
 from topologies.waiting import wait_until
@@ -43,6 +44,7 @@ TABLE_TIMEOUT_S = 20.0
 OVS_COMMAND_TIMEOUT_S = 30.0  # one ovs-vsctl/ovs-ofctl call on a switch
 INCAST_PORT = 5201  # neither MRC_PORT nor BASELINE_PORT: background traffic, not a lab transport
 assert INCAST_PORT not in (MRC_PORT, BASELINE_PORT)
+IPV6_EXTRA_HEADER_BYTES = 20  # an IPv6 header is 40 bytes, an IPv4 one 20
 
 
 def _run(cmd: list[str], what: str) -> str:
@@ -83,7 +85,7 @@ class _LinksDown(Injector):
         super().__init__(session, target, params)
         pairs = [resolve_link(session.fabric, link) for link in self.links()]
         self.ends = [end for pair in pairs for end in pair]
-        self.admin = [end for end in self.ends if end.ns_pid is None]
+        self.admin = [end for end in self.ends if end.switch is not None]
 
     def start(self) -> None:
         self.active = True
@@ -91,9 +93,40 @@ class _LinksDown(Injector):
         wait_operstate(self.ends, up=False, what=f"{self}: set down")
 
     def repair(self) -> None:
-        set_admin(self.admin, up=True)
+        if self.spec.dataplane == "srv6":
+            restore_ports(self.session.fabric, self.admin, f"{self}: set up")
+        else:
+            set_admin(self.admin, up=True)
         wait_operstate(self.ends, up=True, what=f"{self}: set up")
+        if self.spec.dataplane == "srv6":
+            check_static(self.session.fabric, self.admin, f"{self}: set up")
         self.active = False
+
+
+def restore_ports(fabric, ends: list[End], what: str) -> None:
+    """srv6: each router port up with its neighbour and static routes, which the kernel
+    deleted when it was set down (docs/srv6.md, "Faults on srv6")."""
+    for end in ends:
+        try:
+            srv6_builder.restore_port(fabric, Switch.parse(end.switch), end.port)
+        except BuildError as exc:
+            raise FaultError(f"{what}: {exc}") from None
+
+
+def check_static(fabric, ends: list[End], what: str) -> None:
+    """srv6: FaultError naming what the routers of `ends` lack on those ports, read back
+    from the kernel and compared with the plan."""
+    by_switch: dict[str, list[int]] = {}
+    for end in ends:
+        by_switch.setdefault(end.switch, []).append(end.port)
+    _raise_problems(what, [p for switch, ports in by_switch.items()
+                           for p in srv6_builder.static_problems(fabric, Switch.parse(switch), ports)])
+
+
+def _raise_problems(what: str, problems: list[str]) -> None:
+    if problems:
+        raise FaultError(f"{what}: static configuration not back: {'; '.join(problems[:6])}"
+                         f"{f' (and {len(problems) - 6} more)' if len(problems) > 6 else ''}")
 
 
 class LinkFlap(_LinksDown):
@@ -150,6 +183,46 @@ class SwitchReboot(Injector):
                   "--", "set", "Controller", self.target, f"max_backoff={OVS_RECONNECT_MS}"], what)
         wait_operstate(self.all_ends, up=True, what=what)
         wait_table(self.spec, self.target, self.want, f"{what}: controller reinstall", TABLE_TIMEOUT_S)
+        self.active = False
+
+
+class Srv6SwitchReboot(Injector):
+    """srv6: a router reboots. Its ports go down (peers lose carrier) and its tables are
+    wiped (routes, End route, neighbours); on return its whole static configuration is
+    reinstalled (srv6_builder.restore_router, as the OpenFlow controller reinstalls a
+    switch's flows) and read back. The baseline's rack routes are the routing process's:
+    it sees the links come back and writes them (checked by fabric_healthy)."""
+
+    kind = "switch_reboot"
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
+        pairs = switch_ends(session.fabric, target)
+        self.own = [own for own, _ in pairs]
+        self.all_ends = self.own + [peer for _, peer in pairs]
+        self.switch = Switch.parse(target)
+
+    def start(self) -> None:
+        self.active = True
+        what, fabric = f"{self}: reboot", self.session.fabric
+        set_admin(self.own, up=False)  # its own ports: the peers see carrier loss
+        try:
+            srv6_builder.flush_router(fabric, self.switch)
+            routes, neighbours = srv6_builder.held_static(fabric, self.switch)
+        except BuildError as exc:
+            raise FaultError(f"{what}: {exc}") from None
+        wait_operstate(self.all_ends, up=False, what=what)
+        if routes or neighbours:
+            raise FaultError(f"{what}: tables not wiped: routes {sorted(routes)[:4]}, neighbours {sorted(neighbours)}")
+
+    def repair(self) -> None:
+        what, fabric = f"{self}: return", self.session.fabric
+        try:
+            srv6_builder.restore_router(fabric, self.switch)
+        except BuildError as exc:
+            raise FaultError(f"{what}: {exc}") from None
+        wait_operstate(self.all_ends, up=True, what=what)
+        _raise_problems(what, srv6_builder.static_problems(fabric, self.switch))
         self.active = False
 
 
@@ -295,6 +368,19 @@ def nic_rx_bytes(session, h: int) -> int:
     return total
 
 
+def _incast_addresses(session, h: int) -> list[str]:
+    """Host h's address on every plane: its IPv4 one, or on srv6 its plain (baseline)
+    IPv6 one, which the routers forward by destination and ECMP hash, as background traffic."""
+    spec = session.spec
+    if spec.dataplane == "srv6":
+        return [str(session.fabric.plan.baseline_address(h, p)) for p in range(spec.planes)]
+    return [spec.host_ip(h, p) for p in range(spec.planes)]
+
+
+def _ip_udp_header_bytes(spec) -> int:
+    return IP_UDP_HEADER_BYTES + (IPV6_EXTRA_HEADER_BYTES if spec.dataplane == "srv6" else 0)
+
+
 class Incast(Injector):
     """Background UDP toward host 'h<H>' from `senders` other hosts (other
     racks first), each at `rate` (default 1.0) of its link rate on every
@@ -327,11 +413,11 @@ class Incast(Injector):
         self.active = True
         spec = self.spec
         before = nic_rx_bytes(self.session, self.victim)
-        victim_ips = [spec.host_ip(self.victim, p) for p in range(spec.planes)]
+        victim_ips = _incast_addresses(self.session, self.victim)
         self.procs.append(self._popen(self.victim, ["sink", "--port", str(INCAST_PORT), *victim_ips]))
         for h in self.senders:
             args = ["send", "--port", str(INCAST_PORT), "--rate-bps", str(int(spec.link_bps * self.rate)),
-                    "--payload", str(min(LAB_PAYLOAD_SIZE, spec.mtu - IP_UDP_HEADER_BYTES))]
+                    "--payload", str(min(LAB_PAYLOAD_SIZE, spec.mtu - _ip_udp_header_bytes(spec)))]
             if self.bytes:
                 args += ["--bytes", str(int(self.bytes))]
             self.procs.append(self._popen(h, args + victim_ips))
@@ -370,25 +456,31 @@ INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackh
                                         ControllerKill, Incast, AgentPause, DatapathPause, Deny)}
 
 
+# Where a data plane needs its own injector for a kind (the rest serve both).
+DATAPLANE_INJECTORS = {"srv6": {"switch_reboot": Srv6SwitchReboot}}
+
+
 def make_injector(session, event: FaultEvent) -> Injector:
     cls = INJECTORS.get(event.kind)
     if cls is None:
         raise FaultError(f"unknown fault kind {event.kind!r}; known: {', '.join(INJECTORS)}")
+    dataplane = session.spec.dataplane
+    refused = dataplane_refusal(dataplane, [event.kind])
+    if refused:
+        raise FaultError(refused)
+    cls = DATAPLANE_INJECTORS.get(dataplane, {}).get(event.kind, cls)
     return cls(session, event.target, event.params)
 
 
 def fabric_healthy(session, timeout: float = 10.0) -> None:
     """Raise FaultError unless the fabric is back to its built state: every
-    link up, every switch connected with its full table, no port-program
-    fault, every T0 ECMP group with all its uplinks (waits up to `timeout`
-    for a routing restore still in its hold-down)."""
+    link up, the controller (on srv6 the routing process) running and every switch
+    connected, no port-program fault, and every table complete: on OpenFlow each
+    switch's flows and every T0 ECMP group with all its uplinks, on srv6 each router's
+    static routes and neighbours and every baseline rack route with all its T1s (waits
+    up to `timeout` for a routing restore still in its hold-down)."""
     spec, fabric = session.spec, session.fabric
-    if spec.dataplane != "openflow":
-        # every check below reads OVS or root-namespace ports; on srv6 no fault is
-        # injected yet (lab/cli.py refuses them), so there is nothing to have repaired
-        return
-    ends = [e for link in spec.links
-            for e in resolve_link(fabric, str(link.element))]
+    ends = [e for link in spec.links for e in resolve_link(fabric, str(link.element))]
     wait_operstate(ends, up=True, what="healthy fabric", timeout=timeout)
     if not session.controller.running():
         raise FaultError("healthy fabric: the controller is not running")
@@ -398,14 +490,20 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
                          f"{sorted(set(spec.switch_names) - connected)}")
     faulty = {}
     for e in ends:
-        if e.ns_pid is None:
+        if e.switch is not None:
             cfg = port_program.port_cfg(e.ifname)
             blackhole = bool(cfg.flags & port_program.CFG_BLACKHOLE)
             if cfg.drop_prob or blackhole:
                 faulty[e.ifname] = {"drop_prob": cfg.drop_prob, "blackhole": blackhole}
     if faulty:
         raise FaultError(f"healthy fabric: port faults left on {faulty}")
+    if spec.dataplane == "srv6":
+        _srv6_tables_complete(fabric, timeout)
+    else:
+        _openflow_tables_complete(spec, timeout)
 
+
+def _openflow_tables_complete(spec, timeout: float) -> None:
     def short_groups() -> dict:
         groups = {t0: ecmp_groups(t0) for t0 in spec.t0_names}
         return {t0: g for t0, g in groups.items() if any(len(ports) != spec.spines for ports in g.values())}
@@ -417,6 +515,32 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
         wait_for_tables(spec, timeout=timeout)
     except Exception as exc:
         raise FaultError(f"healthy fabric: {exc}") from None
+
+
+def _srv6_tables_complete(fabric, timeout: float) -> None:
+    def missing() -> list[str]:
+        return [problem for switch in fabric.spec.switches for problem in srv6_table_problems(fabric, switch)]
+
+    problems = wait_until(missing, timeout, interval=0.2, done=operator.not_)
+    if problems:
+        raise FaultError(f"healthy fabric: after {timeout:.0f} s {len(problems)} routes or neighbours are not as "
+                         f"built: {'; '.join(problems[:4])}")
+
+
+def srv6_table_problems(fabric, switch: Switch) -> list[str]:
+    """What a router lacks of its built tables: its static configuration, and its
+    baseline rack routes with every T1 (the routing process's, nothing withdrawn)."""
+    try:
+        problems = srv6_builder.static_problems(fabric, switch)
+        routes, _ = srv6_builder.held_static(fabric, switch)
+    except BuildError as exc:
+        return [f"{switch}: {exc}"]
+    for route in fabric.plan.baseline_rack_routes(switch):
+        want = ",".join(sorted(fabric.spec.switch_intf(switch, port) for port in route.ports))
+        if routes.get(str(route.prefix)) != want:
+            problems.append(f"{switch}: baseline route {route.prefix} on {routes.get(str(route.prefix))}, "
+                            f"expected {want}")
+    return problems
 
 
 def ecmp_groups(switch: str) -> dict[int, list[int]]:

@@ -1,8 +1,9 @@
 """Fabric links and switches by name, and their state, on a live fabric.
 
-An interface end is (namespace pid or None for the root namespace, ifname):
-switch ports live in the root namespace, host NIC ports in their Mininet
-host's namespace. State changes and reads go through `ip` (via nsenter for
+An interface end is (namespace pid or None for the root namespace, ifname,
+and the switch it belongs to, None for a host NIC): OpenFlow switch ports
+live in the root namespace, srv6 router ports in their router's namespace,
+host NIC ports in their Mininet host's namespace. State changes and reads go through `ip` (via nsenter for
 host namespaces), never through Mininet's per-node shells, so a fault
 thread never interleaves with a job using those shells.
 """
@@ -28,6 +29,12 @@ class FaultError(RuntimeError):
 class End:
     ifname: str
     ns_pid: int | None = None  # None: root namespace
+    switch: str | None = None  # the switch whose port it is; None: a host's NIC port
+
+    @property
+    def port(self) -> int:
+        """The switch port number (`<switch>-eth<port>`)."""
+        return int(self.ifname.rsplit("-eth", 1)[1])
 
     def __str__(self) -> str:
         return self.ifname
@@ -48,11 +55,18 @@ def resolve_link(fabric, target: str) -> tuple[End, End]:
     spec: FabricSpec = fabric.spec
     link = fabric_element(spec, target, T0T1Link, NicPort, what="link")
     if isinstance(link, T0T1Link):
-        return (End(spec.switch_intf(link.t0, spec.t0_uplink_port(link.spine))),
-                End(spec.switch_intf(link.t1, spec.t1_downlink_port(link.rack))))
+        return (switch_end(fabric, link.t0, spec.t0_uplink_port(link.spine)),
+                switch_end(fabric, link.t1, spec.t1_downlink_port(link.rack)))
     t0 = Switch.t0(link.plane, spec.rack_of(link.host))
-    return (End(spec.switch_intf(t0, spec.t0_host_port(link.host))),
+    return (switch_end(fabric, t0, spec.t0_host_port(link.host)),
             End(str(link), fabric.host(link.host).pid))
+
+
+def switch_end(fabric, switch: Switch | str, port: int) -> End:
+    """A switch port: in the root namespace (OpenFlow) or in its router's (srv6)."""
+    ifname = fabric.spec.switch_intf(switch, port)
+    pid = fabric.router(switch).pid if fabric.spec.dataplane == "srv6" else None
+    return End(ifname, pid, str(switch))
 
 
 def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
@@ -63,10 +77,9 @@ def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
     for link in spec.links:
         if link.kind == "host-t0" and link.b == switch:
             nic = link.element
-            ends.append((End(spec.switch_intf(switch, link.b_port)),
-                         End(str(nic), fabric.host(nic.host).pid)))
+            ends.append((switch_end(fabric, switch, link.b_port), End(str(nic), fabric.host(nic.host).pid)))
         elif link.kind == "t0-t1" and switch in (link.a, link.b):
-            a, b = End(spec.switch_intf(link.a, link.a_port)), End(spec.switch_intf(link.b, link.b_port))
+            a, b = switch_end(fabric, link.a, link.a_port), switch_end(fabric, link.b, link.b_port)
             ends.append((a, b) if link.a == switch else (b, a))
     return ends
 

@@ -27,6 +27,25 @@ from faults.scenario_targets import _KIND_TARGETS, _target_group_plane, _target_
 from topologies.fabric import FabricSpec
 
 
+# The fault kinds a data plane cannot run, each with why (every other kind works on
+# every data plane: faults/injectors.py, docs/faults.md "Faults on srv6").
+REFUSED_KINDS = {
+    "openflow": {},
+    "srv6": {"datapath_pause": "the srv6 routers forward in the kernel: there is no datapath process to pause "
+                               "(agent_pause pauses the hosts' agents)"},
+}
+
+
+def dataplane_refusal(dataplane: str, kinds) -> str | None:
+    """One line saying which of `kinds` the data plane cannot run and why; None if it runs them all."""
+    refused = REFUSED_KINDS.get(dataplane, {})
+    named = sorted(set(kinds) & set(refused))
+    if not named:
+        return None
+    return "; ".join(f"fault kind {kind} does not run on the {dataplane} data plane: {refused[kind]}"
+                     for kind in named)
+
+
 @dataclass(frozen=True)
 class FaultEntry:
     """One validated fault entry, ready to expand."""
@@ -149,6 +168,9 @@ def _entry_params(spec: FabricSpec, fault: FaultModel, index: int) -> dict:
 
 def fault_entry(spec: FabricSpec, fault: FaultModel, index: int, max_seconds: float | None) -> FaultEntry:
     path = f"faults[{index}]"
+    refused = dataplane_refusal(spec.dataplane, [fault.kind])
+    if refused:
+        raise InvalidField(f"{path}.kind", refused)
     mode = _fault_mode(fault, path)
     _check_times(fault, path, max_seconds)
     return FaultEntry(index, fault.kind, mode, fault, _entry_targets(spec, fault, path), _entry_params(spec, fault, index))

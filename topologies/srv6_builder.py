@@ -33,6 +33,7 @@ the root namespace's (checked at build).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import select
 import socket
@@ -46,6 +47,11 @@ from topologies.names import Host, Switch
 from topologies.srv6_plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
 
 DATAPATH = "srv6"
+# The device every router's End route is attached to: an ifb, always up and never a
+# port, because the kernel deletes a route whose port is set down (a link fault) and
+# refuses a non-local route on `lo` (it makes it a reject route). Measured: End counts
+# and forwards on it.
+END_DEVICE = "usid"
 # On every point-to-point port: the node at the other end (see the module docstring).
 PEER = "fe80::1"
 # What an End route runs: the uN behaviour, a 32-bit block and 16-bit uSIDs.
@@ -236,25 +242,105 @@ def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
 
 
 def _configure_router(fabric: Srv6Fabric, switch: Switch) -> None:
-    """Ports, neighbours, the End uN route (with counters) and the static table."""
-    spec, plan = fabric.spec, fabric.plan
-    ip_lines = []
-    for port in plan.ports(switch):
-        peer = plan.port_peer(switch, port)
-        peer_mac = spec.host_mac(peer.index, switch.plane) if isinstance(peer, Host) else \
-            router_port_mac(peer, _port_towards(spec, peer, switch))
-        ip_lines += _port_lines(spec.switch_intf(switch, port), peer_mac)
-    for entry in plan.router_table(switch):
-        dev = spec.switch_intf(switch, entry.port)
-        if entry.action == "end":
-            ip_lines.append(f"route add {entry.prefix} encap seg6local action {END_BEHAVIOUR} count dev {dev}")
-        else:
-            ip_lines.append(f"route add {entry.prefix} via {PEER} dev {dev}")
-    ip_lines += [baseline_route_line(spec, switch, route) for route in plan.baseline_table(switch) if route.ports]
+    """Its End device, ports, neighbours, the End uN route (with counters) and the static table."""
+    lines = [f"link add dev {END_DEVICE} type ifb"] + router_lines(fabric, switch) + [
+        baseline_route_line(fabric.spec, switch, route) for route in fabric.plan.baseline_rack_routes(switch)
+        if route.ports]
     try:
-        run_node_script(fabric.router(switch), [_batch("ip", ip_lines)])
+        run_node_script(fabric.router(switch), [_batch("ip", lines)])
     except BuildError as exc:
         raise BuildError(f"{exc} (an SRv6 uN End route needs Linux >= 6.1 and iproute2 >= 6.1)") from None
+
+
+def router_lines(fabric: Srv6Fabric, switch: Switch) -> list[str]:
+    """ip lines of a router's static configuration, idempotent: its End route on the
+    End device, then every port's lines (port_lines). Not the baseline's rack routes:
+    the routing process owns those once the fabric runs."""
+    return [f"link set dev {END_DEVICE} up",
+            f"route replace {fabric.plan.end_prefix(switch)} encap seg6local action {END_BEHAVIOUR} count "
+            f"dev {END_DEVICE}"] + [line for port in fabric.plan.ports(switch)
+                                    for line in port_lines(fabric, switch, port)]
+
+
+def port_lines(fabric: Srv6Fabric, switch: Switch, port: int) -> list[str]:
+    """ip lines of one router port, idempotent: up, its peer as a permanent neighbour,
+    and the static routes out of it (uSID /48s and /64s, the baseline's host routes).
+    What the kernel deletes when the port is set administratively down."""
+    spec, plan = fabric.spec, fabric.plan
+    ifname = spec.switch_intf(switch, port)
+    routes = [str(entry.prefix) for entry in plan.router_table(switch)
+              if entry.action != "end" and entry.port == port]
+    routes += [str(route.prefix) for route in plan.baseline_host_routes(switch) if route.ports == (port,)]
+    return _port_lines(ifname, _peer_mac(fabric, switch, port)) + [
+        f"route replace {prefix} via {PEER} dev {ifname}" for prefix in routes]
+
+
+def _peer_mac(fabric: Srv6Fabric, switch: Switch, port: int) -> str:
+    spec, peer = fabric.spec, fabric.plan.port_peer(switch, port)
+    if isinstance(peer, Host):
+        return spec.host_mac(peer.index, switch.plane)
+    return router_port_mac(peer, _port_towards(spec, peer, switch))
+
+
+# ---- after a fault: put a port's or a router's static configuration back, and check it --------
+def _in_namespace(pid: int, args: list[str], input: str | None = None) -> str:
+    """`ip` in the namespace of process `pid` by nsenter: never through the node's Mininet
+    shell, which a job may be using from another thread."""
+    return sh(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", *args], input=input)
+
+
+def restore_port(fabric: Srv6Fabric, switch: Switch, port: int) -> None:
+    """Bring a router port up with what the kernel deleted when it was set down
+    (port_lines); the baseline's rack routes are the routing process's to write."""
+    _in_namespace(fabric.router(switch).pid, ["-batch", "-"], "\n".join(port_lines(fabric, switch, port)) + "\n")
+
+
+def restore_router(fabric: Srv6Fabric, switch: Switch) -> None:
+    """A rebooted router's whole static configuration back (router_lines), as the
+    OpenFlow controller reinstalls a rebooted switch's flows."""
+    _in_namespace(fabric.router(switch).pid, ["-batch", "-"], "\n".join(router_lines(fabric, switch)) + "\n")
+
+
+def flush_router(fabric: Srv6Fabric, switch: Switch) -> None:
+    """Wipe a router's tables, as a reboot does: every route and neighbour (its ports
+    are set down first, which already deletes most of them)."""
+    _in_namespace(fabric.router(switch).pid, ["-6", "-batch", "-"],
+                  "route flush table main\nneigh flush all nud all\n")
+
+
+def held_static(fabric: Srv6Fabric, switch: Switch) -> tuple[dict[str, str], dict[str, str]]:
+    """What a router holds now: {prefix: device} of its IPv6 routes (every nexthop's
+    device, comma-joined, for a multipath one) and {device: MAC} of its fe80::1 neighbours."""
+    pid = fabric.router(switch).pid
+    routes = {}
+    for route in json.loads(_in_namespace(pid, ["-j", "-6", "route", "show"]) or "[]"):
+        devices = [hop.get("dev") for hop in route.get("nexthops", [])] or [route.get("dev")]
+        routes[str(ipaddress.IPv6Network(route["dst"]))] = ",".join(sorted(str(d) for d in devices))
+    neighbours = {n["dev"]: n.get("lladdr", "") for n in json.loads(_in_namespace(pid, ["-j", "-6", "neigh", "show"])
+                                                                       or "[]")
+                  if n.get("dst") == PEER and "PERMANENT" in n.get("state", [])}
+    return routes, neighbours
+
+
+def static_problems(fabric: Srv6Fabric, switch: Switch, ports: list[int] | None = None) -> list[str]:
+    """What the router lacks of its static configuration on `ports` (None: every port,
+    and its End route): each missing or misplaced route and neighbour, named."""
+    spec, plan = fabric.spec, fabric.plan
+    routes, neighbours = held_static(fabric, switch)
+    want_routes = {} if ports is not None else {str(plan.end_prefix(switch)): END_DEVICE}
+    problems = []
+    for port in plan.ports(switch) if ports is None else ports:
+        ifname = spec.switch_intf(switch, port)
+        if neighbours.get(ifname) != _peer_mac(fabric, switch, port):
+            problems.append(f"{switch}: no permanent neighbour {PEER} on {ifname}")
+        for line in port_lines(fabric, switch, port):
+            if line.startswith("route replace "):
+                want_routes[line.split()[2]] = ifname
+    for prefix, device in want_routes.items():
+        if routes.get(prefix) != device:
+            problems.append(f"{switch}: route {prefix} {'on ' + routes[prefix] if prefix in routes else 'missing'}, "
+                            f"expected on {device}")
+    return problems
 
 
 def _check_port_program() -> None:
@@ -376,9 +462,9 @@ def end_counters(fabric: Srv6Fabric, switches: list[Switch]) -> dict[Switch, int
     routers read at once (one command in each router's shell, then every answer)."""
     for switch in switches:
         fabric.router(switch).sendCmd("ip -j -s -6 route show")
+    outputs = {switch: fabric.router(switch).waitOutput() for switch in switches}  # every shell free again
     counters = {}
-    for switch in switches:
-        out = fabric.router(switch).waitOutput()
+    for switch, out in outputs.items():
         want = str(fabric.plan.end_prefix(switch))
         try:
             routes = json.loads(out)
