@@ -531,8 +531,8 @@ def srv6_table_problems(fabric, switch: Switch) -> list[str]:
     """What a router lacks of its built tables: its static configuration, and its
     baseline rack routes with every T1 (the routing process's, nothing withdrawn)."""
     try:
-        problems = srv6_builder.static_problems(fabric, switch)
-        routes, _ = srv6_builder.held_static(fabric, switch)
+        held = srv6_builder.held_static(fabric, switch)
+        problems, (routes, _) = srv6_builder.static_problems(fabric, switch, held=held), held
     except BuildError as exc:
         return [f"{switch}: {exc}"]
     for route in fabric.plan.baseline_rack_routes(switch):

@@ -322,11 +322,13 @@ def held_static(fabric: Srv6Fabric, switch: Switch) -> tuple[dict[str, str], dic
     return routes, neighbours
 
 
-def static_problems(fabric: Srv6Fabric, switch: Switch, ports: list[int] | None = None) -> list[str]:
+def static_problems(fabric: Srv6Fabric, switch: Switch, ports: list[int] | None = None,
+                    held: tuple[dict, dict] | None = None) -> list[str]:
     """What the router lacks of its static configuration on `ports` (None: every port,
-    and its End route): each missing or misplaced route and neighbour, named."""
+    and its End route): each missing or misplaced route and neighbour, named.
+    `held`: what held_static() read, if the caller has it already."""
     spec, plan = fabric.spec, fabric.plan
-    routes, neighbours = held_static(fabric, switch)
+    routes, neighbours = held or held_static(fabric, switch)
     want_routes = {} if ports is not None else {str(plan.end_prefix(switch)): END_DEVICE}
     problems = []
     for port in plan.ports(switch) if ports is None else ports:
