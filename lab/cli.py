@@ -238,9 +238,11 @@ def bench(
     update_readme: bool = typer.Option(False, "--update-readme",
                                        help="Write the table into README.md (Results, or the scale section)."),
     results: Path = typer.Option(RESULTS_ROOT, help="Directory the bench's results directory goes in."),
+    dataplane: DataplaneOption = None,
     json_path: JsonPath = None,
 ) -> None:
-    """Measure the lab's headline figures in one run: a table of figure, target, pass."""
+    """Measure the lab's headline figures in one run: a table of figure, target, pass.
+    With --scale --dataplane srv6 the OpenFlow data plane is swept in the same run, for comparison."""
     import datetime
     import platform
 
@@ -252,8 +254,13 @@ def bench(
     from lab.analysis.results import ResultsDir
     from topologies.builder import BuildError
 
-    command = f"bench{' --scale' if scale else (' --quick' if quick else '')}"
-    stop_if_plan_only(command, bench_plan(quick, scale), update_readme, json_path)
+    plane = (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value
+    if update_readme and not scale and plane != DEFAULT_FABRIC.dataplane:
+        fail(f"--update-readme writes README's Results, measured on {DEFAULT_FABRIC.dataplane}: run the {plane} "
+             "bench without it (its table is in the results directory), or with --scale")
+    command = (f"bench{' --scale' if scale else (' --quick' if quick else '')}"
+               f"{'' if plane == DEFAULT_FABRIC.dataplane else ' --dataplane ' + plane}")
+    stop_if_plan_only(command, bench_plan(quick, scale, plane), update_readme, json_path)
     out = ResultsDir.create(name="bench-scale" if scale else ("bench-quick" if quick else "bench"), root=results)
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
     machine = (f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
@@ -262,25 +269,32 @@ def bench(
     started = time.monotonic()
     try:
         if scale:
-            sweep = scale_sweep(out.path, say)
-            report_scale(sweep, meta, out.path, update_readme, json_path)
-            raise typer.Exit(0 if sweep["largest_faithful"] else 1)
-        figures = Bench(quick, out.path, say).run()
+            sweeps = [scale_sweep(out.path, say, p) for p in scale_planes(plane)]
+            report_scale(sweeps, meta, out.path, update_readme, json_path)
+            raise typer.Exit(0 if sweeps[0]["largest_faithful"] else 1)
+        figures = Bench(quick, out.path, say, plane).run()
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
-    meta.update(quick=quick, elapsed_s=round(time.monotonic() - started, 1))
+    meta.update(quick=quick, dataplane=plane, elapsed_s=round(time.monotonic() - started, 1))
     report_figures(figures, meta, out.path, update_readme, json_path)
     raise typer.Exit(0 if all(f.ok is not False for f in figures) else 1)
 
 
-def bench_plan(quick: bool, scale: bool) -> list[str]:
-    """What the bench will run, in order: its steps, or the fabric sizes the scale sweep tries."""
+def scale_planes(plane: str) -> list[str]:
+    """The data planes a scale sweep measures: the one asked for, then OpenFlow for comparison."""
+    return list(dict.fromkeys((plane, DEFAULT_FABRIC.dataplane)))
+
+
+def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) -> list[str]:
+    """What the bench will run, in order: its steps, or the fabric sizes each scale sweep tries
+    (up to the first size that is not faithful)."""
     from lab.runners.bench import SCALE_STEPS, Bench
 
     if scale:
-        sizes = (FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS)
-        return [f"{spec.hosts} hosts/{spec.switch_count} switches" for spec in sizes]
-    return [name for name, _ in Bench(quick, RESULTS_ROOT).steps()]
+        sizes = [FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS]
+        return [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches" for p in scale_planes(plane) for spec in sizes]
+    return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane else name
+            for name, _ in Bench(quick, RESULTS_ROOT, dataplane=plane).steps()]
 
 
 def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_path: Optional[Path]) -> None:
@@ -294,29 +308,33 @@ def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_p
     raise typer.Exit(0)
 
 
-def report_scale(sweep: dict, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
-    """The sweep's table and largest faithful size, on the console and in bench.md/bench.json."""
+def report_scale(sweeps: list[dict], meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
+    """Each sweep's table and largest faithful size, on the console and in bench.md/bench.json."""
     from lab.runners.bench import scale_markdown, update_readme as write_readme
 
-    table = Table(title="scale sweep (8 planes)")
-    for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
-        table.add_column(col, justify="right", overflow="fold")
-    for r in sweep["rows"]:
-        if "error" in r:
-            table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 5)
-            continue
-        table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
-                      f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
-                      str(r["unexplained_loss"]), "yes" if r["verified"] else "NO")
-    console.print(table)
-    big = sweep["largest_faithful"]
-    console.print(f"largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches "
-                  f"(build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
-                  else "no size was faithful", highlight=False)
-    data = {**meta, **sweep}
+    for sweep in sweeps:
+        table = Table(title=f"scale sweep (8 planes, {sweep['dataplane']})")
+        for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
+            table.add_column(col, justify="right", overflow="fold")
+        for r in sweep["rows"]:
+            if "error" in r:
+                table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 5)
+                continue
+            table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
+                          f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
+                          str(r["unexplained_loss"]), "yes" if r["verified"] else "NO")
+        console.print(table)
+        big = sweep["largest_faithful"]
+        console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
+                      f"switches (build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
+                      else f"no size was faithful ({sweep['dataplane']})", highlight=False)
+    data = {**meta, "sweeps": sweeps}
     write_json_atomic(out / "bench.json", data)
     write_json(json_path, data)
-    md = scale_markdown(sweep, f"`lab/run.py bench --scale` on {meta['date']}, {meta['machine']}.")
+    command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
+                                 else f" --dataplane {sweeps[0]['dataplane']}")
+    md = "\n".join(scale_markdown(sweep, f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}.")
+                   for sweep in sweeps)
     write_text_atomic(out / "bench.md", md)
     if update_readme:
         write_readme(README, md, block="scale")
@@ -326,7 +344,8 @@ def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, js
     """The headline table on the console and in bench.md/bench.json (and README.md if asked)."""
     from lab.runners.bench import markdown, to_json, update_readme as write_readme
 
-    header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
+    plane = "" if meta["dataplane"] == DEFAULT_FABRIC.dataplane else f" --dataplane {meta['dataplane']}"
+    header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}{plane}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
     table = Table(title="MRC lab headline figures")
     for col in ("figure", "measured", "target", ""):

@@ -29,6 +29,7 @@ from faults.scenario import JobSettings, Scenario, load_scenario
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.params import TransportParams
+from topologies.fabric import DEFAULT_FABRIC
 from topologies.project import PROJECT_ROOT
 
 
@@ -61,12 +62,11 @@ def _median_max(values: list[float]) -> tuple[float | None, float | None]:
     return (statistics.median(values), max(values)) if values else (None, None)
 
 
-def fabric_step(quick: bool) -> Iterator[Figure]:
+def fabric_step(quick: bool, dataplane: str = DEFAULT_FABRIC.dataplane) -> Iterator[Figure]:
     from lab.runners.check import run_check
     from lab.plumbing.session import lab_session
-    from topologies.fabric import DEFAULT_FABRIC
 
-    with lab_session(DEFAULT_FABRIC) as session:
+    with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
         check = run_check(session)
     build, teardown = session.timings["build_s"], session.timings["teardown_s"]
     yield Figure("default fabric build + verify", f"{build + check.verify_s:.1f} s "
@@ -87,10 +87,11 @@ def agent_step(quick: bool) -> Iterator[Figure]:
                  f">= {target.AGENT_PPS:,}", pps >= target.AGENT_PPS and out["complete"], out)
 
 
-def _run(name: str, root: Path, transports: tuple | None = None, **job_overrides) -> dict:
-    """Run library scenario `name`, with other transports or job settings if given."""
+def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None, **job_overrides) -> dict:
+    """Run library scenario `name` on `dataplane`, with other transports or job settings if given."""
     scenario = load_scenario(name)
     scenario = replace(scenario, transports=transports or scenario.transports,
+                       fabric=replace(scenario.fabric, dataplane=dataplane),
                        job=replace(scenario.job, **job_overrides))
     path, summary = run_experiment(scenario, root)
     return {"path": str(path), "summary": summary, "scenario": scenario}
@@ -111,12 +112,13 @@ def _probe_period(scenario: Scenario, rtt: float) -> float:
 class Bench:
     """One pass; `clean` results feed the fault steps' comparisons."""
 
-    def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print):
-        self.quick, self.root, self.say = quick, root, say
+    def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print,
+                 dataplane: str = DEFAULT_FABRIC.dataplane):
+        self.quick, self.root, self.say, self.dataplane = quick, root, say, dataplane
         self.clean: dict | None = None
 
     def clean_step(self) -> Iterator[Figure]:
-        self.clean = _run("clean", self.root, iterations=20 if self.quick else 50)
+        self.clean = _run("clean", self.root, self.dataplane, iterations=20 if self.quick else 50)
         mrc, base = self.clean["summary"]["mrc"], self.clean["summary"]["baseline"]
         yield Figure("clean efficiency (busbw / planes x link rate), MRC",
                      f"{mrc['efficiency']:.3f}, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}, "
@@ -132,7 +134,7 @@ class Bench:
                      mrc["ideal_ratio"] <= target.CLEAN_IDEAL_RATIO)
 
     def flap_step(self) -> Iterator[Figure]:
-        run = _run("flap", self.root)
+        run = _run("flap", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
         clean_p100 = self.clean["summary"]["mrc"]["p100_s"]
         ratio = mrc["p100_s"] / clean_p100
@@ -174,7 +176,8 @@ class Bench:
 
     def gray_step(self) -> Iterator[Figure]:
         transports = ("mrc",) if self.quick else ("mrc", "baseline")
-        run = _run("gray-failure", self.root, transports=transports, max_seconds=25 if self.quick else 45)
+        run = _run("gray-failure", self.root, self.dataplane, transports=transports,
+                   max_seconds=25 if self.quick else 45)
         mrc = run["summary"]["mrc"]
         clean_median = self.clean["summary"]["mrc"]["p50_s"]
         worst = mrc["p100_s"] / clean_median
@@ -190,11 +193,11 @@ class Bench:
         yield from self._failover_figures("black hole", run, ("blackhole",))
 
     def production_day_step(self) -> Iterator[Figure]:
-        run = _run("production-day", self.root, transports=("mrc",))
+        run = _run("production-day", self.root, self.dataplane, transports=("mrc",))
         yield from self._failover_figures("production day, every fault", run, None)
 
     def reboot_step(self) -> Iterator[Figure]:
-        run = _run("t1-reboot", self.root)
+        run = _run("t1-reboot", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
         worst = mrc["p100_s"] / self.clean["summary"]["mrc"]["p50_s"]
         yield Figure("T1 reboot: MRC slowest iteration / clean median", f"{worst:.2f}",
@@ -204,7 +207,7 @@ class Bench:
                      base["stalls"] >= 1 and base["verified"], {"baseline": base})
 
     def controller_step(self) -> Iterator[Figure]:
-        run = _run("controller-crash", self.root, transports=("mrc",))
+        run = _run("controller-crash", self.root, self.dataplane, transports=("mrc",))
         mrc = run["summary"]["mrc"]
         ratio = mrc["p100_s"] / self.clean["summary"]["mrc"]["p100_s"]
         yield Figure("controller crash: MRC P100 / clean P100", f"{ratio:.2f}",
@@ -217,7 +220,7 @@ class Bench:
         from lab.analysis.metrics import counter_totals
         from mrc_host.wire import PROBE
 
-        run = _run("noisy-day", self.root)
+        run = _run("noisy-day", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
         median = f"median {_s(mrc['clean_median_s'])}{', every iteration paused' if mrc['clean_median_fallback'] else ''}"
         yield Figure("noisy day: MRC stalls (> k x its clean median)", f"{mrc['stalls']} ({median})",
@@ -243,7 +246,7 @@ class Bench:
 
         runs = {}
         for trimming in (True, False):
-            with lab_session(BENCH_INCAST_FABRIC, trimming=trimming) as session:
+            with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=self.dataplane), trimming=trimming) as session:
                 runs[trimming] = run_incast(session, BENCH_INCAST_SENDERS, BENCH_INCAST_BYTES,
                                             params=dict(INCAST_PARAMS))
         trim, tail = runs[True], runs[False]
@@ -257,7 +260,7 @@ class Bench:
                      "reported (the timeouts trimming avoids)", None, tail.as_dict())
 
     def steps(self) -> list[tuple[str, Callable[[], Iterator[Figure]]]]:
-        steps = [("fabric", lambda: fabric_step(self.quick)), ("agent", lambda: agent_step(self.quick)),
+        steps = [("fabric", lambda: fabric_step(self.quick, self.dataplane)), ("agent", lambda: agent_step(self.quick)),
                  ("clean", self.clean_step), ("flap", self.flap_step), ("gray-failure", self.gray_step)]
         if not self.quick:
             steps += [("t1-reboot", self.reboot_step), ("controller-crash", self.controller_step),
@@ -298,7 +301,8 @@ def update_readme(readme: Path, table: str, block: str = "bench") -> None:
 
 
 def scale_markdown(sweep: dict, header: str) -> str:
-    lines = [header, "", "| hosts | switches | build | efficiency | CPU mean | CPU-bound | lost | verified |",
+    lines = [header, "", f"Data plane: {sweep.get('dataplane', DEFAULT_FABRIC.dataplane)}.", "",
+             "| hosts | switches | build | efficiency | CPU mean | CPU-bound | lost | verified |",
              "|---|---|---|---|---|---|---|---|"]
     for r in sweep["rows"]:
         if "error" in r:
@@ -319,19 +323,20 @@ def scale_markdown(sweep: dict, header: str) -> str:
 # that is CPU-bound, loses packets, fails to verify, falls below the clean
 # efficiency target (the emulator, not the links, set the pace) or fails to build.
 SCALE_MIN_EFFICIENCY = target.CLEAN_EFFICIENCY
-SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4))  # racks, spines, hosts/rack
+SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4), (4, 4, 5), (4, 4, 6),
+               (4, 4, 8))  # racks, spines, hosts/rack
 
 
-def scale_sweep(root: Path, say: Callable[[str], None] = print) -> dict:
+def scale_sweep(root: Path, say: Callable[[str], None] = print, dataplane: str = DEFAULT_FABRIC.dataplane) -> dict:
     from topologies.builder import BuildError
     from topologies.fabric import FabricSpec
 
     rows, largest = [], None
     for racks, spines, hpr in SCALE_STEPS:
-        spec = FabricSpec(racks=racks, spines=spines, hosts_per_rack=hpr)
+        spec = FabricSpec(racks=racks, spines=spines, hosts_per_rack=hpr, dataplane=dataplane)
         row = {"racks": racks, "spines": spines, "hosts_per_rack": hpr, "hosts": spec.hosts,
                "switches": spec.switch_count}
-        say(f"scale: {spec.hosts} hosts, {spec.switch_count} switches...")
+        say(f"scale ({dataplane}): {spec.hosts} hosts, {spec.switch_count} switches...")
         try:
             path, summary = run_experiment(Scenario(name=f"scale-{spec.hosts}h", fabric=spec, transports=("mrc",),
                                                     job=JobSettings(iterations=8)), root)
@@ -348,9 +353,9 @@ def scale_sweep(root: Path, say: Callable[[str], None] = print) -> dict:
         # reaches the efficiency the default fabric does)
         faithful = (not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0 and mrc["verified"]
                     and mrc["efficiency"] >= SCALE_MIN_EFFICIENCY)
-        say(f"scale: {spec.hosts} hosts: efficiency {mrc['efficiency']:.3f}, CPU mean "
+        say(f"scale ({dataplane}): {spec.hosts} hosts: efficiency {mrc['efficiency']:.3f}, CPU mean "
             f"{mrc['cpu_mean_pct']:.0f} %, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}")
         if not faithful:
             break
         largest = row
-    return {"rows": rows, "largest_faithful": largest}
+    return {"dataplane": dataplane, "rows": rows, "largest_faithful": largest}

@@ -62,7 +62,8 @@ CLEAN = "sudo python lab/run.py clean"
 PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --quick",
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
              # named in the README's scale section without its `sudo python lab/run.py` prefix
-             "sudo python lab/run.py bench --scale --update-readme"]
+             "sudo python lab/run.py bench --scale --update-readme",
+             "sudo python lab/run.py bench --scale --dataplane srv6"]
 NOTEBOOK = ["sudo python lab/run.py notebook", "sudo python lab/run.py notebook --port 8888"]
 RUN_HERE = {BARE, RUN_SCENARIO, *QUICK_NO_LAB, CLEAN, *PLAN_ONLY, *NOTEBOOK}
 
@@ -264,6 +265,8 @@ def test_long_benchmark_plans_and_stops(line, tmp_path):
     plan = json.loads(out.read_text())
     assert plan["plan_only"] is True and plan["update_readme"] == ("--update-readme" in line)
     assert len(plan["plan"]) >= (6 if "--scale" in line else 5), plan
+    if "--dataplane srv6" in line:                   # srv6 first, then OpenFlow for comparison
+        assert plan["plan"][0].startswith("srv6:") and plan["plan"][-1].startswith("openflow:"), plan
     assert hashlib.sha256(README.read_bytes()).hexdigest() == readme, "plan-only changed README.md"
     assert bench_dirs() == dirs, "plan-only made a results directory"
 
