@@ -9,7 +9,9 @@ an Ethernet frame to the host's own plane address, UDP port MAPPER_PORT
 (topologies/tables.py), sent and received with AF_PACKET: a UDP socket to
 one's own address never leaves the host, and the kernel drops an arriving
 IP packet whose source is a local address. A T1 probe only counts when it
-comes back with that T1's mark as Ethernet source.
+comes back with that T1's mark as Ethernet source. On srv6 the prober is
+lab/inhost/srv6_probes.py (source routes back to the host, no reflection
+rules); everything else here serves both.
 
 Files in DIR, each replaced atomically:
   mapper-h<H>.json   this mapper's findings (failed targets), rewritten on
