@@ -30,7 +30,7 @@ from .events import MessageComplete
 _encode_ack = wire.encode_ack
 _encode_nack = wire.encode_nack
 _MASK64 = 0xFFFFFFFFFFFFFFFF
-_F_TRIMMED, _F_LAST, _F_ECN_ECHO = wire.F_TRIMMED, wire.F_LAST, wire.F_ECN_ECHO
+_F_TRIMMED, _F_LAST, _F_ECN_ECHO, _F_DUPLICATE = wire.F_TRIMMED, wire.F_LAST, wire.F_ECN_ECHO, wire.F_DUPLICATE
 
 
 @dataclass(slots=True)
@@ -110,14 +110,14 @@ class Receiver:
         if d >= self.max_window:
             if d > 0x80000000:      # below cum: a duplicate of something long acked
                 c.duplicates += 1
-                self._ack(ev, plane, psn, ecn_ce, out)
+                self._ack(ev, plane, psn, ecn_ce, out, _F_DUPLICATE)
             else:
                 c.dropped += 1
             return
         bits = self.bits
         if (bits >> d) & 1:
             c.duplicates += 1
-            self._ack(ev, plane, psn, ecn_ce, out)
+            self._ack(ev, plane, psn, ecn_ce, out, _F_DUPLICATE)
             return
         end = offset + length
         if end > len(self.buf):
@@ -145,10 +145,10 @@ class Receiver:
         else:
             self.last = (ev, plane, psn)
 
-    def _ack(self, ev, plane, psn, ecn_ce, out) -> None:
+    def _ack(self, ev, plane, psn, ecn_ce, out, flags: int = 0) -> None:
         self.pending = 0
         self.c.acks_sent += 1
-        out.append((_encode_ack(_F_ECN_ECHO if ecn_ce else 0, ev, plane, self.conn or 0, self.cum,
+        out.append((_encode_ack(flags | _F_ECN_ECHO if ecn_ce else flags, ev, plane, self.conn or 0, self.cum,
                                 (self.bits >> 1) & _MASK64, psn, self.ports), *self.reverse_path(ev, plane)))
 
     def flush(self, out: list) -> None:

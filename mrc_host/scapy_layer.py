@@ -21,7 +21,7 @@ from . import wire
 TYPE_NAMES = {wire.T_DATA: "DATA", wire.T_ACK: "ACK", wire.T_NACK: "NACK",
               wire.T_PROBE: "PROBE", wire.T_PROBE_REPLY: "PROBE_REPLY"}
 # FlagsField lists bit names from the least significant bit.
-FLAG_NAMES = ["RETX", "TRIMMED", "ECN_ECHO", "LAST", "b4", "b5", "b6", "b7"]
+FLAG_NAMES = ["RETX", "TRIMMED", "ECN_ECHO", "LAST", "DUPLICATE", "b5", "b6", "b7"]
 
 
 class MRC(Packet):

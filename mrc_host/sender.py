@@ -44,6 +44,7 @@ _encode_probe = wire.encode_probe
 _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
 REO_MULT_MAX = 16   # reorder window grows to at most 16 x min_rtt/4 (and never past srtt)
 EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is the original's
+GAP_LOSSES_KEPT = 1024  # SACK-gap losses remembered for a DUPLICATE ACK to prove needless
 
 
 class _Message:
@@ -117,6 +118,7 @@ class Sender:
         self.rack_rtt = 0.0                        # RTT of that packet
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
         self.reo_mult = 1                          # reorder window, in min_rtt/4 units
+        self.gap_lost: dict[int, int] = {}         # psn -> path of a recent SACK-gap loss (not yet proven needless)
         self.msg_ids = wire.MessageIds()
         self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
                                        params.rto_granularity, params.rto_min_rtts)
@@ -306,6 +308,12 @@ class Sender:
         if pkt is not None:
             acked(pkt, now)
             newly += 1
+        if flags & wire.F_DUPLICATE:
+            # the peer got that packet twice: its SACK-gap loss was reordering (a D-SACK)
+            lost_pid = self.gap_lost.pop(acked_psn, None)
+            if lost_pid is not None:
+                self.c.spurious_losses += 1
+                self._reordering(lost_pid)
         ecn = bool(flags & wire.F_ECN_ECHO)
         if ecn:
             c.ecn_echoes += 1
@@ -347,9 +355,15 @@ class Sender:
         self.c.spurious_losses += 1
         if pkt.gap_loss:
             pkt.gap_loss = False
-            self.health.on_spurious_gap(pkt.lost_pid)
-            if self.reo_mult < REO_MULT_MAX:
-                self.reo_mult += 1   # that was reordering, not loss: widen the window (RACK)
+            self.gap_lost.pop(pkt.psn, None)
+            self._reordering(pkt.lost_pid)
+
+    def _reordering(self, lost_pid: int) -> None:
+        """A SACK-gap loss on ``lost_pid`` was reordering: widen the reorder window
+        (RACK) and tell path health it was no loss."""
+        self.health.on_spurious_gap(lost_pid)
+        if self.reo_mult < REO_MULT_MAX:
+            self.reo_mult += 1
 
     def reorder_window(self) -> float:
         """How long past the RTT of a later-sent packet that was acked an
@@ -399,6 +413,9 @@ class Sender:
             sendq.popleft()
             self.c.sack_losses += 1
             pkt.gap_loss = True
+            self.gap_lost[pkt.psn] = pkt.pid
+            if len(self.gap_lost) > GAP_LOSSES_KEPT:
+                del self.gap_lost[next(iter(self.gap_lost))]
             self._lost(pkt, now, "sack_gap")
         suspect_at = self._suspect_overdue(now)
         self.reorder_deadline = loss_at if suspect_at is None or (loss_at is not None and loss_at < suspect_at) \

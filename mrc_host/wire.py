@@ -35,6 +35,7 @@ F_RETX = 0x01
 F_TRIMMED = 0x02
 F_ECN_ECHO = 0x04
 F_LAST = 0x08
+F_DUPLICATE = 0x10  # ACK: the packet it answers had arrived already (a retransmission was needless)
 
 # --- NACK reasons -----------------------------------------------------------------
 NACK_TRIMMED = 1

@@ -150,3 +150,16 @@ def test_reordering_past_the_reorder_window_retires_no_route():
     assert c.sack_losses >= 10                                    # the window was passed...
     assert c.spurious_losses >= c.sack_losses - 2                 # ...and recognised as reordering
     assert not [e for e in net.events("a", PathStateChanged) if e.new == "ASSUMED_BAD"]
+
+
+def test_a_duplicate_ack_proves_a_retransmission_needless_however_late_the_original():
+    """Packets up to 40 ms late at a 10 ms RTT: many originals arrive long after
+    their retransmission (Eifel's timing cannot tell); the receiver's ACK of the
+    second copy carries DUPLICATE, and every such loss is known as reordering."""
+    net, a, b = pair(Impairments(delay=0.005, reorder=0.03, reorder_delay=0.04), seed=2)
+    stream(a.conn, 100)
+    assert net.run_until(written(net, "a", 100), timeout=30)
+    c, dups = a.conn.counters, b.conn.counters.duplicates
+    assert c.sack_losses >= 20 and dups >= 20
+    assert c.spurious_losses >= dups                              # each duplicate recognised
+    assert not [e for e in net.events("a", PathStateChanged) if e.new == "ASSUMED_BAD"]

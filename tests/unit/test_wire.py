@@ -120,3 +120,18 @@ def test_ev_ports():
     assert wire.port_to_ev(1234) is None
     with pytest.raises(ValueError):
         wire.ev_to_port(wire.EV_LIMIT)
+
+
+def test_the_ack_of_a_duplicate_data_packet_says_duplicate():
+    from mrc_host.counters import Counters
+    from mrc_host.receiver import Receiver
+
+    rx = Receiver(bytearray(4096), ack_every=4, max_window=1024, counters=Counters(), emit=lambda e: None)
+    data = wire.encode_data(0, 3, 1, 7, 1, 0, 0, 2048, bytes(1024))
+    flags_of = []
+    for _ in range(2):
+        out = []
+        rx.on_data(data, 0, 3, 1, 7, 1, 0, 0, 2048, 1024, False, out)
+        flags_of.append([wire.parse(d).flags for d, *_ in out])
+    assert flags_of[0] in ([], [0])                      # first copy: an ordinary (or coalesced) ACK
+    assert flags_of[1] == [wire.F_DUPLICATE]             # second copy: DUPLICATE at once
