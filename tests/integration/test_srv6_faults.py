@@ -91,13 +91,18 @@ CASES = [
 def test_fault_stops_its_routes_and_repair_restores_every_route(session, kind, target, params, broken, hold):
     fabric = session.fabric
     injector = make_injector(session, FaultEvent(at=0, kind=kind, target=target, params=params))
+    started = time.monotonic()
     injector.start()
+    start_s = time.monotonic() - started
     try:
         message = broken_routes(fabric)
         assert broken in message, message
         time.sleep(hold)
     finally:
+        started = time.monotonic()
         injector.repair()
+    print(f"srv6 {kind} {target}: start {start_s * 1000:.0f} ms, repair {(time.monotonic() - started) * 1000:.0f} ms "
+          "(verification included)")
     assert broken_routes(fabric) == ""
     fabric_healthy(session, timeout=HOLD + 10)
     assert [baseline_arrivals(fabric, s, d, p) for s, d in ((0, 1), (1, 0)) for p in range(SMALL.planes)] == \
