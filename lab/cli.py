@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from faults.scenario_record import MIB, Scenario
+from faults.scenario_entries import dataplane_refusal
 from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
 from lab.analysis.results import RESULTS_ROOT
@@ -74,7 +75,6 @@ Dataplane = enum.Enum("Dataplane", {name: name for name in DATAPLANES}, type=str
 DataplaneOption = Annotated[Optional[Dataplane], typer.Option(
     "--dataplane", help="Override: the fabric's data plane, OpenFlow switches or kernel IPv6 routers "
                         "with uSID source routing (docs/srv6.md).")]
-SRV6_FAULT_KINDS = ("controller_kill",)  # the fault injectors that work on srv6 so far
 
 
 def fabric_options(planes: int, racks: int, spines: int, hosts_per_rack: int, link_mbps: float,
@@ -164,17 +164,11 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
     job = replace(loaded.job, **{k: v for k, v in job_overrides.items() if v is not None})
     fabric = loaded.fabric if dataplane is None else replace(loaded.fabric, dataplane=dataplane)
     loaded = replace(loaded, job=job, fabric=fabric, trimming=loaded.trimming if trimming is None else trimming)
-    refuse_what_srv6_lacks(loaded)
+    # --dataplane replaced the fabric after the loader checked its faults against it
+    refused = dataplane_refusal(loaded.fabric.dataplane, {ev.kind for ev in loaded.faults})
+    if refused:
+        fail(f"{loaded.name}: {refused}")
     return loaded
-
-
-def refuse_what_srv6_lacks(scenario: Scenario) -> None:
-    """One clear line, before anything is built, for what the srv6 data plane cannot run yet."""
-    kinds = sorted({ev.kind for ev in scenario.faults} - set(SRV6_FAULT_KINDS))
-    if scenario.fabric.dataplane == "srv6" and kinds:
-        fail(f"{scenario.name}: fault kind(s) {', '.join(kinds)} are not wired to the srv6 data plane yet "
-             f"(its router ports live in the routers' namespaces; it takes {', '.join(SRV6_FAULT_KINDS)}): "
-             "run a scenario without them (e.g. clean) on srv6")
 
 
 def describe_run(scenario: Scenario) -> None:

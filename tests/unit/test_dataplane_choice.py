@@ -5,7 +5,7 @@ import pytest
 import typer
 
 from faults.scenario import ScenarioError, load_scenario
-from lab.cli import SRV6_FAULT_KINDS, load_run
+from lab.cli import load_run
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
 
 
@@ -32,12 +32,17 @@ def test_scenario_key(tmp_path):
         load_scenario(path)
 
 
-def test_run_override_and_what_srv6_refuses(capsys):
+def test_run_override_and_what_srv6_refuses(capsys, tmp_path):
     assert load_run("clean", None, None, None, None).fabric.dataplane == "openflow"
     assert load_run("clean", None, None, None, None, dataplane="srv6").fabric.dataplane == "srv6"
     assert load_run("controller-crash", None, None, None, None, dataplane="srv6").faults
-    assert SRV6_FAULT_KINDS == ("controller_kill",)
+    assert load_run("flap", None, None, None, None, dataplane="srv6").faults       # wired on srv6
+    paused = tmp_path / "paused.yaml"
+    paused.write_text("description: x\ntransports: [mrc]\nfaults:\n  - {at: 2, kind: datapath_pause, "
+                      "target: datapath, duration: 5, params: {pause_ms: 30, period_ms: 100}}\n")
+    assert load_run(str(paused), None, None, None, None).faults                  # fine on OpenFlow
     with pytest.raises(typer.Exit) as refused:
-        load_run("flap", None, None, None, None, dataplane="srv6")
+        load_run(str(paused), None, None, None, None, dataplane="srv6")          # no datapath process there
     assert refused.value.exit_code == 2
-    assert "link_flap are not wired to the srv6 data plane" in " ".join(capsys.readouterr().out.split())
+    assert "fault kind datapath_pause does not run on the srv6 data plane" in " ".join(
+        capsys.readouterr().out.split())
