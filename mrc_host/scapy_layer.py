@@ -7,13 +7,24 @@ parse identical bytes. Fields left as ``None`` are filled in when built:
 
     >>> from mrc_host.scapy_layer import MRC, MRCData
     >>> pkt = IP()/UDP(sport=0xC000 + 5, dport=4793)/MRC(ev=5, conn=7)/MRCData(psn=1)/b"x" * 100
+
+The layers are bound to UDP's destination ports, so they dissect over either
+IP family: IPv4 (the OpenFlow data plane) and IPv6 (the srv6 data plane, UDP
+checksum 0), also with one Segment Routing Header between IPv6 and UDP, the
+form the switch port program accepts (docs/wire-format.md):
+
+    >>> IPv6(dst="fcbb:bb00:500:601:501:701::", tc=2)/UDP(sport=0xC005, dport=4793, chksum=0)/MRC(ev=5)
+    >>> IPv6()/IPv6ExtHdrSegmentRouting(addresses=[...])/UDP(dport=4793)/MRC(ev=5)
 """
 
 from __future__ import annotations
 
-from scapy.fields import (BitField, ByteEnumField, ByteField, FlagsField, IntField, ShortField,
-                          LongField, ShortField, XByteField)
-from scapy.layers.inet import UDP
+from scapy.fields import (BitField, ByteEnumField, ByteField, FlagsField, IntField, LongField,
+                          ShortField, XByteField)
+from scapy.layers.inet import IP, UDP
+# loaded for its bindings (Ether -> IPv6 -> SRH -> UDP), so a capture of the srv6
+# data plane dissects whatever else the caller imported
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrSegmentRouting  # noqa: F401
 from scapy.packet import Packet, bind_layers
 
 from . import wire
@@ -105,3 +116,14 @@ bind_layers(MRC, MRCAck, type=wire.T_ACK)
 bind_layers(MRC, MRCNack, type=wire.T_NACK)
 bind_layers(MRC, MRCProbe, type=wire.T_PROBE)
 bind_layers(MRC, MRCProbe, type=wire.T_PROBE_REPLY)
+
+
+def ecn_of(packet: Packet) -> int:
+    """The ECN codepoint of a captured packet: the IPv4 TOS byte's or the IPv6
+    traffic class's low two bits (wire.ECT0, wire.ECN_CE, ...); ValueError if
+    it carries neither header."""
+    if IPv6 in packet:
+        return packet[IPv6].tc & wire.ECN_MASK
+    if IP in packet:
+        return packet[IP].tos & wire.ECN_MASK
+    raise ValueError(f"no IP header to read ECN from: {packet.summary()}")
