@@ -1,11 +1,12 @@
 """Fabric links and switches by name, and their state, on a live fabric.
 
-An interface end is (namespace pid or None for the root namespace, ifname,
-and the switch it belongs to, None for a host NIC): OpenFlow switch ports
-live in the root namespace, srv6 router ports in their router's namespace,
-host NIC ports in their Mininet host's namespace. State changes and reads go through `ip` (via nsenter for
-host namespaces), never through Mininet's per-node shells, so a fault
-thread never interleaves with a job using those shells.
+An interface end is (ifname, namespace pid or None for the root namespace,
+the switch it belongs to or None for a host NIC): OpenFlow switch ports live
+in the root namespace, srv6 router ports in their router's namespace, host
+NIC ports in their Mininet host's namespace. State changes and reads go
+through `ip` (via nsenter for other namespaces), never through Mininet's
+per-node shells, so a fault thread never interleaves with a job using those
+shells.
 """
 
 from __future__ import annotations

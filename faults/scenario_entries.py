@@ -28,7 +28,7 @@ from topologies.fabric import FabricSpec
 
 
 # The fault kinds a data plane cannot run, each with why (every other kind works on
-# every data plane: faults/injectors.py, docs/faults.md "Faults on srv6").
+# every data plane: faults/injectors.py, docs/srv6.md "Faults on srv6").
 REFUSED_KINDS = {
     "openflow": {},
     "srv6": {"datapath_pause": "the srv6 routers forward in the kernel: there is no datapath process to pause "
