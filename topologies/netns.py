@@ -65,3 +65,20 @@ def entered(pid: int):
     finally:
         os.close(own)
         os.close(target)
+
+
+def ipv6_counters(pid: int) -> dict[str, int]:
+    """The IPv6/ICMPv6 counters of process `pid`'s network namespace (`/proc/<pid>/net/snmp6`,
+    e.g. Ip6InNoRoutes), {} if the process is gone or the file cannot be read."""
+    try:
+        lines = open(f"/proc/{pid}/net/snmp6").read().splitlines()
+    except OSError:
+        return {}
+    counters = {}
+    for line in lines:
+        name, _, value = line.partition(" ")
+        try:
+            counters[name] = int(value)
+        except ValueError:
+            continue  # not a counter line (the file has none today): skip it, never guess
+    return counters

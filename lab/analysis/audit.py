@@ -18,6 +18,19 @@ queued on a link when it goes down are flushed. `DownLinkLedger` takes a
 snapshot at each instant a link goes down or comes back; a switch's loss in
 a stretch of time when one of its links was down is attributed to
 "down_link" (named), everything else stays unexplained.
+
+On srv6 every switch is a kernel IPv6 router, and the kernel counts its own
+forwarding drops: the audit reads each router's /proc/<pid>/net/snmp6 and
+its ports' rx/tx_dropped (/proc/<pid>/net/dev) in every snapshot and names
+what they counted where it happened (KERNEL_DROPS), before any "down_link"
+naming. A router also sends packets of its own (ICMPv6 errors, MLD reports)
+and takes in multicast it never forwards: those are no loss, so per router
+
+    unexplained = received - transmitted - named drops
+                  + Ip6OutRequests - Ip6InDelivers - Ip6InMcastPkts
+
+A drop no kernel counter counted (a `blackhole` route discards silently)
+stays unexplained, or "down_link" inside a down stretch.
 """
 
 from __future__ import annotations
@@ -26,18 +39,33 @@ import threading
 from collections import defaultdict
 
 from lab.analysis.fidelity import read_counter
-from topologies import port_program
+from topologies import netns, port_program
 from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Plane, Switch, T0T1Link
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
 DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")  # faults that take links down
 OVS_RX_BATCH = 32  # packets ovs-vswitchd reads from a port at once (NETDEV_MAX_BURST)
+# srv6 routers: the kernel counters (snmp6) that count a packet the router received and
+# then dropped, by the reason the audit names. A port's rx_dropped + tx_dropped (a send to
+# a port going down, ...) is "kernel_dropped" too (KERNEL_PORT_DROPS).
+KERNEL_DROPS = {
+    "kernel_no_route": ("Ip6InNoRoutes", "Ip6OutNoRoutes"),  # no route (deleted with its port)
+    "kernel_header": ("Ip6InHdrErrors", "Ip6InAddrErrors", "Ip6InTooBigErrors", "Ip6InTruncatedPkts",
+                      "Ip6InUnknownProtos"),  # refused: e.g. an ICMPv6 error from a router with no address
+    "kernel_dropped": ("Ip6InDiscards", "Ip6OutDiscards"),
+}
+KERNEL_PORT_DROPS = ("rx_dropped", "tx_dropped")
+# a router's own traffic, no loss: sent by itself (+), taken in and never forwarded (-)
+KERNEL_OWN_SENT = ("Ip6OutRequests",)
+KERNEL_OWN_TAKEN = ("Ip6InDelivers", "Ip6InMcastPkts")
 
 
 def snapshot(spec: FabricSpec) -> dict:
+    """Every switch port's counters by port name; on srv6 also each router's kernel
+    counters by router name (router_entry)."""
     bpf = port_program.all_counters()
-    ports = {}
+    ports, router_pids = {}, {}
     for link in spec.links:
         ends = [(link.b, link.b_port)] + ([(link.a, link.a_port)] if link.kind == "t0-t1" else [])
         for switch, port in ends:
@@ -50,19 +78,36 @@ def snapshot(spec: FabricSpec) -> dict:
                 "tx": read_counter(name, "tx_packets"),
                 **{k: counters.get(k, 0) for k in NAMED},
             }
-    return ports
+            pid = port_program.port_namespace(name)  # None: an OpenFlow port, audited as before
+            if pid is not None:
+                ports[name]["kernel_dropped"] = sum(read_counter(name, k) for k in KERNEL_PORT_DROPS)
+                router_pids[switch] = pid
+    return ports | {str(switch): router_entry(switch, netns.ipv6_counters(pid))
+                    for switch, pid in router_pids.items()}
+
+
+def router_entry(switch, ipv6: dict) -> dict:
+    """A router's snapshot entry from its snmp6 counters: its kernel drops by reason and
+    `own`, the packets it sent itself less those it took in (no loss either way)."""
+    return {"switch": switch, "router": True, "host_facing": False, "rx": 0, "tx": 0,
+            **{reason: sum(ipv6.get(c, 0) for c in counters) for reason, counters in KERNEL_DROPS.items()},
+            "own": sum(ipv6.get(c, 0) for c in KERNEL_OWN_SENT) - sum(ipv6.get(c, 0) for c in KERNEL_OWN_TAKEN)}
+
+
+COUNTED = ("rx", "tx", *NAMED, *KERNEL_DROPS, "own")  # every count an entry may carry (absent: 0)
 
 
 def _per_switch(before: dict, after: dict) -> tuple[dict, dict]:
-    """(per-port deltas, per-switch unexplained) between two snapshots."""
+    """(per-entry deltas, per-switch unexplained) between two snapshots."""
     deltas, per_switch = {}, defaultdict(int)
     for name, end in after.items():
         start = before.get(name)
         if start is None:
             continue
-        d = {k: end[k] - start[k] for k in ("rx", "tx", *NAMED)}
+        d = {k: end.get(k, 0) - start.get(k, 0) for k in COUNTED}
         deltas[name] = d
-        per_switch[end["switch"]] += d["rx"] - d["tx"] - d["dropped_fault"] - d["dropped_queue"]
+        per_switch[end["switch"]] += (d["rx"] - d["tx"] - d["dropped_fault"] - d["dropped_queue"]
+                                      - sum(d[k] for k in KERNEL_DROPS) + d["own"])
     return deltas, per_switch
 
 
@@ -81,7 +126,7 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
         if after[name]["host_facing"]:
             sent += d["rx"]  # what hosts sent into the fabric
             received += d["tx"]  # what the fabric delivered to hosts
-        for k in NAMED:
+        for k in (*NAMED, *KERNEL_DROPS):
             named[k] += d[k]
     # loss inside each switch's down stretches; a snapshot is not atomic, so
     # each stretch boundary may split up to one OVS receive batch per port
@@ -89,7 +134,7 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
     in_stretches, allowance = defaultdict(int), defaultdict(int)
     ports_of = defaultdict(int)
     for end in after.values():
-        ports_of[end["switch"]] += 1
+        ports_of[end["switch"]] += not end.get("router")
     points = [(before, frozenset())] + list(marks or []) + [(after, frozenset())]
     for (start, down), (end, _) in zip(points, points[1:]):
         if not down:
@@ -105,11 +150,14 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
             named_here = min(total, max(0, lost) + allowance[switch])
             per_switch[switch] -= named_here
             down_link += named_here
+    named_drops = {"trimmed": named["trimmed"], "queue": named["dropped_queue"],
+                   "fault": named["dropped_fault"], "down_link": down_link}
+    if any(end.get("router") for end in after.values()):  # srv6: the kernel's own counts
+        named_drops |= {k: named[k] for k in KERNEL_DROPS}
     return {
         "sent": sent,
         "received": received,
-        "named_drops": {"trimmed": named["trimmed"], "queue": named["dropped_queue"],
-                        "fault": named["dropped_fault"], "down_link": down_link},
+        "named_drops": named_drops,
         "unexplained_per_link": {sw: n for sw, n in sorted(per_switch.items()) if n != 0},
     }
 
