@@ -52,12 +52,8 @@ DATAPATH = "srv6"
 # refuses a non-local route on `lo` (it makes it a reject route). Measured: End counts
 # and forwards on it.
 END_DEVICE = "usid"
-# What a router holds below every route: a blackhole, so a packet it has no route for
-# (a T1 whose link to its rack is down) is dropped silently, as a fabric switch drops
-# it, and counted there as lost. Without it the kernel answers each one with an ICMPv6
-# unreachable (from a router with no address), which the next router drops: the loss
-# then showed up at a switch with no link down (measured: 21 of 21 on a link flap).
-NO_ROUTE = "::/0"
+# `ip -j route` names the default route "default".
+DEFAULT_ROUTE = "::/0"
 # On every point-to-point port: the node at the other end (see the module docstring).
 PEER = "fe80::1"
 # What an End route runs: the uN behaviour, a 32-bit block and 16-bit uSIDs.
@@ -262,7 +258,7 @@ def router_lines(fabric: Srv6Fabric, switch: Switch) -> list[str]:
     """ip lines of a router's static configuration, idempotent: its End route on the
     End device, then every port's lines (port_lines). Not the baseline's rack routes:
     the routing process owns those once the fabric runs."""
-    return [f"link set dev {END_DEVICE} up", f"route replace blackhole {NO_ROUTE}",
+    return [f"link set dev {END_DEVICE} up",
             f"route replace {fabric.plan.end_prefix(switch)} encap seg6local action {END_BEHAVIOUR} count "
             f"dev {END_DEVICE}"] + [line for port in fabric.plan.ports(switch)
                                     for line in port_lines(fabric, switch, port)]
@@ -322,7 +318,7 @@ def held_static(fabric: Srv6Fabric, switch: Switch) -> tuple[dict[str, str], dic
     for route in json.loads(_in_namespace(pid, ["-j", "-6", "route", "show"]) or "[]"):
         # a blackhole route shows `dev lo`: it is known by its type
         devices = [hop.get("dev") for hop in route.get("nexthops", [])] or [route.get("type") or route.get("dev")]
-        dst = NO_ROUTE if route["dst"] == "default" else route["dst"]
+        dst = DEFAULT_ROUTE if route["dst"] == "default" else route["dst"]
         routes[str(ipaddress.IPv6Network(dst))] = ",".join(sorted(str(d) for d in devices))
     neighbours = {n["dev"]: n.get("lladdr", "") for n in json.loads(_in_namespace(pid, ["-j", "-6", "neigh", "show"])
                                                                        or "[]")
@@ -337,7 +333,7 @@ def static_problems(fabric: Srv6Fabric, switch: Switch, ports: list[int] | None 
     `held`: what held_static() read, if the caller has it already."""
     spec, plan = fabric.spec, fabric.plan
     routes, neighbours = held or held_static(fabric, switch)
-    want_routes = {} if ports is not None else {str(plan.end_prefix(switch)): END_DEVICE, NO_ROUTE: "blackhole"}
+    want_routes = {} if ports is not None else {str(plan.end_prefix(switch)): END_DEVICE}
     problems = []
     for port in plan.ports(switch) if ports is None else ports:
         ifname = spec.switch_intf(switch, port)
