@@ -49,8 +49,10 @@ OVS_RX_BATCH = 32  # packets ovs-vswitchd reads from a port at once (NETDEV_MAX_
 # srv6 routers: the kernel counters (snmp6) that count a packet the router received and
 # then dropped, by the reason the audit names. A port's rx_dropped + tx_dropped (a send to
 # a port going down, ...) is "kernel_dropped" too (KERNEL_PORT_DROPS).
+# Not Ip6OutNoRoutes: it counts the router's own packets that found no route (an ICMPv6
+# error back to a source in the rack it lost), which it never received nor sent.
 KERNEL_DROPS = {
-    "kernel_no_route": ("Ip6InNoRoutes", "Ip6OutNoRoutes"),  # no route (deleted with its port)
+    "kernel_no_route": ("Ip6InNoRoutes",),  # no route (deleted with its port)
     "kernel_header": ("Ip6InHdrErrors", "Ip6InAddrErrors", "Ip6InTooBigErrors", "Ip6InTruncatedPkts",
                       "Ip6InUnknownProtos"),  # refused: e.g. an ICMPv6 error from a router with no address
     "kernel_dropped": ("Ip6InDiscards", "Ip6OutDiscards"),

@@ -63,6 +63,15 @@ def test_the_rejected_icmp_errors_are_unexplained_without_their_counter():
     assert conservation(zero_like(after), after)["unexplained_per_link"] == {"t0p0r0": 26}
 
 
+def test_an_icmp_error_with_no_route_back_is_not_a_second_loss():
+    """A packet with no route, whose ICMPv6 error finds no route back either (its source is in
+    the rack the T1 lost): one loss, counted once (Ip6InNoRoutes), not again (Ip6OutNoRoutes)."""
+    after = measured()
+    after["t1p0s0"] = router_entry("t1p0s0", {"Ip6InNoRoutes": 868, "Ip6OutNoRoutes": 1, "Ip6OutRequests": 28,
+                                              "Ip6InMcastPkts": 2})
+    assert conservation(zero_like(after), after)["unexplained_per_link"] == {}
+
+
 def test_a_drop_no_counter_counted_stays_unexplained():
     """A blackhole route drops without a counter: the loss is not named."""
     after = measured(t1_no_routes=0)
@@ -92,7 +101,8 @@ def test_router_entry_sums_each_reason_and_its_own_traffic():
     entry = router_entry("t1p0s0", {"Ip6InNoRoutes": 5, "Ip6OutNoRoutes": 1, "Ip6InAddrErrors": 2,
                                     "Ip6InDiscards": 3, "Ip6OutRequests": 7, "Ip6InDelivers": 1,
                                     "Ip6InMcastPkts": 2, "Ip6InReceives": 99})
-    assert (entry["kernel_no_route"], entry["kernel_header"], entry["kernel_dropped"]) == (6, 2, 3)
+    # Ip6OutNoRoutes: the router's own packet (an ICMPv6 error) that never left: no loss
+    assert (entry["kernel_no_route"], entry["kernel_header"], entry["kernel_dropped"]) == (5, 2, 3)
     assert entry["own"] == 7 - 1 - 2 and entry["router"] is True
 
 
