@@ -21,7 +21,7 @@ a stretch of time when one of its links was down is attributed to
 
 On srv6 every switch is a kernel IPv6 router, and the kernel counts its own
 forwarding drops: the audit reads each router's /proc/<pid>/net/snmp6 and
-its ports' rx/tx_dropped (/proc/<pid>/net/dev) in every snapshot and names
+its ports' tx_dropped (/proc/<pid>/net/dev) in every snapshot and names
 what they counted where it happened (KERNEL_DROPS), before any "down_link"
 naming. A router also sends packets of its own (ICMPv6 errors, MLD reports)
 and takes in multicast it never forwards: those are no loss, so per router
@@ -47,8 +47,11 @@ NAMED = ("trimmed", "dropped_fault", "dropped_queue")
 DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")  # faults that take links down
 OVS_RX_BATCH = 32  # packets ovs-vswitchd reads from a port at once (NETDEV_MAX_BURST)
 # srv6 routers: the kernel counters (snmp6) that count a packet the router received and
-# then dropped, by the reason the audit names. A port's rx_dropped + tx_dropped (a send to
-# a port going down, ...) is "kernel_dropped" too (KERNEL_PORT_DROPS).
+# then dropped, by the reason the audit names. A port's tx_dropped (a send to a port going
+# down, or whose peer is down) is "kernel_dropped" too (KERNEL_PORT_DROPS); not rx_dropped:
+# a packet a veth could not hand to its peer (the peer going down) counts as the sender's
+# tx_dropped and as the peer's rx_dropped, though the peer never received it (counting both
+# is the likely cause of a -1 at a flapped link's router in two flap runs).
 # Not Ip6OutNoRoutes: it counts the router's own packets that found no route (an ICMPv6
 # error back to a source in the rack it lost), which it never received nor sent.
 KERNEL_DROPS = {
@@ -57,7 +60,7 @@ KERNEL_DROPS = {
                       "Ip6InUnknownProtos"),  # refused: e.g. an ICMPv6 error from a router with no address
     "kernel_dropped": ("Ip6InDiscards", "Ip6OutDiscards"),
 }
-KERNEL_PORT_DROPS = ("rx_dropped", "tx_dropped")
+KERNEL_PORT_DROPS = ("tx_dropped",)
 # a router's own traffic, no loss: sent by itself (+), taken in and never forwarded (-)
 KERNEL_OWN_SENT = ("Ip6OutRequests",)
 KERNEL_OWN_TAKEN = ("Ip6InDelivers", "Ip6InMcastPkts")

@@ -1,5 +1,5 @@
 """The conservation audit on srv6 routers: kernel drop counters (snmp6, a port's
-rx/tx_dropped) name a loss where they counted it; the router's own packets
+tx_dropped) name a loss where they counted it; the router's own packets
 (ICMPv6 errors, MLD) are no loss; anything no counter counted stays unexplained.
 
 The figures are those measured on a 2-plane srv6 fabric, a stream h0 -> h1
