@@ -26,7 +26,7 @@ SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="srv
 FLAPPED = "t0p0r1-t1p0s0"  # T1 0 of plane 0 loses rack 1, where the stream goes
 STREAM_PORT = 4799  # nobody listens: the fabric's counters are what is audited
 SEND_GAP_S = 0.002  # ~500 datagrams/s per socket: far below the 10 Mb/s links
-DOWN_S, SETTLE_S = 2.0, 1.0  # link down this long; stream this long before and after
+DOWN_S, SETTLE_S = 1.0, 0.5  # link down this long; stream this long before and after
 
 
 def stream_through_t1(fabric, stop: threading.Event, sent: list) -> None:
