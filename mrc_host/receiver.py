@@ -9,8 +9,9 @@ bitmap ``bits`` where bit d means PSN ``cum + d`` is in (bit 0 is always 0
 once cum has advanced). The ACK's SACK field is ``bits >> 1`` (64 bits).
 
 ACK coalescing: an ACK is sent
-- at once when the packet arrived with CE, carries LAST, is a duplicate, or
-  leaves a hole (out of order: ``bits`` non-zero after it);
+- at once when the packet arrived with CE, carries LAST, is a duplicate (a
+  whole or trimmed copy of one already received: flag DUPLICATE), or leaves
+  a hole (out of order: ``bits`` non-zero after it);
 - otherwise after ``ack_every`` packets, or when ``flush`` is called (the
   connection flushes in ``datagrams_to_send``, i.e. at the end of every
   receive batch of the adapter).
@@ -106,6 +107,11 @@ class Receiver:
                 c.nacks_sent += 1
                 out.append((_encode_nack(0, ev, plane, conn, psn, wire.NACK_TRIMMED),
                             *self.reverse_path(ev, plane)))
+            elif d >= 0x80000000 or d < self.max_window:
+                # the header of a packet we already have (a resend trimmed on the way): ACK it,
+                # or a sender whose ACKs were all lost resends forever into trimming queues
+                c.duplicates += 1
+                self._ack(ev, plane, psn, ecn_ce, out, _F_DUPLICATE)
             return
         if d >= self.max_window:
             if d > 0x80000000:      # below cum: a duplicate of something long acked

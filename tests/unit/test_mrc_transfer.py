@@ -45,6 +45,9 @@ impairments = st.builds(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(imp=impairments, sizes=st.lists(st.integers(1, 20000), min_size=1, max_size=4),
        seed=st.integers(0, 2**16))
+# found in CI: every ACK of the last packet lost, then each resend trimmed or lost; the
+# receiver, which had it, answered trimmed copies with nothing: the sender resent forever
+@example(imp=Impairments(loss=0.3, dup=0.1, trim=0.3, ecn=0.1, dead_planes={0, 2, 3}), sizes=[1537], seed=36814)
 def test_every_message_arrives_byte_exact_while_a_path_lives(imp, sizes, seed):
     alive = [p for p in PATHS if p not in imp.dead_paths and p[1] not in imp.dead_planes]
     if not alive:
