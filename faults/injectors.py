@@ -149,10 +149,8 @@ class PlaneDown(_LinksDown):
 
 
 # ---- switch reboot ----------------------------------------------------------------
-class SwitchReboot(Injector):
-    """All its links down (peers lose carrier), controller connection gone,
-    flow table and groups wiped; on repair links up, controller set back,
-    and the controller must reinstall the full static table."""
+class _Reboot(Injector):
+    """A switch's own link ends (``own``) and those with their peers (``all_ends``)."""
 
     kind = "switch_reboot"
 
@@ -161,6 +159,15 @@ class SwitchReboot(Injector):
         pairs = switch_ends(session.fabric, target)
         self.own = [own for own, _ in pairs]
         self.all_ends = self.own + [peer for _, peer in pairs]
+
+
+class SwitchReboot(_Reboot):
+    """All its links down (peers lose carrier), controller connection gone,
+    flow table and groups wiped; on repair links up, controller set back,
+    and the controller must reinstall the full static table."""
+
+    def __init__(self, session, target, params=None):
+        super().__init__(session, target, params)
         self.want = expected_counts(self.spec)[target]
 
     def start(self) -> None:
@@ -186,20 +193,15 @@ class SwitchReboot(Injector):
         self.active = False
 
 
-class Srv6SwitchReboot(Injector):
+class Srv6SwitchReboot(_Reboot):
     """srv6: a router reboots. Its ports go down (peers lose carrier) and its tables are
     wiped (routes, End route, neighbours); on return its whole static configuration is
     reinstalled (srv6_builder.restore_router, as the OpenFlow controller reinstalls a
     switch's flows) and read back. The baseline's rack routes are the routing process's:
     it sees the links come back and writes them (checked by fabric_healthy)."""
 
-    kind = "switch_reboot"
-
     def __init__(self, session, target, params=None):
         super().__init__(session, target, params)
-        pairs = switch_ends(session.fabric, target)
-        self.own = [own for own, _ in pairs]
-        self.all_ends = self.own + [peer for _, peer in pairs]
         self.switch = Switch.parse(target)
 
     def start(self) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG
 from lab.plumbing import cleanup
 from lab.plumbing.atomic import write_json_atomic
+from lab.plumbing.child_process import ChildProcess
 from lab.plumbing.lock import lab_lock
 from lab.plumbing.srv6_routing import Srv6RoutingProcess
 from topologies.builder import BuildError, Fabric, build_fabric
@@ -42,7 +43,7 @@ from topologies.waiting import wait_until
 CONTROLLER_PORT = 16653
 
 
-class ControllerProcess:
+class ControllerProcess(ChildProcess):
     """The os-ken controller, as its own process on 127.0.0.1."""
 
     def __init__(self, spec: FabricSpec, port: int, workdir: Path,
@@ -75,24 +76,6 @@ class ControllerProcess:
             return True
         return False
 
-    def log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log_path.read_text().splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @dataclass

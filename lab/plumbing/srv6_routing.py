@@ -60,6 +60,7 @@ import psutil
 from faults.routing import (DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG, RoutingEmulation,
                             connected_since)
 from lab.plumbing.atomic import write_json_atomic
+from lab.plumbing.child_process import ChildProcess
 from topologies.builder import BuildError
 from topologies.fabric import FabricSpec
 from topologies.names import Switch, T0T1Link
@@ -75,9 +76,10 @@ PROCESS_LOG = "srv6_routing.log"  # its stdout/stderr, in the session workdir
 ALIVE_CHECK_S = 1.0
 
 
-class Srv6RoutingProcess:
+class Srv6RoutingProcess(ChildProcess):
     """The srv6 baseline's routing, as its own process: the surface of
-    lab.plumbing.session.ControllerProcess, without an OpenFlow port."""
+    lab.plumbing.session.ControllerProcess, without an OpenFlow port.
+    Stopping it leaves the routes as they are: only reconvergence stops."""
 
     port = None  # it listens on nothing: faults.injectors' controller_kill checks no port
 
@@ -111,25 +113,6 @@ class Srv6RoutingProcess:
             raise BuildError(f"srv6 routing exited at start; see {self.log_path}:\n{self.log_tail()}")
         return set(self.spec.switch_names) <= connected_since(self.routing_log, since)
 
-    def log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log_path.read_text().splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self) -> None:
-        """Routes stay as they are: only reconvergence stops."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 # ---- the process ------------------------------------------------------------------
