@@ -14,11 +14,15 @@ from pathlib import Path
 
 from faults.model import FaultEvent
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
+from mrc_host.collectives import COLLECTIVES as COLLECTIVE_REGISTRY
 from mrc_host.transport import TRANSPORTS as TRANSPORT_REGISTRY
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 
 MIB = 1 << 20
 TRANSPORTS = tuple(TRANSPORT_REGISTRY)  # the agent's registry: a new transport is runnable at once
+COLLECTIVES = tuple(COLLECTIVE_REGISTRY)  # mrc_host/collectives.py's: allreduce, alltoall
+# how ranks are placed on hosts (lab.runners.job.ring_order): in host order, or alternating racks
+PLACEMENTS = ("contiguous", "interleaved")
 DEFAULT_ITERATIONS = 30
 DEFAULT_BUFFER_MB = 2.0
 DEFAULT_SEED = 1
@@ -38,13 +42,17 @@ def buffer_bytes_from_mb(buffer_mb: float) -> int:
 class JobSettings:
     """The synchronous job run once per transport.
 
-    iterations: all-reduce iterations to run; the job stops earlier when
+    collective: a name in COLLECTIVES: "allreduce" (ring) or "alltoall"
+    placement: a name in PLACEMENTS: the rank order (lab.runners.job.ring_order)
+    buffer_mb: each rank's buffer, MiB
+    iterations: collective iterations to run; the job stops earlier when
         max_seconds have passed since its start (checked before each iteration)
     max_seconds: None = the job runner's own cap (lab.runners.job.JOB_MAX_SECONDS)
     payload_size: DATA payload bytes per packet
     """
 
     collective: str = "allreduce"
+    placement: str = "contiguous"
     buffer_mb: float = DEFAULT_BUFFER_MB
     iterations: int = DEFAULT_ITERATIONS
     max_seconds: float | None = None

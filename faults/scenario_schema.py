@@ -21,14 +21,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from faults.model import KINDS
 from faults.pause import MAX_PAUSE_MS, MAX_RATE_PER_S
 from faults.scenario_record import (
+    COLLECTIVES,
     DEFAULT_BUFFER_MB,
     DEFAULT_ITERATIONS,
     DEFAULT_SEED,
     LAB_PAYLOAD_SIZE,
     MAX_BUSY_LOOPS,
+    PLACEMENTS,
     TRANSPORTS,
     BackgroundLoad,
     BaselineRouting,
+    JobSettings,
 )
 from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import TransportParams
@@ -83,7 +86,8 @@ class _FabricModel(_Strict):
 
 
 class _JobModel(_Strict):
-    collective: Literal["allreduce"] = "allreduce"
+    collective: Literal[COLLECTIVES] = JobSettings.collective
+    placement: Literal[PLACEMENTS] = JobSettings.placement
     buffer_mb: float = Field(DEFAULT_BUFFER_MB, ge=0.01, le=1024)
     iterations: int = Field(DEFAULT_ITERATIONS, ge=1)
     max_seconds: float | None = Field(None, gt=0)
