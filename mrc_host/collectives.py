@@ -1,4 +1,4 @@
-"""Collectives over the agent's write-message API: ring all-reduce.
+"""Collectives over the agent's write-message API: ring all-reduce and all-to-all.
 
 Ring all-reduce of a float32 buffer across N ranks (as NCCL's ring):
 reduce-scatter (N-1 steps: send a chunk right, add the chunk that arrives
@@ -6,16 +6,37 @@ from the left) then all-gather (N-1 steps: pass the reduced chunks on).
 Every step is one RDMA-style write into the right neighbour's staging
 buffer, at an offset of its own, so steps never overwrite each other.
 
+All-to-all (as NCCL's): each rank's buffer is cut into N equal chunks of
+count // N elements; chunk j goes to rank j, which places it in slot r (r:
+the sender's rank) of its output. The own chunk is copied locally; the
+N-1 others are one write each, all posted at once.
+
 Inputs are small integers stored as float32, so every partial sum is exact
-whatever the order of additions: the result must equal the reference sum
-bit for bit, and any difference is a real corruption.
+whatever the order of additions: the result must equal the reference
+(`reference_sum`, `reference_alltoall`, computed from the seeds alone) bit
+for bit, and any difference is a real corruption.
+
+Both are sans-IO-friendly: `start(data, iteration)` posts the first writes,
+`advance()` takes the messages that have arrived and posts what they allow,
+`done` is true once the result is whole and every own write acknowledged.
+`run()` drives one rank on its Agent; a test drives every rank on one
+in-memory network (mrc_host/testing.py). What a collective uses of its host
+(an Agent, or a test's stand-in): `config.host_id`, `register_buffer`,
+`write` (a handle with `.done`), `messages` ((peer, msg_id) -> an arrived
+message, popped when taken) and `run_until`.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
+from .multirail import ID_MASK
+
 STEP_TIMEOUT_S = 120.0  # far above any stall the lab creates; then the job fails loudly
+# message ids wrap within the smaller id space of the two transports (the multi-rail baseline's)
+MSG_ID_MASK = ID_MASK
 
 
 class CollectiveError(RuntimeError):
@@ -35,7 +56,80 @@ def reference_sum(seed: int, iteration: int, ranks: int, count: int) -> np.ndarr
     return total
 
 
-class RingAllReduce:
+def alltoall_chunk(count: int, ranks: int) -> int:
+    """Elements each rank sends to each rank (NCCL's all-to-all moves equal chunks;
+    the last count % ranks elements of the buffer are not sent)."""
+    return count // ranks
+
+
+def reference_alltoall(seed: int, iteration: int, rank: int, ranks: int, count: int) -> np.ndarray:
+    """What `rank` must hold after an all-to-all: chunk `rank` of every rank's input, in rank order."""
+    chunk = alltoall_chunk(count, ranks)
+    return np.concatenate([rank_input(seed, iteration, j, count)[rank * chunk:(rank + 1) * chunk]
+                           for j in range(ranks)])
+
+
+class _Collective(ABC):
+    """What both collectives share: the rank, the driving loop, the message ids."""
+
+    name = ""
+
+    def __init__(self, agent, ranks: list[str]):
+        self.agent = agent
+        self.ranks = list(ranks)
+        self.n = len(self.ranks)
+        if self.n < 2:
+            raise CollectiveError(f"a {self.name} needs at least 2 ranks, got {self.n}")
+        if len(set(self.ranks)) != self.n:
+            raise CollectiveError(f"a rank is listed twice: {self.ranks}")
+        if agent.config.host_id not in self.ranks:
+            raise CollectiveError(f"host {agent.config.host_id} is not one of the ranks {self.ranks}")
+        self.rank = self.ranks.index(agent.config.host_id)
+        self._pending: list = []   # handles of this iteration's own writes
+
+    def _take(self, peer: str, msg_id: int):
+        """The arrived message (peer, msg_id), taken, or None."""
+        return self.agent.messages.pop((peer, msg_id), None)
+
+    def _write(self, peer: str, data: bytes, offset: int, msg_id: int) -> None:
+        self._pending.append(self.agent.write(peer, data, remote_offset=offset, msg_id=msg_id))
+
+    def _writes_done(self) -> bool:
+        return all(h.done for h in self._pending)
+
+    def run(self, data: np.ndarray, iteration: int) -> np.ndarray:
+        """One iteration on this rank, driven on its agent; `data` is not modified.
+        Fails (CollectiveError) after STEP_TIMEOUT_S without progress."""
+        self.start(data, iteration)
+        while not self.done:
+            if not self.agent.run_until(self.advance, STEP_TIMEOUT_S):
+                raise CollectiveError(f"rank {self.rank}: {self.waiting_for()} of iteration {iteration} "
+                                      f"not done within {STEP_TIMEOUT_S:.0f} s")
+        return self.result()
+
+    @abstractmethod
+    def start(self, data: np.ndarray, iteration: int) -> None:
+        """Post the iteration's first writes (`data`: this rank's input, not modified)."""
+
+    @abstractmethod
+    def advance(self) -> bool:
+        """Take what arrived and post what it allows; True if anything moved or all is done."""
+
+    @property
+    @abstractmethod
+    def done(self) -> bool:
+        """The result is whole and every own write of the iteration acknowledged."""
+
+    @abstractmethod
+    def result(self) -> np.ndarray:
+        """This rank's result of the iteration (valid once done)."""
+
+    @abstractmethod
+    def waiting_for(self) -> str:
+        """What the iteration still waits for, for the error that names a stall."""
+
+
+class RingAllReduce(_Collective):
     """One rank of a ring all-reduce.
 
     agent: a mrc_host.agent.Agent connected to both ring neighbours
@@ -43,13 +137,11 @@ class RingAllReduce:
     count: float32 elements in the buffer
     """
 
+    name = "ring all-reduce"
+
     def __init__(self, agent, ring: list[str], count: int):
-        self.agent = agent
-        self.ring = ring
-        self.n = len(ring)
-        if self.n < 2:
-            raise CollectiveError("a ring needs at least 2 ranks")
-        self.rank = ring.index(agent.config.host_id)
+        super().__init__(agent, ring)
+        self.ring = self.ranks
         self.left = ring[(self.rank - 1) % self.n]
         self.right = ring[(self.rank + 1) % self.n]
         self.count = count
@@ -60,35 +152,133 @@ class RingAllReduce:
         self.staging = bytearray(self.steps * self.slot_bytes)
         agent.register_buffer(self.left, self.staging)
 
-    def _msg_id(self, iteration: int, step: int) -> int:
-        return (iteration * self.steps + step) & 0x7FFFFFFF
+    @staticmethod
+    def peers(ring: list[str], me: str) -> list[str]:
+        """The hosts a rank talks to: its two ring neighbours (one with 2 ranks)."""
+        i = ring.index(me)
+        return sorted({ring[(i - 1) % len(ring)], ring[(i + 1) % len(ring)]} - {me})
 
-    def _exchange(self, buf: np.ndarray, iteration: int, step: int, send: int, recv: int) -> np.ndarray:
-        handle = self.agent.write(self.right, buf[self.chunks[send]].tobytes(),
-                                  remote_offset=step * self.slot_bytes,
-                                  msg_id=self._msg_id(iteration, step))
-        msg = self.agent.wait_message(self.left, self._msg_id(iteration, step), STEP_TIMEOUT_S)
-        if msg is None:
-            raise CollectiveError(
-                f"rank {self.rank}: step {step} of iteration {iteration} did not arrive from "
-                f"{self.left} within {STEP_TIMEOUT_S:.0f} s"
-            )
-        length = self.chunks[recv].stop - self.chunks[recv].start
-        self._pending.append(handle)
-        return np.frombuffer(self.staging, dtype=np.float32, count=length, offset=step * self.slot_bytes)
+    @staticmethod
+    def reference(seed: int, iteration: int, rank: int, ranks: int, count: int) -> np.ndarray:
+        return reference_sum(seed, iteration, ranks, count)
 
-    def run(self, data: np.ndarray, iteration: int) -> np.ndarray:
-        """All-reduce `data` (not modified); returns the sum over all ranks."""
-        buf = data.astype(np.float32, copy=True)
-        self._pending = []
+    def _msg_id(self, step: int) -> int:
+        return (self.iteration * self.steps + step) & MSG_ID_MASK
+
+    def _chunks_of(self, step: int) -> tuple[int, int]:
+        """(chunk sent, chunk received) at `step`: reduce-scatter, then all-gather."""
         r, n = self.rank, self.n
-        for s in range(n - 1):  # reduce-scatter
-            send, recv = (r - s) % n, (r - s - 1) % n
-            buf[self.chunks[recv]] += self._exchange(buf, iteration, s, send, recv)
-        for s in range(n - 1):  # all-gather
-            send, recv = (r - s + 1) % n, (r - s) % n
-            buf[self.chunks[recv]] = self._exchange(buf, iteration, n - 1 + s, send, recv)
+        if step < n - 1:
+            return (r - step) % n, (r - step - 1) % n
+        s = step - (n - 1)
+        return (r - s + 1) % n, (r - s) % n
+
+    def _post(self, step: int) -> None:
+        send, _recv = self._chunks_of(step)
+        self._write(self.right, self.buf[self.chunks[send]].tobytes(), step * self.slot_bytes,
+                    self._msg_id(step))
+
+    def start(self, data: np.ndarray, iteration: int) -> None:
+        self.buf = data.astype(np.float32, copy=True)
+        self.iteration, self.step, self._pending = iteration, 0, []
+        self._post(0)
+
+    def advance(self) -> bool:
+        moved = False
+        # a step's chunk is sent only once the previous step's chunk arrived (it is what is sent on)
+        while self.step < self.steps and self._take(self.left, self._msg_id(self.step)) is not None:
+            _send, recv = self._chunks_of(self.step)
+            part = self.chunks[recv]
+            arrived = np.frombuffer(self.staging, dtype=np.float32, count=part.stop - part.start,
+                                    offset=self.step * self.slot_bytes)
+            if self.step < self.n - 1:
+                self.buf[part] += arrived
+            else:
+                self.buf[part] = arrived
+            self.step += 1
+            moved = True
+            if self.step < self.steps:
+                self._post(self.step)
+        return moved or self.done
+
+    @property
+    def done(self) -> bool:
         # the iteration ends when this rank's own writes are delivered, too
-        if not self.agent.wait(self._pending, STEP_TIMEOUT_S):
-            raise CollectiveError(f"rank {r}: writes of iteration {iteration} not acknowledged")
-        return buf
+        return self.step == self.steps and self._writes_done()
+
+    def result(self) -> np.ndarray:
+        """The sum over all ranks."""
+        return self.buf
+
+    def waiting_for(self) -> str:
+        if self.step < self.steps:
+            return f"step {self.step} from {self.left}"
+        return "acknowledgement of its writes"
+
+
+class AllToAll(_Collective):
+    """One rank of an all-to-all.
+
+    agent: a mrc_host.agent.Agent connected to every other rank
+    ranks: host ids in rank order; this rank is ranks.index(agent's host id)
+    count: float32 elements in the send buffer (each rank gets count // N of them)
+    """
+
+    name = "all-to-all"
+
+    def __init__(self, agent, ranks: list[str], count: int):
+        super().__init__(agent, ranks)
+        self.count = count
+        self.chunk = alltoall_chunk(count, self.n)
+        if self.chunk == 0:
+            raise CollectiveError(f"an all-to-all of {count} elements over {self.n} ranks sends nothing")
+        self.chunk_bytes = 4 * self.chunk
+        self.others = [peer for peer in self.ranks if peer != self.ranks[self.rank]]
+        # one output for all peers: each writes its own slot (its rank), so one buffer serves them all
+        self.output = bytearray(self.n * self.chunk_bytes)
+        for peer in self.others:
+            agent.register_buffer(peer, self.output)
+        self._waiting: set[str] = set()
+
+    @staticmethod
+    def peers(ranks: list[str], me: str) -> list[str]:
+        """The hosts a rank talks to: every other rank."""
+        return [peer for peer in ranks if peer != me]
+
+    @staticmethod
+    def reference(seed: int, iteration: int, rank: int, ranks: int, count: int) -> np.ndarray:
+        return reference_alltoall(seed, iteration, rank, ranks, count)
+
+    def _msg_id(self) -> int:
+        return self.iteration & MSG_ID_MASK
+
+    def start(self, data: np.ndarray, iteration: int) -> None:
+        send = data.astype(np.float32, copy=False)
+        self.iteration, self._pending = iteration, []
+        me, slot = self.rank, self.chunk_bytes
+        self.output[me * slot:(me + 1) * slot] = send[me * self.chunk:(me + 1) * self.chunk].tobytes()
+        for peer in self.others:
+            j = self.ranks.index(peer)
+            self._write(peer, send[j * self.chunk:(j + 1) * self.chunk].tobytes(), me * slot, self._msg_id())
+        self._waiting = set(self.others)
+
+    def advance(self) -> bool:
+        arrived = {peer for peer in self._waiting if self._take(peer, self._msg_id()) is not None}
+        self._waiting -= arrived
+        return bool(arrived) or self.done
+
+    @property
+    def done(self) -> bool:
+        return not self._waiting and self._writes_done()
+
+    def result(self) -> np.ndarray:
+        """Chunk r of every rank's input, in rank order (a copy: the next iteration writes here)."""
+        return np.frombuffer(self.output, dtype=np.float32).copy()
+
+    def waiting_for(self) -> str:
+        if self._waiting:
+            return f"the chunks from {', '.join(sorted(self._waiting))}"
+        return "acknowledgement of its writes"
+
+
+COLLECTIVES = {"allreduce": RingAllReduce, "alltoall": AllToAll}
