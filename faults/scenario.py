@@ -175,6 +175,8 @@ def _build(path: Path, data: dict) -> Scenario:
     if "payload_size" in model.job.model_fields_set and job.payload_size + DATA.size + IP_UDP_HEADER_BYTES > spec.mtu:
         raise InvalidField("job.payload_size",
                            f"{job.payload_size} bytes + headers do not fit the fabric's MTU ({spec.mtu})")
+    if job.placement == "interleaved" and spec.racks < 2:  # lab.runners.job.ring_order's rule
+        raise InvalidField("job.placement", "interleaved alternates racks: this fabric has 1 rack; use contiguous")
     if "payload_size" in model.transport_params.model_fields_set:
         # the job runner passes its own payload size to the agents: one place for it
         raise InvalidField("transport_params.payload_size", "set it as job.payload_size")

@@ -172,11 +172,14 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
 
 
 def describe_run(scenario: Scenario) -> None:
+    from mrc_host.collectives import COLLECTIVES
+
     spec, job = scenario.fabric, scenario.job
     console.print(f"scenario [bold]{scenario.name}[/]: {scenario.description}", highlight=False)
     budget = f", at most {job.max_seconds:g} s each" if job.max_seconds else ""
     console.print(f"{spec.planes}-plane fabric, {spec.hosts} ranks, {spec.link_mbps:g} Mb/s links; "
-                  f"{job.buffer_bytes / MIB:g} MiB ring all-reduce x {job.iterations}{budget}; "
+                  f"{job.buffer_bytes / MIB:g} MiB {COLLECTIVES[job.collective].name} ({job.placement} ranks) "
+                  f"x {job.iterations}{budget}; "
                   f"{len(scenario.faults)} faults; {' vs '.join(scenario.transports)}"
                   f"{'' if scenario.trimming else '; trimming off'}", highlight=False)
     if spec.dataplane == "srv6":

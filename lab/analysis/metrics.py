@@ -29,7 +29,8 @@ conservation {transport: {"sent", "received", "named_drops": {...},
 config      a Scenario.to_dict() (faults/scenario_record.py), as config.json
              holds it: "fabric" (FabricSpec.to_dict(): N = racks x
              hosts_per_rack ranks, P planes, R = link_mbps), "job"
-             {"buffer_bytes": S, ...}, optional "stall_factor" k (null: 2.0).
+             {"buffer_bytes": S, "collective": (optional, "allreduce" if
+             absent), ...}, optional "stall_factor" k (null: 2.0).
              A key the analysis needs that is missing raises ConfigError naming
              it; no config at all ({}) leaves the bandwidth figures undefined.
 
@@ -41,12 +42,16 @@ Definitions
   median is used instead (``clean_median_fallback`` = True) so stalls are
   still defined.
 - stall: duration > k x clean median, k = ``stall_factor`` (default 2.0).
-- algbw = S / duration; busbw = algbw x 2(N-1)/N (nccl-tests ring
-  all-reduce convention); both reported in Mb/s from the median iteration.
+- algbw = S / duration; busbw = algbw x F, F the collective's bus factor
+  (nccl-tests' definitions, ``bus_factor``): 2(N-1)/N for the ring
+  all-reduce, (N-1)/N for all-to-all; the config's job.collective names the
+  collective (a config without one is an all-reduce's). Both reported in
+  Mb/s from the median iteration.
 - efficiency = busbw / (P x R), of the median iteration.
-- ideal iteration time = 2(N-1)/N x S / (P x R): the ring moves 2(N-1)/N x S
-  bytes through each rank's P links of R; ``ideal_ratio`` = median / ideal
-  (so efficiency = 1 / ideal_ratio).
+- ideal iteration time = F x S / (P x R): the ring moves 2(N-1)/N x S bytes
+  through each rank's P links of R, an all-to-all sends (N-1)/N x S out of
+  each rank (and as much in); ``ideal_ratio`` = median / ideal (so
+  efficiency = 1 / ideal_ratio).
 - failover (as a user means it): fault instant -> the last DATA packet sent
   on a route that crosses the failed element (``route_crosses``) and then
   stayed silent for the rest of the fault (its silence covers the repair, or
@@ -201,25 +206,36 @@ def stalls(iterations: Sequence[Mapping], reference: float | None, k: float = DE
 
 # ---- bandwidth -------------------------------------------------------------------------------
 
-def bus_factor(ranks: int) -> float:
-    """2(N-1)/N: the share of the buffer a ring all-reduce moves through each rank."""
-    return 2.0 * (ranks - 1) / ranks if ranks > 0 else 0.0
+# Bus factor of each collective over N ranks, as nccl-tests defines busbw = algbw x factor:
+# the share of the buffer that crosses each rank's links, so busbw compares with link rate.
+BUS_FACTORS: dict[str, Callable[[int], float]] = {
+    "allreduce": lambda n: 2.0 * (n - 1) / n,   # ring: reduce-scatter + all-gather, (N-1)/N each
+    "alltoall": lambda n: (n - 1) / n,          # every rank keeps 1/N of its buffer, sends the rest
+}
+DEFAULT_COLLECTIVE = "allreduce"  # a run's config from before job.collective existed
+
+
+def bus_factor(ranks: int, collective: str = DEFAULT_COLLECTIVE) -> float:
+    """The share of the buffer `collective` moves through each rank (BUS_FACTORS); 0 without ranks."""
+    return BUS_FACTORS[collective](ranks) if ranks > 0 else 0.0
 
 
 def bandwidth(duration_s: float | None, *, ranks: int, buffer_bytes: float, planes: int,
-              link_mbps: float) -> dict:
+              link_mbps: float, collective: str = DEFAULT_COLLECTIVE) -> dict:
     """algbw/busbw (Mb/s), efficiency, ideal time and ratio for one iteration time.
 
-    ranks N, buffer_bytes S, planes P, link_mbps R: see the module docstring.
-    Undefined figures (no duration, zero capacity, one rank) are None.
+    ranks N, buffer_bytes S, planes P, link_mbps R, collective (its bus factor):
+    see the module docstring. Undefined figures (no duration, zero capacity,
+    one rank) are None.
     """
+    factor = bus_factor(ranks, collective)
     capacity_mbps = planes * link_mbps
-    ideal = bus_factor(ranks) * buffer_bytes * 8 / (capacity_mbps * 1e6) if capacity_mbps > 0 else None
+    ideal = factor * buffer_bytes * 8 / (capacity_mbps * 1e6) if capacity_mbps > 0 else None
     out = {**dict.fromkeys(BANDWIDTH_FIGURES), "ideal_s": ideal}
     if duration_s is None or duration_s <= 0:
         return out
     algbw = buffer_bytes * 8 / duration_s / 1e6
-    busbw = algbw * bus_factor(ranks)
+    busbw = algbw * factor
     out.update(algbw_mbps=algbw, busbw_mbps=busbw,
                efficiency=busbw / capacity_mbps if capacity_mbps > 0 else None,
                ideal_ratio=duration_s / ideal if ideal else None)
@@ -750,11 +766,20 @@ def run_fabric(config: Mapping) -> FabricSpec:
 
 
 def run_buffer_bytes(config: Mapping) -> int:
-    """The all-reduce buffer per rank (bytes) a run used: its config's job.buffer_bytes."""
+    """The buffer per rank (bytes) a run's collective used: its config's job.buffer_bytes."""
     job = config.get("job")
     if not isinstance(job, Mapping) or "buffer_bytes" not in job:
         raise ConfigError("config: job.buffer_bytes is missing")
     return int(job["buffer_bytes"])
+
+
+def run_collective(config: Mapping) -> str:
+    """The collective a run's job ran: its config's job.collective (none: the ring all-reduce)."""
+    job = config.get("job")
+    collective = job.get("collective", DEFAULT_COLLECTIVE) if isinstance(job, Mapping) else DEFAULT_COLLECTIVE
+    if collective not in BUS_FACTORS:
+        raise ConfigError(f"config: job.collective {collective!r} is not one of {', '.join(BUS_FACTORS)}")
+    return collective
 
 
 def run_stall_factor(config: Mapping) -> float:
@@ -768,7 +793,7 @@ def _run_bandwidth(median: float | None, config: Mapping, fabric: FabricSpec | N
     if fabric is None:
         return dict.fromkeys(BANDWIDTH_FIGURES)
     return bandwidth(median, ranks=fabric.hosts, buffer_bytes=run_buffer_bytes(config), planes=fabric.planes,
-                     link_mbps=fabric.link_mbps)
+                     link_mbps=fabric.link_mbps, collective=run_collective(config))
 
 
 def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[Mapping] = (),

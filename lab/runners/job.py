@@ -1,10 +1,11 @@
-"""The job runner: one synchronous all-reduce job over the fabric's agents.
+"""The job runner: one synchronous collective job (ring all-reduce or all-to-all) over the fabric's agents.
 
 `run_job(session, job)` starts one worker (lab/inhost/jobworker.py) per host inside
 its namespace, releases iteration k+1 on every rank only when all ranks
 finished k (as synchronous training does), and records per iteration and
 per rank start/end on CLOCK_MONOTONIC, which every network namespace
 shares. It returns the records; writing them out is lab/analysis/results.py's job.
+Ranks sit on hosts in the order `ring_order` gives for the job's placement.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from faults.scenario_record import (
     DEFAULT_ITERATIONS,
     DEFAULT_SEED,
     LAB_PAYLOAD_SIZE,
+    PLACEMENTS,
     TRANSPORTS,
+    JobSettings,
     Scenario,
     buffer_bytes_from_mb,
 )
@@ -28,7 +31,10 @@ from lab.runners.mappers import Mappers
 from lab.plumbing.session import Session
 from lab.runners.workers import HostWorkers, WorkerError, read_stats  # noqa: F401 (read_stats: API)
 from mrc_host.agent import AgentConfig
+from mrc_host.collectives import COLLECTIVES as COLLECTIVE_CLASSES
+from mrc_host.collectives import alltoall_chunk
 from mrc_host.denylist import denylist_path
+from topologies.fabric import FabricSpec
 
 JOB_MAX_SECONDS = 300.0  # the runner's cap on one job when its scenario sets no max_seconds
 
@@ -43,8 +49,10 @@ class JobSpec:
     defaults are the Scenario record's, for jobs built in code: tests, exercises).
 
     transport: "mrc" or "baseline"
-    iterations: all-reduce iterations to run (stop early at `max_seconds`)
-    buffer_bytes: all-reduce buffer per rank, bytes (float32 elements x 4)
+    collective: "allreduce" (ring) or "alltoall" (mrc_host.collectives.COLLECTIVES)
+    placement: "contiguous" or "interleaved": the rank order (ring_order)
+    iterations: collective iterations to run (stop early at `max_seconds`)
+    buffer_bytes: buffer per rank, bytes (float32 elements x 4)
     seed: seed of the inputs (same for both transports: an A/B)
     payload_size: DATA payload bytes per packet
     params: transport parameter overrides (mrc_host.params.TransportParams);
@@ -54,6 +62,8 @@ class JobSpec:
     """
 
     transport: str = "mrc"
+    collective: str = JobSettings.collective
+    placement: str = JobSettings.placement
     iterations: int = DEFAULT_ITERATIONS
     buffer_bytes: int = buffer_bytes_from_mb(DEFAULT_BUFFER_MB)
     seed: int = DEFAULT_SEED
@@ -71,7 +81,8 @@ class JobSpec:
 def job_spec(scenario: Scenario, transport: str) -> JobSpec:
     """The job `scenario` runs with `transport`."""
     job = scenario.job
-    return JobSpec(transport=transport, iterations=job.iterations, buffer_bytes=job.buffer_bytes,
+    return JobSpec(transport=transport, collective=job.collective, placement=job.placement,
+                   iterations=job.iterations, buffer_bytes=job.buffer_bytes,
                    seed=scenario.seed, payload_size=job.payload_size,
                    max_seconds=JOB_MAX_SECONDS if job.max_seconds is None else job.max_seconds,
                    params=dict(scenario.transport_params))
@@ -87,31 +98,62 @@ class JobResult:
     error: str | None = None
 
 
-def _ring_agent_config(session: Session, host: int, job: JobSpec, ring: list[str], stats_path: str) -> dict:
+def ring_order(spec: FabricSpec, placement: str) -> list[str]:
+    """The hosts in rank order (a ring's order: rank r sends to rank r + 1, the last to the first).
+
+    contiguous: host order, so a rack's hosts are neighbours and only the hops
+        between racks cross the T1s (2 of the 4 hops on the default fabric)
+    interleaved: dealt over the racks in turn (rack 0's first host, rack 1's
+        first, ..., rack 0's second, ...), so with 2 racks or more every hop,
+        the closing one too, goes from one rack to another and crosses the T1s,
+        as NCCL's rings do over many racks
+    """
+    if placement == "contiguous":
+        return list(spec.host_names)
+    if placement != "interleaved":
+        raise JobError(f"unknown placement {placement!r}; choose from {', '.join(PLACEMENTS)}")
+    if spec.racks < 2:
+        raise JobError("placement interleaved alternates racks: the fabric has only 1 rack; use contiguous")
+    hosts = sorted(range(spec.hosts), key=lambda h: (spec.index_in_rack(h), spec.rack_of(h)))
+    return [spec.host_name(h) for h in hosts]
+
+
+def check_job(spec: FabricSpec, job: JobSpec) -> None:
+    """A JobError naming the field, before any worker starts, for a job that cannot run here."""
+    if job.transport not in TRANSPORTS:
+        raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
+    if job.collective not in COLLECTIVE_CLASSES:
+        raise JobError(f"unknown collective {job.collective!r}; choose from {', '.join(COLLECTIVE_CLASSES)}")
+    ring_order(spec, job.placement)
+    if job.collective == "alltoall" and alltoall_chunk(job.count, spec.hosts) == 0:
+        raise JobError(f"buffer_bytes {job.buffer_bytes}: an all-to-all over {spec.hosts} ranks needs "
+                       f"at least {4 * spec.hosts} bytes")
+
+
+def _rank_agent_config(session: Session, host: int, job: JobSpec, ranks: list[str], stats_path: str) -> dict:
     spec = session.spec
-    i = ring.index(spec.host_name(host))
-    # only the ring neighbours: a rank never talks to anyone else (ring
-    # position = host id: Workers builds the ring in host order)
-    neighbours = sorted({(i - 1) % len(ring), (i + 1) % len(ring)})
-    return agent_config(spec, host, neighbours, transport=job.transport, payload_size=job.payload_size,
+    # only the peers the collective talks to: ring neighbours, or every rank for all-to-all
+    peers = COLLECTIVE_CLASSES[job.collective].peers(ranks, spec.host_name(host))
+    return agent_config(spec, host, sorted(spec.host_names.index(p) for p in peers), transport=job.transport,
+                        payload_size=job.payload_size,
                         params=lab_transport_params(spec, job.transport, job.params), stats_path=stats_path,
                         policy=job.policy, denylist_path=str(denylist_path(session.workdir)))
 
 
 def start_workers(session: Session, job: JobSpec) -> HostWorkers:
-    """One job worker per host, in ring order, each READY."""
+    """One job worker per host, in host order, each READY."""
     spec = session.spec
-    ring = [spec.host_name(h) for h in range(spec.hosts)]
+    ranks = ring_order(spec, job.placement)
     workers = HostWorkers(session)
     for h in range(spec.hosts):
         name = spec.host_name(h)
         stats_path = session.workdir / f"{job.transport}-{name}.jsonl"
         stats_path.unlink(missing_ok=True)
         workers.start(h, "lab.inhost.jobworker", {
-            "agent": _ring_agent_config(session, h, job, ring, str(stats_path)),
-            "job": {"ring": ring, "count": job.count, "seed": job.seed},
+            "agent": _rank_agent_config(session, h, job, ranks, str(stats_path)),
+            "job": {"collective": job.collective, "ranks": ranks, "count": job.count, "seed": job.seed},
         }, session.workdir / f"{job.transport}-{name}.json")
-    for name in ring:
+    for name in spec.host_names:
         workers.expect(name, "READY")
     return workers
 
@@ -122,8 +164,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     (progress bar). t0 (default: the moment every worker is READY) is what the
     records count from; `on_ready(t0)` is called once before the first
     iteration (a deferred fault timeline starts there)."""
-    if job.transport not in TRANSPORTS:
-        raise JobError(f"unknown transport {job.transport!r}; choose from {', '.join(TRANSPORTS)}")
+    check_job(session.spec, job)
     mappers = None
     try:
         if job.transport == "mrc" and job.mappers:
@@ -133,7 +174,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
         if mappers is not None:
             mappers.stop(time.monotonic())
         raise JobError(str(exc)) from None
-    ring = list(workers.procs)
+    hosts = list(workers.procs)   # rank_times are listed in host order, whatever the rank order
     t0 = time.monotonic() if t0 is None else t0
     result = JobResult(job.transport, t0)
     try:
@@ -145,7 +186,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
             started = time.monotonic()
             workers.send(f"ITER {k}")
             ranks, verified = [], True
-            for name in ring:
+            for name in hosts:
                 fields = workers.expect(name, "DONE")
                 ranks.append([float(fields[1]) - t0, float(fields[2]) - t0])
                 verified &= fields[3] == "1"
