@@ -381,11 +381,9 @@ def check(
                           (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value)
     console.print(f"building {spec.planes}-plane fabric: {spec.switch_count} switches, {spec.hosts} hosts, "
                   f"{spec.link_mbps:g} Mb/s links")
-    if spec.dataplane == "srv6":
-        check_srv6(spec, json_path)
     try:
         with lab_session(spec) as session:
-            console.print(f"built in {session.fabric.build_s:.1f} s ({session.fabric.datapath} datapath); "
+            console.print(f"built in {session.fabric.build_s:.1f} s ({spec.dataplane} data plane, {session.fabric.datapath} datapath); "
                           "verifying paths...")
             result = run_check(session, seconds=seconds)
         timings = session.timings
@@ -407,8 +405,14 @@ def check(
                       f"received {attempt['received']}, unexplained loss {lost}; {busy}", highlight=False)
     console.print(f"build {timings['build_s']:.1f} s, verify {result.verify_s:.1f} s, "
                   f"teardown {timings['teardown_s']:.1f} s", highlight=False)
-    console.print(f"paths verified: {result.paths_ok}/{result.paths_total}", highlight=False)
+    console.print(f"port program on {result.port_program_ports[0]}/{result.port_program_ports[1]} switch ports",
+                  highlight=False)
+    how = ("proved by each T1's End counter" if spec.dataplane == "srv6"
+           else "each arrived with its T1's mark")
+    console.print(f"paths verified: {result.paths_ok}/{result.paths_total} (every (source, destination, plane, T1) "
+                  f"route, {how})", highlight=False)
     write_json(json_path, {
+        "dataplane": spec.dataplane,
         "paths_total": result.paths_total,
         "paths_ok": result.paths_ok,
         "planes": spec.planes,
@@ -420,54 +424,10 @@ def check(
         "conservation_sent": result.conservation_sent,
         "conservation_received": result.conservation_received,
         "conservation_attempts": result.conservation_attempts,
+        "port_program_ports": list(result.port_program_ports),
         "failures": result.failures,
     })
     raise typer.Exit(0 if result.ok else 1)
-
-
-def check_srv6(spec: FabricSpec, json_path: Optional[Path]) -> None:
-    """`check` on the srv6 data plane: every route proved by its T1's End counter
-    (topologies/srv6_builder.py verify_routes) and the port program on every router
-    port; the conservation pass streams IPv4 through the OpenFlow tables: not here yet."""
-    from lab.plumbing.session import lab_session
-    from topologies import port_program
-    from topologies.builder import BuildError
-    from topologies.srv6_builder import RouteError, route_rounds, verify_routes
-
-    total, failures, proved = sum(len(r) for r in route_rounds(spec)), [], None
-    try:
-        with lab_session(spec) as session:
-            console.print(f"built in {session.fabric.build_s:.1f} s (srv6 data plane: kernel IPv6 routers); "
-                          "proving every route...")
-            ports = session.fabric.switch_ports()
-            attached = len(set(ports) & set(port_program.all_counters()))
-            try:
-                proved = verify_routes(session.fabric)
-            except RouteError as exc:
-                failures.append(str(exc))
-        timings = session.timings
-    except BuildError as exc:
-        fail(str(exc))
-    if attached != len(ports):
-        failures.append(f"the port program is attached to {attached} of {len(ports)} router ports")
-    for failure in failures:
-        console.print(f"  [red]FAIL[/] {failure}", highlight=False)
-    console.print(f"port program on {attached}/{len(ports)} router ports", highlight=False)
-    console.print("conservation pass: openflow only for now (its streams are IPv4 through the OpenFlow tables)",
-                  highlight=False)
-    verify = f"verify {proved.seconds:.1f} s, " if proved else ""
-    console.print(f"build {timings['build_s']:.1f} s, {verify}teardown {timings['teardown_s']:.1f} s", highlight=False)
-    routes_ok = total if proved else 0
-    console.print(f"paths verified: {routes_ok}/{total} (every (plane, T1) route of every rack pair, proved by "
-                  "its T1's End counter, and every same-rack route)", highlight=False)
-    write_json(json_path, {
-        "dataplane": spec.dataplane, "paths_total": total, "paths_ok": routes_ok, "planes": spec.planes,
-        "switches": spec.switch_count, "hosts": spec.hosts, "port_program_ports": [attached, len(ports)],
-        "build_s": round(timings["build_s"], 3), "verify_s": round(proved.seconds, 3) if proved else None,
-        "teardown_s": round(timings["teardown_s"], 3), "conservation": "openflow only for now",
-        "failures": failures,
-    })
-    raise typer.Exit(0 if not failures else 1)
 
 
 @app.command()

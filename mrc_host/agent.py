@@ -53,12 +53,11 @@ from .params import DEFAULT_EVS_PER_PLANE, TransportParams
 from .path_select import POLICIES, PathSelector
 from .routes import route_of, routes_for
 from .transport import Connection, ConnectionSetup, transport
+from .udp6 import zero_checksums
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
-# Zero UDP checksums over IPv6 (RFC 6935): sent by a socket with TX, accepted by one with RX.
-UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
 HOUSEKEEPING_S = 0.02     # NIC port state and denylist re-checked at least this often (a stat and a few ioctls)
 
@@ -235,7 +234,7 @@ class Agent:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
             if self.ipv6:
                 s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
-                s.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX, 1)
+                zero_checksums(s, send=False)
             else:
                 s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
             # lets agents sharing a namespace (benchmark) bind 0.0.0.0 and specific IPs
@@ -252,7 +251,7 @@ class Agent:
                 s = socket.socket(family, socket.SOCK_DGRAM)
                 if self.ipv6:
                     s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, wire.ECT0)
-                    s.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_TX, 1)
+                    zero_checksums(s, receive=False)
                 else:
                     s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, cfg.sndbuf)

@@ -34,19 +34,21 @@ the root namespace's (checked at build).
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import json
 import select
 import socket
 import time
 from dataclasses import dataclass, field
 
+from mrc_host.udp6 import zero_checksums
 from topologies import netns
 from topologies.builder import BuildError, require_root, run_node_script, sh, switch_port_configs, tbf_qdisc
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
 from topologies.srv6_plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
 
-DATAPATH = "srv6"
+DATAPATH = "kernel IPv6 router"  # what forwards: the kernel, in each router namespace
 # The device every router's End route is attached to: an ifb, always up and never a
 # port, because the kernel deletes a route whose port is set down (a link fault) and
 # refuses a non-local route on `lo` (it makes it a reject route). Measured: End counts
@@ -400,15 +402,17 @@ def baseline_route_line(spec: FabricSpec, switch: Switch, route: BaselineRoute) 
 # ---- route proof --------------------------------------------------------------------
 # UDP port of the route proof's datagrams (next to the lab's transports, topologies/tables.py).
 VERIFY_PORT = 4796
-# The destination address changes in flight (each End shifts it), so a UDP checksum
-# computed by the sender over the first address fails at the receiver: off at both ends.
-UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102
 # Broken routes named in one error; the rest are counted.
 SHOWN_PROBLEMS = 8
 
 
 class RouteError(BuildError):
-    """A route of the srv6 fabric does not carry packets as the plan says (the message names it)."""
+    """A route of the srv6 fabric does not carry packets as the plan says (the message
+    names it; `broken` holds every probe found broken, when known)."""
+
+    def __init__(self, message: str, broken: frozenset = frozenset()):
+        super().__init__(message)
+        self.broken = broken
 
 
 @dataclass(frozen=True)
@@ -436,19 +440,17 @@ class RouteProof:
 
 
 def route_rounds(spec: FabricSpec) -> list[list[Probe]]:
-    """The probes of verify_routes, in rounds: one round per ordered pair of racks,
-    sending over every (plane, T1), so each T1 carries exactly one route per round
-    and its counter names that route; then one round of every same-rack route (no
-    T1 may count anything). Hosts are rotated so different racks' hosts take part."""
-    hpr, rounds = spec.hosts_per_rack, []
-    for src_rack in range(spec.racks):
-        for dst_rack in range(spec.racks):
-            if src_rack != dst_rack:
-                src, dst = src_rack * hpr + dst_rack % hpr, dst_rack * hpr + src_rack % hpr
-                rounds.append([Probe(src, dst, p, s) for p in range(spec.planes) for s in range(spec.spines)])
-    if hpr > 1:
-        rounds.append([Probe(r * hpr, r * hpr + 1, p, None) for r in range(spec.racks) for p in range(spec.planes)])
-    return rounds
+    """The probes of verify_routes, in rounds: one round per ordered pair of hosts in
+    different racks, sending over every (plane, T1), so each T1 carries exactly one
+    route per round and its counter names that route; then one round of every
+    same-rack route (no T1 may count anything): every (source, destination, plane,
+    T1) route of the fabric."""
+    pairs = list(itertools.permutations(range(spec.hosts), 2))
+    rounds = [[Probe(src, dst, p, s) for p in range(spec.planes) for s in range(spec.spines)]
+              for src, dst in pairs if spec.rack_of(src) != spec.rack_of(dst)]
+    same_rack = [Probe(src, dst, p, None) for src, dst in pairs if spec.rack_of(src) == spec.rack_of(dst)
+                 for p in range(spec.planes)]
+    return rounds + ([same_rack] if same_rack else [])
 
 
 def socket_in(node, receive: bool) -> socket.socket:
@@ -459,8 +461,7 @@ def socket_in(node, receive: bool) -> socket.socket:
             sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     except OSError as exc:
         raise RouteError(f"cannot make a socket in {node.name}'s namespace: {exc}") from None
-    sock.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX if receive else UDP_NO_CHECK6_TX, 1)
-    return sock
+    return zero_checksums(sock, send=not receive, receive=receive)
 
 
 def end_counters(fabric: Srv6Fabric, switches: list[Switch]) -> dict[Switch, int]:
@@ -489,13 +490,15 @@ def verify_routes(fabric: Srv6Fabric, packets: int = 3, timeout: float = 5.0) ->
     all have arrived)."""
     started = time.monotonic()
     spec, t1s = fabric.spec, [s for s in fabric.spec.switches if s.tier == "t1"]
-    senders, receivers, problems, routes = {}, {}, [], 0
+    senders, receivers, problems, broken, routes = {}, {}, [], set(), 0
     try:
         counters = end_counters(fabric, t1s)
         for probes in route_rounds(spec):
             received = _send_round(fabric, probes, packets, timeout, senders, receivers)
             after = end_counters(fabric, t1s)
-            problems += _round_problems(fabric, probes, packets, received, counters, after)
+            found = _round_problems(fabric, probes, packets, received, counters, after)
+            problems += [text for text, _ in found]
+            broken.update(probe for _, routes_named in found for probe in routes_named)
             counters, routes = after, routes + len(probes)
     finally:
         for sock in [*senders.values(), *receivers.values()]:
@@ -503,7 +506,7 @@ def verify_routes(fabric: Srv6Fabric, packets: int = 3, timeout: float = 5.0) ->
     if problems:
         shown = "; ".join(problems[:SHOWN_PROBLEMS])
         more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
-        raise RouteError(f"srv6 routes broken: {shown}{more}")
+        raise RouteError(f"srv6 routes broken: {shown}{more}", frozenset(broken))
     return RouteProof(routes=routes, packets=packets, seconds=time.monotonic() - started)
 
 
@@ -560,22 +563,23 @@ def _probe_of(payload: bytes) -> Probe | None:
 
 
 def _round_problems(fabric: Srv6Fabric, probes: list[Probe], packets: int, received: dict,
-                    before: dict, after: dict) -> list[str]:
-    """What went wrong in one round: a T1 whose counter moved by other than its
-    probes' datagrams, a probe whose datagrams did not all arrive where sent."""
+                    before: dict, after: dict) -> list[tuple[str, list[Probe]]]:
+    """What went wrong in one round, each with the probes it condemns: a T1 whose
+    counter moved by other than its probes' datagrams, a probe whose datagrams did
+    not all arrive where sent."""
     plan, problems = fabric.plan, []
     for t1, count in after.items():
         mine = [p for p in probes if p.t1 == t1.index and p.plane == t1.plane]
         moved, want = count - before[t1], packets * len(mine)
         if moved != want:
             routes = ", ".join(p.label(plan) for p in mine) or "no route of this round"
-            problems.append(f"{t1} counted {moved} datagrams, expected {want} ({routes})")
+            problems.append((f"{t1} counted {moved} datagrams, expected {want} ({routes})", mine))
     for probe in probes:
         arrived = received.get((probe, probe.dst, probe.plane), 0)
         if arrived != packets:
-            problems.append(f"{probe.label(plan)}: {arrived} of {packets} datagrams arrived")
+            problems.append((f"{probe.label(plan)}: {arrived} of {packets} datagrams arrived", [probe]))
     for (probe, host, plane), count in received.items():
         if probe is None or (probe.dst, probe.plane) != (host, plane):
             what = probe.label(plan) if probe else "stray datagrams"
-            problems.append(f"{what}: {count} arrived at {Host(host)} on plane {plane}")
+            problems.append((f"{what}: {count} arrived at {Host(host)} on plane {plane}", [probe] if probe else []))
     return problems

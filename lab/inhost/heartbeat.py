@@ -30,11 +30,11 @@ import struct
 import sys
 import time
 
+from mrc_host.udp6 import zero_checksums
+
 _DATAGRAM = struct.Struct("!QQ")  # seq, send time (realtime ns)
 _TIMESPEC = struct.Struct("@qq")  # struct timespec of SO_TIMESTAMPNS
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Python does not name it; asm-generic/socket.h
-SOL_UDP = 17
-UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102  # linux/udp.h
 
 
 class _Stop(Exception):
@@ -45,8 +45,7 @@ def _open(port: int, ipv6: bool) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ipv6 else socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     if ipv6:  # uSID routes: the address the checksum covers changes in flight
-        sock.setsockopt(SOL_UDP, UDP_NO_CHECK6_TX, 1)
-        sock.setsockopt(SOL_UDP, UDP_NO_CHECK6_RX, 1)
+        zero_checksums(sock)
     sock.bind(("::" if ipv6 else "0.0.0.0", port))
     sock.setblocking(False)
     return sock

@@ -9,7 +9,8 @@ that every host starts sending at the same time:
           (its mark): proof of which T1 each packet crossed.
   stream  a paced stream to a host in the next rack, sprayed round robin
           over every EV (all planes, all T1s), counting what is sent and
-          what arrives: the conservation pass.
+          what arrives: the conservation pass. On the srv6 data plane it
+          streams IPv6 to each EV's uSID route address (as the agents do).
 
 Results are one JSON object on stdout.
 """
@@ -25,12 +26,15 @@ import struct
 import sys
 import time
 
+from mrc_host.udp6 import zero_checksums
 from topologies.fabric import FabricSpec
+from topologies.srv6_plan import Srv6Plan
 from topologies.tables import EV_PORT_BASE, MRC_PORT
 from topologies.waiting import wait_until
 
 MAGIC = b"MRCLABCHECK"
 ETH_P_IP = 0x0800
+IP_HEADER_BYTES = {False: 20, True: 40}  # IPv4, IPv6 (no extension header: uSID routes need none)
 
 
 def wait_for(path: str, timeout: float = 30.0) -> None:
@@ -40,19 +44,41 @@ def wait_for(path: str, timeout: float = 30.0) -> None:
 
 
 class EvSockets:
-    """One UDP socket per (plane, EV), bound to the EV's source port on the plane's IP."""
+    """One UDP socket per (plane, EV), bound to the EV's source port on the plane's
+    address; on srv6 an IPv6 socket sending to the EV's route address."""
 
     def __init__(self, spec: FabricSpec, host: int):
         self.spec, self.host, self.socks = spec, host, {}
+        self.plan = Srv6Plan(spec) if spec.dataplane == "srv6" else None
 
     def get(self, plane: int, ev: int) -> socket.socket:
         sock = self.socks.get((plane, ev))
         if sock is None:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            if self.plan is not None:
+                sock = zero_checksums(socket.socket(socket.AF_INET6, socket.SOCK_DGRAM), receive=False)
+                source = str(self.plan.host_address(self.host, plane))
+            else:
+                sock, source = socket.socket(socket.AF_INET, socket.SOCK_DGRAM), self.spec.host_ip(self.host, plane)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
-            sock.bind((self.spec.host_ip(self.host, plane), EV_PORT_BASE + ev))
+            sock.bind((source, EV_PORT_BASE + ev))
             self.socks[(plane, ev)] = sock
         return sock
+
+    def destination(self, dst: int, plane: int, ev: int) -> tuple[str, int]:
+        """Where a datagram for host `dst` on (plane, EV) is sent: on srv6 the EV's route."""
+        if self.plan is not None:
+            return str(self.plan.ev_address(self.host, dst, plane, ev)), MRC_PORT
+        return self.spec.host_ip(dst, plane), MRC_PORT
+
+    def receiver(self) -> socket.socket:
+        """The socket the stream arrives on (every plane's address)."""
+        if self.plan is not None:
+            rx = zero_checksums(socket.socket(socket.AF_INET6, socket.SOCK_DGRAM), send=False)
+            rx.bind(("::", MRC_PORT))
+        else:
+            rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            rx.bind(("0.0.0.0", MRC_PORT))
+        return rx
 
 
 def expected_paths(spec: FabricSpec, src: int, dst: int):
@@ -113,12 +139,11 @@ def _parse_probe(frame: bytes):
 
 
 def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: int, load: float) -> dict:
-    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-    rx.bind(("0.0.0.0", MRC_PORT))
-    rx.setblocking(False)
     peer = (host + spec.hosts_per_rack) % spec.hosts
     socks = EvSockets(spec, host)
+    rx = socks.receiver()
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    rx.setblocking(False)
     # round robin over every (plane, EV), consecutive packets on different planes
     paths = [(plane, ev) for ev in spec.evs for plane in range(spec.planes)]
     for plane, ev in paths:
@@ -126,7 +151,7 @@ def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: in
     # Per-host rate: `load` of its NIC, scaled down when a rack's hosts
     # share fewer uplinks than they have NIC ports (spines < hosts_per_rack).
     rate_bps = load * spec.host_capacity_bps * min(1.0, spec.spines / spec.hosts_per_rack)
-    wire_bytes = payload + len(MAGIC) + 8 + 20 + 14
+    wire_bytes = payload + len(MAGIC) + 8 + IP_HEADER_BYTES[socks.plan is not None] + 14
     interval = wire_bytes * 8 / rate_bps
     data = MAGIC + bytes(payload)
     print("READY", flush=True)
@@ -143,7 +168,7 @@ def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: in
         while next_send <= now:
             plane, ev = paths[i % len(paths)]
             try:
-                socks.get(plane, ev).sendto(data, (spec.host_ip(peer, plane), MRC_PORT))
+                socks.get(plane, ev).sendto(data, socks.destination(peer, plane, ev))
                 sent += 1
                 i += 1
                 next_send += interval

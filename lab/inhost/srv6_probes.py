@@ -27,11 +27,10 @@ from topologies.fabric import FabricSpec
 from topologies.names import Switch
 from topologies.srv6_builder import router_port_mac
 from topologies.srv6_plan import Srv6Plan
+from mrc_host.udp6 import zero_checksums
 from topologies.tables import MAPPER_PORT
 
 ETH_P_IPV6 = 0x86DD
-SOL_UDP = 17
-UDP_NO_CHECK6_RX = 102  # linux/udp.h: accept a zero UDP checksum over IPv6
 SEND_HOP_LIMIT = 64  # written in every probe; a reply arrives with this minus the routers crossed
 HOP_LIMIT = struct.Struct("=i")  # the IPV6_HOPLIMIT control message: a native int
 IPV6_HEADER = struct.Struct("!IHBB16s16s")  # version/class/flow, payload length, next header, hop limit, src, dst
@@ -54,7 +53,7 @@ def open_send_socket(ifname: str) -> socket.socket:
 
 def open_receive_socket(address: str) -> socket.socket:
     sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    sock.setsockopt(SOL_UDP, UDP_NO_CHECK6_RX, 1)
+    zero_checksums(sock, send=False)
     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVHOPLIMIT, 1)
     sock.bind((address, MAPPER_PORT))
     sock.setblocking(False)

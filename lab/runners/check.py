@@ -3,7 +3,9 @@
 1. Path verification: one real packet per (source, destination, plane, T1)
    path; each must arrive on the destination's NIC port of that plane
    carrying the Ethernet source mark of the T1 it was meant to cross
-   (within a rack: the sender's own MAC, no T1 on the way).
+   (within a rack: the sender's own MAC, no T1 on the way). On the srv6
+   data plane each route is proved by its T1's own End counter instead
+   (topologies/srv6_builder.py verify_routes).
 2. Conservation pass: every host streams to a host in the next rack,
    sprayed over every plane and T1, at 0.9 of its link rate; packets sent
    must equal packets received (the emulator itself must lose nothing).
@@ -25,6 +27,7 @@ from lab.analysis import metrics
 from lab.analysis.fidelity import FidelityMonitor
 from lab.inhost.pathprobe import expected_paths
 from lab.plumbing.session import Session
+from topologies import port_program
 from topologies.project import PROJECT_ROOT
 
 
@@ -42,6 +45,7 @@ class CheckResult:
     conservation_blocked: int = 0
     conservation_attempts: list = field(default_factory=list)  # load, sent, received, cpu_bound per pass
     verify_s: float = 0.0
+    port_program_ports: tuple = (0, 0)  # switch ports holding the port program, of all switch ports
 
     @property
     def ok(self) -> bool:
@@ -50,6 +54,7 @@ class CheckResult:
             and self.paths_ok == self.paths_total
             and self.conservation_sent > 0
             and self.conservation_sent == self.conservation_received
+            and self.port_program_ports[0] == self.port_program_ports[1]
         )
 
 
@@ -117,6 +122,27 @@ def verify_paths(session: Session, result: CheckResult) -> None:
                     counts[0] += 1
 
 
+def verify_srv6_routes(session: Session, result: CheckResult) -> None:
+    """Every (source, destination, plane, T1) route, proved by the T1's End counter and
+    by arrival (the error names each broken route)."""
+    from topologies.srv6_builder import RouteError, route_rounds, verify_routes
+
+    probes = [probe for round_ in route_rounds(session.spec) for probe in round_]
+    broken: frozenset = frozenset()
+    try:
+        verify_routes(session.fabric)
+    except RouteError as exc:
+        result.failures.append(str(exc))
+        broken = exc.broken or frozenset(probes)  # no route named: none is proved
+    for probe in probes:
+        counts = result.per_plane.setdefault(probe.plane, [0, 0])
+        counts[1] += 1
+        result.paths_total += 1
+        if probe not in broken:
+            counts[0] += 1
+            result.paths_ok += 1
+
+
 def conservation_pass(session: Session, result: CheckResult, seconds: float, payload: int) -> None:
     """Stream at CONSERVATION_LOAD; if packets went missing while the machine
     was CPU-bound (the emulator, not the fabric, could not keep up: other work
@@ -145,7 +171,15 @@ def conservation_pass(session: Session, result: CheckResult, seconds: float, pay
 def run_check(session: Session, seconds: float = 3.0, payload: int = 4096) -> CheckResult:
     started = time.monotonic()
     result = CheckResult()
-    verify_paths(session, result)
+    if session.spec.dataplane == "srv6":
+        verify_srv6_routes(session, result)
+    else:
+        verify_paths(session, result)
+    ports = session.fabric.switch_ports()
+    attached = len(set(ports) & set(port_program.all_counters()))
+    result.port_program_ports = (attached, len(ports))
+    if attached != len(ports):
+        result.failures.append(f"the port program is attached to {attached} of {len(ports)} switch ports")
     conservation_pass(session, result, seconds, payload)
     result.verify_s = time.monotonic() - started
     return result

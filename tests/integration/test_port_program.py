@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import pytest
 
 from mrc_host import wire
+from mrc_host.udp6 import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX
 from topologies import port_program as pp
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, tc, eBPF)")
@@ -47,7 +48,6 @@ IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
 IPV6_RTHDR = getattr(socket, "IPV6_RTHDR", 57)
 IPV6_DSTOPTS = getattr(socket, "IPV6_DSTOPTS", 59)
-UDP_NO_CHECK6_TX, UDP_NO_CHECK6_RX = 101, 102   # SOL_UDP options (linux/udp.h)
 ETH_P_IPV6 = 0x86DD
 _libc = ctypes.CDLL(None, use_errno=True)
 

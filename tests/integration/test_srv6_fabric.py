@@ -58,8 +58,10 @@ class TestDefaultFabric:
     def test_every_route_is_carried_by_its_t1(self, fabric):
         proof = verify_routes(fabric)
         spec = fabric.spec
-        cross_rack = spec.racks * (spec.racks - 1) * spec.planes * spec.spines
-        same_rack = spec.racks * spec.planes
+        pairs = spec.hosts * (spec.hosts - 1)
+        same_rack_pairs = spec.racks * spec.hosts_per_rack * (spec.hosts_per_rack - 1)
+        cross_rack = (pairs - same_rack_pairs) * spec.planes * spec.spines
+        same_rack = same_rack_pairs * spec.planes
         assert proof.routes == cross_rack + same_rack == sum(len(r) for r in route_rounds(spec))
         print(f"built in {fabric.build_s:.2f} s, {proof.routes} routes verified in {proof.seconds:.2f} s")
 
@@ -71,7 +73,7 @@ class TestDefaultFabric:
         wrong, right = spec.t0_uplink_port(1), spec.t0_uplink_port(0)
         t0.cmd(f"ip -6 route replace {prefix} via fe80::1 dev t0p3r0-eth{wrong}")
         try:
-            with pytest.raises(RouteError, match=r"t1p3s0 counted 0 datagrams, expected 3 \(h1->h2 plane 3 T1 0"):
+            with pytest.raises(RouteError, match=r"t1p3s0 counted 0 datagrams, expected 3 \(h0->h2 plane 3 T1 0"):
                 verify_routes(fabric, timeout=1.0)
         finally:
             t0.cmd(f"ip -6 route replace {prefix} via fe80::1 dev t0p3r0-eth{right}")

@@ -19,7 +19,8 @@ import pytest
 
 from lab.runners.agent_config import addresses, agent_config
 from mrc_host import wire
-from mrc_host.agent import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX, Agent, AgentConfig, ev_addresses
+from mrc_host.agent import Agent, AgentConfig, ev_addresses
+from mrc_host.udp6 import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX
 from mrc_host.nic_ports import ipv6_interface_of
 from mrc_host.routes import route_of
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
