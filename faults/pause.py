@@ -37,7 +37,7 @@ ALL_HOSTS = "hosts"  # agent_pause target: every host's agent, each paused on it
 DATAPATH = "datapath"  # datapath_pause target: ovs-vswitchd
 DATAPATH_COMM = "ovs-vswitchd"
 # The modules whose processes run a host's agent (lab/runners/workers.py starts them as `python -m`).
-AGENT_MODULES = ("lab.inhost.jobworker", "lab.inhost.incastworker", "mrc_host.agent")
+AGENT_MODULES = ("lab.inhost.jobworker", "lab.inhost.incastworker", "lab.inhost.bwworker", "mrc_host.agent")
 _AGENT_CMDLINE = re.compile("|".join(rf"-m {re.escape(m)}(\s|$)" for m in AGENT_MODULES))
 # pids a pause fault may have stopped, one file per active fault; cleanup resumes them after a crash
 PAUSED_DIR = Path("/run/mrclab/paused")

@@ -44,8 +44,8 @@ HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # standalone agent. A new one must be added here or a crashed run leaves it
 # running; tests/unit/test_lock.py fails if the code launches one not listed.
 LAB_MODULES = ("lab.plumbing.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker", "lab.inhost.incastworker",
-               "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat", "faults.background_load",
-               "lab.inhost.mapper", "lab.plumbing.srv6_routing")
+               "lab.inhost.bwworker", "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat",
+               "faults.background_load", "lab.inhost.mapper", "lab.plumbing.srv6_routing")
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
 MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
 # Command lines of processes the lab starts (`mrclab-`: the lab's temp files and tags).

@@ -17,13 +17,20 @@ Figures:
 - port-program counters over the whole fabric, before/after deltas
   (trims, queue drops), and the conservation audit's unexplained loss;
 - CPU per core over the transfer (lab.analysis.fidelity), and whether it was CPU-bound.
+
+An incast with a victim flow (the MRC paper's Fig. 18) streams instead of
+writing one message each, for a duration, and compares the victim's
+throughput with and without the incast in one call:
+
+        r = run_incast_victim(session, senders=3, duration=3.0, params=INCAST_PARAMS)
+        print(r.sender_mbps, r.jain, r.victim_mbps, r.victim_alone_mbps, r.victim_ratio)
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from faults.incast import incast_senders
 from faults.scenario_record import LAB_PAYLOAD_SIZE, TRANSPORTS
@@ -33,6 +40,9 @@ from lab.analysis.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
 from topologies.fabric import FabricSpec
 from lab.runners.workers import HostWorkers, WorkerError
+
+if TYPE_CHECKING:
+    from lab.runners.bandwidth import BandwidthResult
 
 # Transport parameters the incast benchmark and test run with.
 # With trimming nothing is lost, so any RTO fires on a packet that is only
@@ -133,7 +143,11 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     on_start: called with the start instant (CLOCK_MONOTONIC) once the senders
         were told it, e.g. to schedule faults against the incast
     """
-    _check_request(transport, bytes_per_sender)
+    refused = transport_refusal(transport)
+    if refused:
+        raise IncastError(refused)
+    if bytes_per_sender <= 0:
+        raise IncastError("bytes_per_sender must be positive")
     spec = session.spec
     params = lab_transport_params(spec, transport, params or {})
     senders_h = pick_hosts(spec, senders, receiver)
@@ -168,24 +182,24 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     finally:
         final = workers.stop()
         result.stats = {name: s["counters"] for name, s in final.items()}
-        transitions = [tr for s in final.values() for tr in s["transitions"]]
     if done:
-        _fill(result, done, t_start, transitions)
+        result.path_events = path_events_from(final, t_start)
+        _fill(result, done, t_start)
     if conservation is not None:
-        _fill_conservation(result, conservation)
+        fill_conservation(result, conservation)
     if monitor is not None:
         # only the samples that cover the transfer (each covers the interval before its t)
         end = (result.completion_s or timeout) + CPU_INTERVAL_S
-        _fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= end])
+        fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= end])
     _fill_counters(result)
     return result
 
 
-def _check_request(transport: str, bytes_per_sender: int) -> None:
+def transport_refusal(transport: str) -> str | None:
+    """Why a runner cannot run `transport` (one line), or None."""
     if transport not in TRANSPORTS:
-        raise IncastError(f"unknown transport {transport!r}; choose from {', '.join(TRANSPORTS)}")
-    if bytes_per_sender <= 0:
-        raise IncastError("bytes_per_sender must be positive")
+        return f"unknown transport {transport!r}; choose from {', '.join(TRANSPORTS)}"
+    return None
 
 
 def _worker_configs(session: Session, roles: dict, transport: str, payload_size: int, params: dict,
@@ -208,14 +222,16 @@ def _worker_configs(session: Session, roles: dict, transport: str, payload_size:
     return configs
 
 
-def _fill_conservation(result: IncastResult, conservation: dict) -> None:
+def fill_conservation(result, conservation: dict) -> None:
+    """A run's fabric-wide drops from the conservation audit (any result with these fields)."""
     result.trims = conservation["named_drops"]["trimmed"]
     result.queue_drops = conservation["named_drops"]["queue"]
     result.unexplained = sum(conservation["unexplained_per_link"].values())
     result.conservation = conservation
 
 
-def _fill_cpu(result: IncastResult, samples: list) -> None:
+def fill_cpu(result, samples: list) -> None:
+    """CPU figures over a run's fidelity samples (any result with these fields)."""
     if samples:
         totals = metrics.cpu_totals(samples)
         result.cpu_mean = round(sum(totals) / len(totals), 1)
@@ -235,10 +251,14 @@ def _fill_counters(result: IncastResult) -> None:
     result.sack_losses = sent["sack_losses"]
 
 
-def _fill(result: IncastResult, done: dict, t_start: float, transitions: list) -> None:
-    """Per-sender times, completion and ratio from the workers' DONE lines; path events from t_start."""
-    result.path_events = sorted(({**tr, "t": round(tr["time"] - t_start, 6)} for tr in transitions),
-                                key=lambda e: e["t"])
+def path_events_from(final: dict, t_start: float) -> list:
+    """Every agent's path-state transitions (workers.stop()'s), t counted from t_start, in time order."""
+    transitions = [tr for s in final.values() for tr in s["transitions"]]
+    return sorted(({**tr, "t": round(tr["time"] - t_start, 6)} for tr in transitions), key=lambda e: e["t"])
+
+
+def _fill(result: IncastResult, done: dict, t_start: float) -> None:
+    """Per-sender times, completion and ratio from the workers' DONE lines."""
     fields = done[result.receiver]
     result.verified = fields[0] == "1"
     placed = {}
@@ -256,3 +276,105 @@ def _fill(result: IncastResult, done: dict, t_start: float, transitions: list) -
     if all(placed.get(n, -1) >= 0 for n in result.senders):
         result.completion_s = round(max(placed.values()) - min(writes.values()), 6)
         result.ratio = round(result.completion_s / result.ideal_s, 3)
+
+
+# ---- incast with a victim flow ------------------------------------------------------------
+# As the MRC paper's Fig. 18: N senders stream to one target while a victim flow
+# goes from a host in another rack to an idle host in the target's rack. The
+# victim shares the T1 -> T0 downlinks into the target's rack with the incast,
+# not the target's NIC: whatever it loses to the incast is collateral damage.
+# Every flow is a continuous verified stream (lab/runners/bandwidth.py).
+
+@dataclass
+class VictimIncastResult:
+    transport: str
+    target: str
+    senders: list
+    victim: str                      # the victim flow's sender
+    victim_receiver: str             # the idle host in the target's rack
+    duration_s: float
+    sender_mbps: dict = field(default_factory=dict)  # incast sender -> mean Mb/s delivered to the target
+    jain: float | None = None        # Jain's fairness index over sender_mbps
+    victim_mbps: float | None = None         # the victim flow beside the incast
+    victim_alone_mbps: float | None = None   # the same flow with no incast, measured in the same call
+    victim_ratio: float | None = None        # victim_mbps / victim_alone_mbps
+    verified: bool = False           # both runs: every chunk of every flow matched byte for byte
+    incast: BandwidthResult | None = None    # the run with the incast (series, counters, CPU...)
+    alone: BandwidthResult | None = None     # the victim's run alone
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        for run in ("incast", "alone"):
+            if d[run] is not None:
+                d[run].pop("stats")
+        return d
+
+
+def jain_index(values) -> float | None:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all are equal, 1/n when one
+    takes everything; None when nothing was delivered at all (no share to compare)."""
+    values = list(values)
+    if not values:
+        raise IncastError("Jain's index needs at least one value")
+    if any(v < 0 for v in values):
+        raise IncastError(f"Jain's index takes throughputs >= 0, got {values}")
+    squares = sum(v * v for v in values)
+    if squares == 0:
+        return None
+    return round(sum(values) ** 2 / (len(values) * squares), 4)
+
+
+def pick_victim_hosts(spec, senders: int, target: int) -> tuple[list[int], int, int]:
+    """(incast senders, victim sender, victim receiver): the receiver is the first other host
+    of the target's rack, the victim the last host outside it, the senders the rest
+    (other racks first, as pick_hosts)."""
+    if not 0 <= target < spec.hosts:
+        raise IncastError(f"no host {target} to be the incast target; the fabric has hosts 0..{spec.hosts - 1}")
+    rack = spec.rack_of(target)
+    idle = [h for h in range(spec.hosts) if spec.rack_of(h) == rack and h != target]
+    outside = [h for h in range(spec.hosts) if spec.rack_of(h) != rack]
+    if not idle or not outside:
+        raise IncastError("an incast with a victim flow needs two racks and two hosts in the target's rack; "
+                          f"the fabric has {spec.racks} racks of {spec.hosts_per_rack}")
+    victim_receiver, victim = idle[0], outside[-1]
+    if not 1 <= senders <= spec.hosts - 3:
+        raise IncastError(f"{senders} senders beside a target and a victim pair need {senders + 3} hosts; "
+                          f"the fabric has {spec.hosts}")
+    others = sorted((h for h in range(spec.hosts) if h not in (target, victim, victim_receiver)),
+                    key=lambda h: (spec.rack_of(h) == rack, h))
+    return sorted(others[:senders]), victim, victim_receiver
+
+
+def run_incast_victim(session: Session, senders: int, duration: float, transport: str = "mrc",
+                      params: dict | None = None, *, target: int = 0, **options) -> VictimIncastResult:
+    """The victim flow alone for `duration` s, then beside `senders` hosts streaming into `target`.
+    params: TransportParams overrides (INCAST_PARAMS as the incast benchmark);
+    options: as lab.runners.bandwidth.run_streams (faults, bin_s, chunk_bytes, seed...)."""
+    from lab.runners.bandwidth import Flow, run_streams  # bandwidth builds on this module's helpers
+
+    spec = session.spec
+    incast_h, victim, victim_receiver = pick_victim_hosts(spec, senders, target)
+    names = spec.host_name
+    result = VictimIncastResult(transport, names(target), [names(h) for h in incast_h], names(victim),
+                                names(victim_receiver), duration)
+    victim_flow = Flow(victim, victim_receiver)
+    result.alone = run_streams(session, [victim_flow], duration, transport, params, **options)
+    result.incast = run_streams(session, [Flow(h, target) for h in incast_h] + [victim_flow], duration,
+                                transport, params, **options)
+    _fill_victim(result)
+    return result
+
+
+def _fill_victim(result: VictimIncastResult) -> None:
+    runs = (result.alone, result.incast)
+    result.error = next((r.error for r in runs if r.error), None)
+    result.verified = all(r.verified for r in runs)
+    if result.error:
+        return
+    result.sender_mbps = {s: result.incast.flow(s, result.target).mean_mbps for s in result.senders}
+    result.jain = jain_index(result.sender_mbps.values())
+    result.victim_mbps = result.incast.flow(result.victim, result.victim_receiver).mean_mbps
+    result.victim_alone_mbps = result.alone.flow(result.victim, result.victim_receiver).mean_mbps
+    if result.victim_alone_mbps > 0:
+        result.victim_ratio = round(result.victim_mbps / result.victim_alone_mbps, 3)
