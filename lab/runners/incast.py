@@ -319,10 +319,11 @@ def jain_index(values) -> float | None:
         raise IncastError("Jain's index needs at least one value")
     if any(v < 0 for v in values):
         raise IncastError(f"Jain's index takes throughputs >= 0, got {values}")
-    squares = sum(v * v for v in values)
-    if squares == 0:
+    top = max(values)
+    if top == 0:
         return None
-    return round(sum(values) ** 2 / (len(values) * squares), 4)
+    shares = [v / top for v in values]   # scaled to the largest: no square underflows to 0
+    return round(sum(shares) ** 2 / (len(shares) * sum(s * s for s in shares)), 4)
 
 
 def pick_victim_hosts(spec, senders: int, target: int) -> tuple[list[int], int, int]:
