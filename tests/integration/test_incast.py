@@ -1,4 +1,5 @@
-"""A small incast on a real fabric with trimming (root): byte-exact, trims = NACKs, no RTO.
+"""A small incast on a real fabric with trimming (root): byte-exact, trims = NACKs, no RTO;
+and on the same fabric an incast with a victim flow: every stream verified, figures consistent.
 
 Why the receiver's ports must trim, whatever the timing: 5 senders on 2
 planes keep at least cwnd_min (4) packets of 8 KB in flight each, 80 KB per
@@ -9,25 +10,40 @@ feeds each plane at 10 Mb/s.
 
 import pytest
 
-from lab.runners.incast import INCAST_PARAMS, run_incast
+from lab.runners.incast import INCAST_PARAMS, run_incast, run_incast_victim
 from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
 
 SPEC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3)
+VICTIM_SENDERS = 3   # all the fabric holds beside the target and the victim pair
+VICTIM_DURATION_S = 2.0
 
 
 @pytest.fixture(scope="module")
-def incast():
+def runs():
     from lab.plumbing import cleanup
     from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         cleanup.clean()
         with lab_session(SPEC) as session:
-            result = run_incast(session, senders=5, bytes_per_sender=200 << 10, params=INCAST_PARAMS)
+            results = {
+                "incast": run_incast(session, senders=5, bytes_per_sender=200 << 10, params=INCAST_PARAMS),
+                "victim": run_incast_victim(session, VICTIM_SENDERS, VICTIM_DURATION_S, params=INCAST_PARAMS),
+            }
         left = {k: v for k, v in cleanup.leftovers().items() if v}
         assert not left, left
-    return result
+    return results
+
+
+@pytest.fixture(scope="module")
+def incast(runs):
+    return runs["incast"]
+
+
+@pytest.fixture(scope="module")
+def victim(runs):
+    return runs["victim"]
 
 
 def test_incast_completes_byte_exact(incast):
@@ -56,3 +72,27 @@ def test_trims_are_accounted_for_by_nacks(incast):
 
 def test_no_retransmission_timeouts(incast):
     assert incast.rtos == 0
+
+
+def test_victim_incast_streams_are_complete_and_verified(victim):
+    assert victim.error is None
+    assert victim.verified
+    assert (victim.target, victim.victim, victim.victim_receiver) == ("h0", "h5", "h1")
+    assert victim.senders == ["h2", "h3", "h4"]
+    assert [f.name for f in victim.alone.flows] == ["h5->h1"]     # the victim alone, no incast
+    assert [f.name for f in victim.incast.flows] == ["h2->h0", "h3->h0", "h4->h0", "h5->h1"]
+    for run in (victim.alone, victim.incast):
+        for f in run.flows:
+            assert len(f.mbps) == round(VICTIM_DURATION_S / run.bin_s)
+            assert f.bad_chunks == 0 and f.chunks > 0
+
+
+def test_victim_incast_figures_are_those_of_its_series(victim):
+    run = victim.incast
+    assert victim.sender_mbps == {s: run.flow(s, "h0").mean_mbps for s in victim.senders}
+    # the target's NIC carries every sender: their sum cannot exceed its capacity
+    assert 0 < sum(victim.sender_mbps.values()) <= run.capacity_mbps
+    assert 1 / VICTIM_SENDERS <= victim.jain <= 1.0
+    assert victim.victim_mbps == run.flow("h5", "h1").mean_mbps
+    assert victim.victim_alone_mbps == victim.alone.flow("h5", "h1").mean_mbps > 0
+    assert victim.victim_ratio == round(victim.victim_mbps / victim.victim_alone_mbps, 3)
