@@ -14,7 +14,7 @@ import enum
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -246,7 +246,7 @@ def bench(
     import psutil
 
     from faults.injectors import FaultError
-    from lab.runners.bench import Bench, scale_sweep
+    from lab.runners.bench import Bench, cost_figures, dataplane_cost, scale_sweep
     from lab.runners.job import JobError
     from lab.analysis.results import ResultsDir
     from topologies.builder import BuildError
@@ -266,9 +266,11 @@ def bench(
     started = time.monotonic()
     try:
         if scale:
-            sweeps = [scale_sweep(out.path, say, p) for p in scale_planes(plane)]
-            report_scale(sweeps, meta, out.path, update_readme, json_path)
-            raise typer.Exit(0 if sweeps[0]["largest_faithful"] else 1)
+            planes = scale_planes(plane)
+            costs = cost_figures([dataplane_cost(p) for p in planes]) if len(planes) > 1 else []
+            sweeps = [scale_sweep(out.path, say, p) for p in planes]
+            report_scale(sweeps, costs, meta, out.path, update_readme, json_path)
+            raise typer.Exit(0 if sweeps[0]["largest_faithful"] and all(f.ok is not False for f in costs) else 1)
         figures = Bench(quick, out.path, say, plane).run()
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
@@ -288,8 +290,10 @@ def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) 
     from lab.runners.bench import SCALE_STEPS, Bench
 
     if scale:
+        planes = scale_planes(plane)
         sizes = [FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS]
-        return [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches" for p in scale_planes(plane) for spec in sizes]
+        costs = [f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes] if len(planes) > 1 else []
+        return costs + [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches" for p in planes for spec in sizes]
     return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane else name
             for name, _ in Bench(quick, RESULTS_ROOT, dataplane=plane).steps()]
 
@@ -305,9 +309,14 @@ def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_p
     raise typer.Exit(0)
 
 
-def report_scale(sweeps: list[dict], meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
-    """Each sweep's table and largest faithful size, on the console and in bench.md/bench.json."""
-    from lab.runners.bench import scale_markdown, update_readme as write_readme
+def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_readme: bool,
+                 json_path: Optional[Path]) -> None:
+    """The data planes' cost figures (when two are compared), each sweep's table and largest
+    faithful size, on the console and in bench.md/bench.json."""
+    from lab.runners.bench import markdown, scale_markdown, update_readme as write_readme
+
+    if costs:
+        print_figures(costs, "the data planes on the default fabric")
 
     for sweep in sweeps:
         table = Table(title=f"scale sweep (8 planes, {sweep['dataplane']})")
@@ -325,16 +334,28 @@ def report_scale(sweeps: list[dict], meta: dict, out: Path, update_readme: bool,
         console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
                       f"switches (build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
                       else f"no size was faithful ({sweep['dataplane']})", highlight=False)
-    data = {**meta, "sweeps": sweeps}
-    write_json_atomic(out / "bench.json", data)
+    data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
+    write_json_atomic(out / "bench.json", data, default=str)
     write_json(json_path, data)
     command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
                                  else f" --dataplane {sweeps[0]['dataplane']}")
-    md = "\n".join(scale_markdown(sweep, f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}.")
-                   for sweep in sweeps)
+    header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
+    md = ((markdown(costs, header + " The data planes on the default fabric:") + "\n") if costs else "") + \
+        "\n".join(scale_markdown(sweep, header) for sweep in sweeps)
     write_text_atomic(out / "bench.md", md)
     if update_readme:
         write_readme(README, md, block="scale")
+
+
+def print_figures(figures: list, title: str) -> None:
+    """A table of figure, measured, target, pass on the console."""
+    table = Table(title=title)
+    for col in ("figure", "measured", "target", ""):
+        table.add_column(col, overflow="fold")
+    mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
+    for f in figures:
+        table.add_row(f.name, f.value, f.target, mark[f.ok])
+    console.print(table)
 
 
 def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
@@ -344,13 +365,7 @@ def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, js
     plane = "" if meta["dataplane"] == DEFAULT_FABRIC.dataplane else f" --dataplane {meta['dataplane']}"
     header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}{plane}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
-    table = Table(title="MRC lab headline figures")
-    for col in ("figure", "measured", "target", ""):
-        table.add_column(col, overflow="fold")
-    mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
-    for f in figures:
-        table.add_row(f.name, f.value, f.target, mark[f.ok])
-    console.print(table)
+    print_figures(figures, "MRC lab headline figures")
     md = markdown(figures, header)
     write_text_atomic(out / "bench.md", md)
     data = to_json(figures, meta)

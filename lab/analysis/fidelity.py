@@ -80,6 +80,7 @@ class FidelityMonitor:
         self.spec, self.t0, self.interval = spec, t0, interval
         self.ports = host_facing_ports(spec)
         self.samples: list[dict] = []
+        self.busy_core_s = 0.0  # CPU time the whole machine spent busy while watched, in core-seconds
         self._taken_at: list[float] = []  # CLOCK_MONOTONIC of each sample, for rebase()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fidelity", daemon=True)
@@ -101,6 +102,7 @@ class FidelityMonitor:
                 ],
                 "plane_bps": [round(8 * (b - a) / dt) for a, b in zip(planes, now_planes)],
             })
+            self.busy_core_s += sum(sample_pct / 100.0 for sample_pct in self.samples[-1]["cpu_per_core"]) * dt
             cpu, planes, last = now_cpu, now_planes, now
 
     def rebase(self, t0: float) -> None:

@@ -69,12 +69,49 @@ def fabric_step(quick: bool, dataplane: str = DEFAULT_FABRIC.dataplane) -> Itera
     with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
         check = run_check(session)
     build, teardown = session.timings["build_s"], session.timings["teardown_s"]
-    yield Figure("default fabric build + verify", f"{build + check.verify_s:.1f} s "
-                 f"({check.paths_ok}/{check.paths_total} paths)", f"<= {target.FABRIC_BUILD_VERIFY_S:g} s, every path",
-                 build + check.verify_s <= target.FABRIC_BUILD_VERIFY_S and check.ok,
-                 {"build_s": build, "verify_s": check.verify_s, "paths_ok": check.paths_ok})
+    yield build_verify_figure(dataplane, build, check)
     yield Figure("default fabric teardown", f"{teardown:.1f} s", f"<= {target.FABRIC_TEARDOWN_S:g} s",
                  teardown <= target.FABRIC_TEARDOWN_S, {"teardown_s": teardown})
+
+
+def build_verify_figure(dataplane: str, build_s: float, check) -> Figure:
+    """Build + verify (paths and conservation) of the default fabric against its data plane's target."""
+    budget = target.FABRIC_BUILD_VERIFY_S[dataplane]
+    return Figure(f"default fabric build + verify ({dataplane})", f"{build_s + check.verify_s:.1f} s "
+                  f"({check.paths_ok}/{check.paths_total} paths)", f"<= {budget:g} s, every path",
+                  build_s + check.verify_s <= budget and check.ok,
+                  {"build_s": build_s, "verify_s": check.verify_s, "paths_ok": check.paths_ok})
+
+
+def dataplane_cost(dataplane: str) -> dict:
+    """`check` on the default fabric of `dataplane`: its build + verify figure, and the
+    machine's CPU per packet its conservation stream delivered (every data plane gets
+    the same offered load, so the difference is what the fabric costs)."""
+    from lab.runners.check import run_check
+    from lab.plumbing.session import lab_session
+
+    with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
+        check = run_check(session)
+    stream = check.conservation_attempts[-1]
+    return {"dataplane": dataplane, "build_verify": build_verify_figure(dataplane, session.timings["build_s"], check),
+            "stream": stream, "lost": stream["sent"] - stream["received"]}
+
+
+def cost_figures(costs: list[dict]) -> list[Figure]:
+    """Each data plane's build + verify, then srv6's CPU per delivered packet against OpenFlow's."""
+    figures = [c["build_verify"] for c in costs]
+    by_plane = {c["dataplane"]: c["stream"] for c in costs}
+    srv6, openflow = by_plane.get("srv6"), by_plane.get("openflow")
+    if srv6 and openflow and srv6["cpu_us_per_packet"] and openflow["cpu_us_per_packet"]:
+        ratio = srv6["cpu_us_per_packet"] / openflow["cpu_us_per_packet"]
+        trusted = all(c["lost"] == 0 for c in costs)
+        figures.append(Figure(
+            f"CPU per delivered packet, srv6 / openflow (conservation stream at {srv6['load']:g} of line rate)",
+            f"{ratio:.2f} ({srv6['cpu_us_per_packet']:.0f} us vs {openflow['cpu_us_per_packet']:.0f} us; "
+            f"CPU {srv6['cpu_mean_pct']:.0f} % vs {openflow['cpu_mean_pct']:.0f} %)",
+            f"<= {target.SRV6_CPU_PER_PACKET_SHARE:g}, nothing lost",
+            ratio <= target.SRV6_CPU_PER_PACKET_SHARE and trusted, {"srv6": srv6, "openflow": openflow}))
+    return figures
 
 
 def agent_step(quick: bool) -> Iterator[Figure]:

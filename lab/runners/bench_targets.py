@@ -5,7 +5,9 @@ Ratios are "measured / reference" and met when at or below the target; rates
 and efficiencies when at or above it.
 """
 
-FABRIC_BUILD_VERIFY_S = 30.0     # default fabric built and every path verified, on 2 cores
+FABRIC_BUILD_VERIFY_S = {"openflow": 30.0, "srv6": 15.0}  # default fabric built and every path
+                                 # verified (and the conservation pass), on 2 cores, per data plane
+SRV6_CPU_PER_PACKET_SHARE = 0.5  # the machine's CPU per delivered packet on srv6 / on openflow, same load
 FABRIC_TEARDOWN_S = 10.0
 AGENT_PPS = 40_000               # agent DATA packets/s, one sender core, 1 KB payload
 CLEAN_EFFICIENCY = 0.85          # clean MRC all-reduce: busbw / (planes x link rate)

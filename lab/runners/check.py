@@ -161,7 +161,11 @@ def conservation_pass(session: Session, result: CheckResult, seconds: float, pay
         busy = metrics.cpu_bound(monitor.samples)
         result.conservation_attempts.append({
             "load": load, "sent": result.conservation_sent, "received": result.conservation_received,
-            "cpu_bound": busy, "cpu_mean_pct": round(mean(metrics.cpu_totals(monitor.samples) or [0.0]), 1)})
+            "cpu_bound": busy, "cpu_mean_pct": round(mean(metrics.cpu_totals(monitor.samples) or [0.0]), 1),
+            # the whole machine's CPU per packet delivered: senders, fabric and receivers at
+            # one offered load, so two data planes compare by what their fabric costs
+            "cpu_us_per_packet": round(1e6 * monitor.busy_core_s / result.conservation_received, 1)
+            if result.conservation_received else None})
         lost = result.conservation_sent != result.conservation_received
         if not (lost and busy) or load <= CONSERVATION_LOAD / 4:
             return

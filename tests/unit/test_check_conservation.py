@@ -16,6 +16,7 @@ def fake_monitor(busy_pct):
     class Monitor:
         def __init__(self, spec, t0):
             self.samples = [{"t": i * 0.5, "cpu_per_core": [busy_pct, busy_pct]} for i in range(6)]
+            self.busy_core_s = 2 * busy_pct / 100 * 3.0  # two cores over the six half-second samples
 
         def __enter__(self):
             return self
@@ -54,6 +55,7 @@ def test_a_loss_on_a_quiet_machine_is_the_verdict(monkeypatch, stream):
     check.conservation_pass(Session, result, seconds=1.0, payload=4096)
     assert stream == [0.9] and result.conservation_received == 900
     assert result.conservation_attempts[0]["cpu_bound"] is False
+    assert result.conservation_attempts[0]["cpu_us_per_packet"] == round(1e6 * 1.2 / 900, 1)
 
 
 def test_the_retries_stop_at_a_quarter_of_the_load(monkeypatch):
