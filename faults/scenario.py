@@ -50,6 +50,7 @@ from faults.scenario_schema import (
     short_repr,
 )
 from faults.scenario_targets import links_of_switch
+from mrc_host.multirail import qps_problem
 from mrc_host.wire import DATA
 from topologies.fabric import FabricError, FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -180,6 +181,9 @@ def _build(path: Path, data: dict) -> Scenario:
     if "payload_size" in model.transport_params.model_fields_set:
         # the job runner passes its own payload size to the agents: one place for it
         raise InvalidField("transport_params.payload_size", "set it as job.payload_size")
+    qps_refused = qps_problem(model.transport_params.qps, spec.planes, spec.evs_per_plane)
+    if qps_refused:
+        raise InvalidField("transport_params.qps", qps_refused)
     if len(set(model.transports)) != len(model.transports):
         raise InvalidField("transports", f"a transport is listed twice: {model.transports}")
     entries = [fault_entry(spec, fault, i, job.max_seconds) for i, fault in enumerate(model.faults)]

@@ -1,21 +1,29 @@
-"""Multi-rail baseline: one single-path RoCE-like flow per plane.
+"""Multi-rail baseline: single-path RoCE-like flows (queue pairs), `qps` per plane.
 
-How a multi-plane NIC without MRC uses its planes: one queue pair per plane,
-each a `BaselineConnection` whose one path through its plane is fixed by the
-ECMP hash (go-back-N, RTO with backoff, no path health). A message is cut
-into one contiguous stripe per plane; it is complete when every stripe is.
-So the clean baseline uses every plane as MRC does (a fair A/B), and a fault
-on any one plane's path stalls the whole message until routing reconverges,
-which is what a synchronous job sees.
+How a multi-plane NIC without MRC uses its planes: queue pairs on every plane
+(`TransportParams.qps` per plane, 1 by default), each a `BaselineConnection`
+(go-back-N, RTO with backoff, no path health) sending from its own EV, i.e.
+its own UDP source port, so the fabric's ECMP hash places each queue pair on
+one path of its own. A message is cut into one contiguous stripe per queue
+pair; it is complete when every stripe is. So the clean baseline uses every
+plane as MRC does (a fair A/B), and a fault on any one queue pair's path
+stalls the whole message until routing reconverges, which is what a
+synchronous job sees. With one plane and qps 1 it is one RoCE flow per
+connection; with qps N, N flows that the switches hash independently.
 
-Same sans-IO API as MrcConnection (transport.Connection). Received datagrams go to the rail
-of the plane they arrived on. The receiver learns how many stripes make the
-message from the stripe message ids: the stripe count rides in the top
-STRIPE_BITS of the id (user message ids must stay below 2**ID_BITS).
+Same sans-IO API as MrcConnection (transport.Connection). A queue pair is
+known by its (ev, plane), at both ends: a DATA packet carries its sender's
+EV, an ACK or NACK echoes it, so the receiver keeps one receive-side queue
+pair per peer queue pair it has seen (created on its first DATA). The
+receiver learns how many stripes make the message from the stripe message
+ids: the stripe count rides in the top STRIPE_BITS of the id (user message
+ids must stay below 2**ID_BITS).
 """
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections import deque
 from typing import Hashable, Optional, Sequence
 
@@ -28,32 +36,75 @@ from .params import TransportParams
 ID_BITS = 24
 STRIPE_BITS = 8
 ID_MASK = (1 << ID_BITS) - 1
+MAX_QUEUE_PAIRS = (1 << STRIPE_BITS) - 1   # stripes of one message, counted in its id
+
+
+def qps_problem(qps: int, planes: int, evs_per_plane: int) -> str | None:
+    """Why `qps` queue pairs per plane cannot run on `planes` planes of `evs_per_plane` EVs, or None."""
+    if qps < 1:
+        return f"qps (queue pairs per plane) must be >= 1, got {qps}"
+    if qps > evs_per_plane:
+        return (f"qps {qps} needs {qps} EVs per plane (each queue pair sends from its own EV, a UDP source "
+                f"port), the fabric has {evs_per_plane}: raise its evs_per_plane or lower qps")
+    if not 1 <= planes * qps <= MAX_QUEUE_PAIRS:
+        return (f"the baseline stripes a message over 1..{MAX_QUEUE_PAIRS} queue pairs, "
+                f"{planes} planes x qps {qps} make {planes * qps}")
+    return None
+
+
+def queue_pair_paths(by_plane: dict[int, list[tuple[int, int]]], flow_key, qps: int) -> list[tuple[int, int]]:
+    """The (ev, plane) of each queue pair: per plane, `qps` distinct EVs in the plane's order,
+    the first one chosen by a stable hash of (flow_key, plane), as a NIC derives a queue
+    pair's source port (with qps 1, the one path of each plane's flow)."""
+    chosen = []
+    for plane, paths in sorted(by_plane.items()):
+        first = zlib.crc32(repr((flow_key, plane)).encode()) % len(paths)
+        chosen += [paths[(first + i) % len(paths)] for i in range(qps)]
+    return chosen
+
+
+def _malformed(datagram) -> bool:
+    """True if wire.parse rejects the datagram (a queue pair then reports it as a ProtocolError)."""
+    try:
+        wire.parse(datagram)
+    except wire.WireError:
+        return True
+    return False
 
 
 class MultiRailBaseline:
-    """One BaselineConnection per plane of `paths`; arguments as BaselineConnection."""
+    """`params.qps` queue pairs per plane of `paths`; arguments as BaselineConnection."""
 
     def __init__(self, conn_id: int, paths: Sequence[tuple[int, int]],
                  params: TransportParams = TransportParams(), *, peer: Optional[Hashable] = None,
                  recv_buffer=None, recv_buffer_size: int = 1 << 20, flow_key=None):
         self.conn_id, self.params, self.peer = conn_id, params, peer
-        planes = sorted({plane for _ev, plane in paths})
-        if not planes or len(planes) >= 1 << STRIPE_BITS:
-            raise ValueError(f"multi-rail baseline needs 1..{(1 << STRIPE_BITS) - 1} planes, got {len(planes)}")
-        buf = recv_buffer if recv_buffer is not None else bytearray(recv_buffer_size)
-        self.counters = Counters()  # shared by every rail: the connection's totals
-        self.rails: dict[int, BaselineConnection] = {}
-        for plane in planes:
-            rail = BaselineConnection(conn_id, [p for p in paths if p[1] == plane], params, peer=peer,
-                                      recv_buffer=buf, flow_key=(conn_id if flow_key is None else flow_key, plane))
-            rail.counters = self.counters
-            self.rails[plane] = rail
-        self._rail_list = list(self.rails.values())
-        self.paths = [rail.path for rail in self._rail_list]
+        by_plane: dict[int, list[tuple[int, int]]] = {}
+        for ev, plane in dict.fromkeys(paths):
+            by_plane.setdefault(plane, []).append((ev, plane))
+        problem = qps_problem(params.qps, len(by_plane), min(map(len, by_plane.values()), default=0))
+        if problem:
+            raise ValueError(f"multi-rail baseline: {problem}")
+        self._plane_evs = {plane: {ev for ev, _ in plane_paths} for plane, plane_paths in by_plane.items()}
+        self._buf = recv_buffer if recv_buffer is not None else bytearray(recv_buffer_size)
+        self.counters = Counters()  # shared by every queue pair: the connection's totals
+        self.rails: dict[tuple[int, int], BaselineConnection] = {}   # (ev, plane) -> queue pair
+        self._rail_list: list[BaselineConnection] = []               # every queue pair, receive-side ones too
+        key = conn_id if flow_key is None else flow_key
+        self._senders = [self._add_rail(path) for path in queue_pair_paths(by_plane, key, params.qps)]
+        self._first_of_plane = {rail.path[1]: rail for rail in reversed(self._senders)}
+        self.paths = [rail.path for rail in self._senders]
         self.msg_ids = wire.MessageIds(ID_MASK)
         self._sending: dict[int, list] = {}    # stripe id -> [user id, stripes left, length]
         self._arriving: dict[int, list] = {}   # stripe id -> [stripes left, offset, length]
         self._events: deque[Event] = deque()
+
+    def _add_rail(self, path: tuple[int, int]) -> BaselineConnection:
+        rail = BaselineConnection(self.conn_id, [path], self.params, peer=self.peer, recv_buffer=self._buf)
+        rail.counters = self.counters
+        self.rails[path] = rail
+        self._rail_list.append(rail)
+        return rail
 
     # --- user API ----------------------------------------------------------------------
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
@@ -63,15 +114,16 @@ class MultiRailBaseline:
         msg_id = self.msg_ids.take(msg_id)
         if not 0 <= msg_id <= ID_MASK:
             raise ValueError(f"multi-rail message ids are 0..{ID_MASK}, got {msg_id}")
-        n = min(len(self._rail_list), len(data))
+        n = min(len(self._senders), len(data))
         size = -(-len(data) // n)
         stripe_id = (n << ID_BITS) | msg_id
         self._sending[stripe_id] = [msg_id, n, len(data)]
-        for i, rail in enumerate(self._rail_list[:n]):
+        for i, rail in enumerate(self._senders[:n]):
             rail.write(data[i * size:(i + 1) * size], remote_offset + i * size, stripe_id)
         return msg_id
 
     def set_recv_buffer(self, buffer) -> None:
+        self._buf = buffer   # for receive-side queue pairs still to come
         for rail in self._rail_list:
             rail.set_recv_buffer(buffer)
 
@@ -88,12 +140,37 @@ class MultiRailBaseline:
 
     # --- I/O-facing API --------------------------------------------------------------------
     def receive(self, datagram, now: float, ecn_ce: bool = False, plane: int | None = None) -> None:
-        rail = self.rails.get(plane)
+        rail = self._queue_pair_for(datagram, plane)
         if rail is None:
-            self.counters.dropped += 1   # from a plane this connection does not use
+            self.counters.dropped += 1   # another plane, or a queue pair that is no one's
             return
         rail.receive(datagram, now, ecn_ce, plane)
         self._collect(rail)
+
+    def _queue_pair_for(self, datagram, plane: int | None) -> BaselineConnection | None:
+        """The queue pair a datagram from `plane` belongs to, by the EV in its header: a
+        peer's queue pair for DATA (its receive side, made at its first DATA), ours for an
+        ACK or NACK (echoed). A probe, or a malformed datagram, goes to the plane's first
+        queue pair, which answers or reports it; None: drop it."""
+        evs = self._plane_evs.get(plane)
+        if evs is None:
+            return None
+        try:
+            _version, kind, _flags, _hdr_len, ev, _plane, conn = wire.COMMON.unpack_from(datagram)
+        except struct.error:
+            return self._first_of_plane[plane]
+        rail = self.rails.get((ev, plane))
+        if rail is not None or kind not in (wire.T_DATA, wire.T_ACK, wire.T_NACK):
+            return rail or self._first_of_plane[plane]
+        peer_conn = self._peer_conn()
+        # only the peer's connection opens queue pairs: forged DATA cannot make one per EV
+        if kind == wire.T_DATA and ev in evs and (peer_conn is None or conn == peer_conn):
+            return self._add_rail((ev, plane))
+        return self._first_of_plane[plane] if _malformed(datagram) else None
+
+    def _peer_conn(self) -> int | None:
+        """The peer's connection id, as our queue pairs adopted it at their first DATA."""
+        return next((rail.rcv_conn for rail in self._rail_list if rail.rcv_conn is not None), None)
 
     def _collect(self, rail: BaselineConnection) -> None:
         """Turn the rail's stripe events into whole-message events (the rails
@@ -145,8 +222,9 @@ class MultiRailBaseline:
 
     def stats(self) -> dict:
         d = self.counters.as_dict()
-        rails = [rail.stats() for rail in self._rail_list]
+        rails = [rail.stats() for rail in self._senders]
         d.update(rto=max(r["rto"] for r in rails), inflight=sum(r["inflight"] for r in rails),
+                 receive_queue_pairs=len(self._rail_list) - len(self._senders),
                  rails=[{"plane": r["path"][1], "ev": r["path"][0], "rto": r["rto"], "srtt": r["srtt"],
                          "inflight": r["inflight"]} for r in rails])
         return d

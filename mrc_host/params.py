@@ -71,6 +71,10 @@ class TransportParams:
     nscc_qa_delay: quick adapt: when, over one base RTT + target, the average
         queueing delay passed this many targets (or a trim came back), the
         window drops to what was acknowledged in that period (4.0)
+    qps: the baseline's queue pairs per plane (1): a message is striped over
+        them, each a go-back-N flow sending from its own EV (UDP source port),
+        so the fabric's ECMP hash places each one on its own; at most the
+        EVs of a plane (mrc_host/multirail.py)
     """
 
     payload_size: int = 1024
@@ -103,6 +107,12 @@ class TransportParams:
     nscc_pi_gain: float = 0.25
     nscc_fair_packets: float = 1.0
     nscc_qa_delay: float = 4.0
+    qps: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.qps, bool) or not isinstance(self.qps, int) or self.qps < 1:
+            raise ValueError(f"transport parameter qps (the baseline's queue pairs per plane) must be an "
+                             f"integer >= 1, got {self.qps!r}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "TransportParams":

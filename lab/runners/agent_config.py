@@ -7,6 +7,7 @@ transport parameter overrides.
 
 from __future__ import annotations
 
+from faults.scenario_record import LAB_PAYLOAD_SIZE
 from topologies.fabric import FabricSpec
 from topologies.srv6_plan import Srv6Plan
 
@@ -14,22 +15,36 @@ from topologies.srv6_plan import Srv6Plan
 # at once, where a real NIC's scheduler pulls them at line rate: a window
 # above the bandwidth-delay product only queues in the host's shaper (which
 # marks no ECN), inflating the RTT the RTO is built on. So each connection's
-# window is capped near one BDP: PACKETS_PER_PLANE packets in flight per
-# plane it uses. Measured on the default fabric (8 KB payload, 10 Mb/s):
+# window is capped near one BDP per plane it uses: the packets a path's
+# store-and-forward hops hold whatever the rate, plus the link rate times
+# the lab's fixed delays (Python agents, software switches). Measured on the
+# default fabric (8 KB payload, 10 Mb/s, which gives 3 packets per plane):
 # 3/plane -> MRC efficiency 0.92, no spurious loss, 0 % CPU-saturated
-# samples; 4/plane -> 0.91 and 18 %; the old 64..1024 -> 0.76, 160 RTOs.
-PACKETS_PER_PLANE = 3
+# samples; 4/plane -> 0.91 and 18 %; the old 64..1024 -> 0.76, 160 RTOs. One
+# plane at 80 Mb/s (OpenFlow) gives 10: windows of 6 / 12 / 24 measured MRC
+# efficiency 0.53 / 0.66 / 0.60 (24: 314 retransmissions), 3 gave 0.20.
+STORE_AND_FORWARD_PACKETS = 2
+LAB_FIXED_DELAY_S = 0.0066
 
 
-def lab_window(spec: FabricSpec, transport: str) -> int:
+def plane_window(spec: FabricSpec) -> int:
+    """Packets in flight that fill one plane's path (about one BDP, see above)."""
+    packet_bits = LAB_PAYLOAD_SIZE * 8
+    return STORE_AND_FORWARD_PACKETS + round(spec.link_bps * LAB_FIXED_DELAY_S / packet_bits)
+
+
+def lab_window(spec: FabricSpec, transport: str, qps: int = 1) -> int:
     """Window (packets) of one connection: MRC sprays over every plane; the
-    baseline's window is per rail (one single-path flow per plane)."""
-    return PACKETS_PER_PLANE * (spec.planes if transport == "mrc" else 1)
+    baseline's window is per queue pair, its `qps` queue pairs of a plane
+    sharing that plane's window (at least one packet each)."""
+    if transport == "mrc":
+        return plane_window(spec) * spec.planes
+    return max(1, -(-plane_window(spec) // qps))
 
 
 def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> dict:
     """The agents' transport parameters: the lab's window, then the run's overrides."""
-    window = lab_window(spec, transport)
+    window = lab_window(spec, transport, overrides.get("qps", 1))
     return {"cwnd_init": window, "cwnd_max": window, **overrides}
 
 
