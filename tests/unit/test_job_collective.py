@@ -4,9 +4,10 @@ scenario keys and their errors, and the figures each collective gets."""
 import pytest
 
 from faults.scenario import ScenarioError, load_scenario
-from faults.scenario_record import PLACEMENTS, JobSettings, Scenario
-from lab.analysis.metrics import ConfigError, bandwidth, bus_factor, run_collective, summarize_transport
+from faults.scenario_record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
+from lab.analysis.metrics import BUS_FACTORS, ConfigError, bandwidth, bus_factor, run_collective, summarize_transport
 from lab.runners.job import JobError, JobSpec, check_job, job_spec, ring_order
+from mrc_host.collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 
 
@@ -14,6 +15,10 @@ def crossings(spec: FabricSpec, ring: list[str]) -> int:
     """Ring hops (the closing one too) between hosts of different racks: they cross the T1s."""
     rack = {spec.host_name(h): spec.rack_of(h) for h in range(spec.hosts)}
     return sum(rack[a] != rack[b] for a, b in zip(ring, ring[1:] + ring[:1]))
+
+
+def test_the_scenario_names_every_collective_there_is_and_each_has_a_bus_factor():
+    assert COLLECTIVES == tuple(COLLECTIVE_CLASSES) == tuple(BUS_FACTORS)
 
 
 def test_the_default_fabric_in_both_placements():
