@@ -24,7 +24,7 @@ from faults.links import (FaultError, End, fabric_element, operstates, resolve_l
 from faults.deny import Deny
 from faults.incast import incast_senders
 from faults.model import FaultEvent
-from faults.pause import AgentPause, DatapathPause
+from faults.pause import ALL_HOSTS, AgentPause, DatapathPause
 from faults.routing import connected_since
 from faults.scenario_entries import dataplane_refusal
 from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
@@ -267,14 +267,16 @@ class Blackhole(Injector):
         self.active = False
 
 
-class Loss(Injector):
-    """Random drop with probability p on both switch ports of a T0-T1 link."""
+class _PortLoss(Injector):
+    """Random drop with probability params.p at the port program of some switch ports
+    (``switch_ports``), both data planes; counted as the ports' fault drops."""
 
-    kind = "loss"
+    def switch_ports(self) -> list[End]:
+        raise NotImplementedError
 
     def __init__(self, session, target, params=None):
         super().__init__(session, target, params)
-        self.ends = _t0t1_ends(session, target, self.kind)
+        self.ends = self.switch_ports()
         p = self.params.get("p")
         if not isinstance(p, (int, float)) or not 0 < p <= 1:
             raise FaultError(f"{self}: params.p must be a probability in (0, 1], got {p!r}")
@@ -295,6 +297,33 @@ class Loss(Injector):
     def repair(self) -> None:
         self._set(0.0)
         self.active = False
+
+
+class Loss(_PortLoss):
+    """Random drop with probability p on both switch ports of a T0-T1 link."""
+
+    kind = "loss"
+
+    def switch_ports(self) -> list[End]:
+        return _t0t1_ends(self.session, self.target, self.kind)
+
+
+class NicLoss(_PortLoss):
+    """Random drop with probability p at every NIC receive of host 'h<H>', or of every
+    host ('hosts'): on the T0 port facing the host on every plane, so whatever the host
+    receives, data or ACKs, MRC or baseline, is lost at rate p (the random-loss rows
+    of the MRC paper's testbed)."""
+
+    kind = "nic_loss"
+
+    def switch_ports(self) -> list[End]:
+        spec = self.spec
+        if self.target == ALL_HOSTS:
+            hosts = range(spec.hosts)
+        else:
+            hosts = [fabric_element(spec, self.target, Host, what=self.kind).index]
+        # resolve_link gives a NIC link's switch end first
+        return [resolve_link(self.session.fabric, spec.host_intf(h, p))[0] for h in hosts for p in range(spec.planes)]
 
 
 # ---- controller crash ------------------------------------------------------------
@@ -454,7 +483,7 @@ class Incast(Injector):
         self.active = False
 
 
-INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackhole, Loss,
+INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackhole, Loss, NicLoss,
                                         ControllerKill, Incast, AgentPause, DatapathPause, Deny)}
 
 

@@ -10,7 +10,8 @@ Targets use the fabric's own names (topologies/fabric.py):
     link "h<H>-eth<P>"             a host NIC port (host H, plane P) and its T0 link
     switch "t0p<P>r<R>" / "t1p<P>s<S>"
     plane "plane<P>"               every T0-T1 link of plane P
-    host "h<H>"                    incast victim
+    host "h<H>"                    incast victim; nic_loss: its NIC ports (every plane)
+    "hosts"                        agent_pause, nic_loss: every host
     "controller"
 
 Events written to events.jsonl (lab/analysis/metrics.py reads them):
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "incast", "controller_kill", "agent_pause",
-         "datapath_pause", "deny")
+KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "nic_loss", "incast", "controller_kill",
+         "agent_pause", "datapath_pause", "deny")
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class FaultEvent:
 
     duration None: never repaired during the job (the runner repairs it when
     the job ends so the next transport starts on a healthy fabric).
-    params: kind-specific, e.g. loss {"p": 0.01}; incast {"senders": 4, "bytes": 1048576}
+    params: kind-specific, e.g. loss and nic_loss {"p": 0.01}; incast {"senders": 4, "bytes": 1048576}
     """
 
     at: float

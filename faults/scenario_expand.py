@@ -36,9 +36,11 @@ def _resources(spec: FabricSpec, kind: str, target: str) -> tuple[str, ...]:
     (the repair of one would undo the other)."""
     if kind == "switch_reboot":
         return (target, *links_of_switch(spec, target))
-    if kind == "agent_pause":  # a host's agent process, not the host: an incast there is no overlap
+    if kind in ("agent_pause", "nic_loss"):
+        # a host's agent process, or the drop rate of its T0 ports, not the host itself:
+        # an incast there, or a flap of its NIC link, is no overlap
         hosts = [spec.host_name(h) for h in range(spec.hosts)] if target == ALL_HOSTS else [target]
-        return tuple(f"agent of {host}" for host in hosts)
+        return tuple(f"{'agent' if kind == 'agent_pause' else 'NIC receive'} of {host}" for host in hosts)
     if kind == "deny":  # a denylist entry, not the element: a deny during a link flap is no overlap
         return (f"denylist entry of {target}",)
     return (target,)

@@ -169,8 +169,8 @@ class _PauseParams(_Strict):
     rate_per_s: float | None = Field(None, gt=0, le=MAX_RATE_PER_S)
 
 
-PARAMS_MODELS = {"loss": _LossParams, "incast": _IncastParams, "agent_pause": _PauseParams,
-                 "datapath_pause": _PauseParams}
+PARAMS_MODELS = {"loss": _LossParams, "nic_loss": _LossParams, "incast": _IncastParams,
+                 "agent_pause": _PauseParams, "datapath_pause": _PauseParams}
 
 
 def field_path(loc: tuple) -> str:

@@ -22,6 +22,7 @@ _KIND_TARGETS = {
     "link_flap": ("T0-T1 link", "NIC link"),
     "blackhole": ("T0-T1 link",),
     "loss": ("T0-T1 link",),
+    "nic_loss": ("host", ALL_HOSTS),
     "switch_reboot": ("switch",),
     "incast": ("host",),
     "controller_kill": ("controller",),

@@ -47,6 +47,7 @@ def targets_by_kind(spec: FabricSpec) -> dict[str, list[str]]:
         "link_flap": links + [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)],
         "blackhole": links,
         "loss": links,
+        "nic_loss": spec.host_names + ["hosts"],
         "switch_reboot": spec.switch_names,
         "incast": spec.host_names,
         "controller_kill": ["controller"],
@@ -141,7 +142,7 @@ def times(low: float, high: float):
 
 
 def params_of(kind: str):
-    if kind == "loss":
+    if kind in ("loss", "nic_loss"):
         return st.fixed_dictionaries({"p": times(1e-6, 1.0)})
     if kind == "incast":
         return st.fixed_dictionaries({"senders": st.integers(1, SPEC.hosts - 1), "bytes": st.integers(1, 1 << 22)})
