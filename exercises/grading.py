@@ -10,13 +10,14 @@ cores to keep up.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import statistics
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +33,7 @@ os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 from lab.runners.job import JobSpec, run_job  # noqa: E402
 from lab.plumbing.session import Session, lab_session  # noqa: E402
 from topologies import port_program  # noqa: E402
-from topologies.fabric import FabricSpec  # noqa: E402
+from topologies.fabric import DATAPLANES, FabricSpec  # noqa: E402
 
 SMALL_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1)
 
@@ -41,6 +42,17 @@ def require_root() -> None:
     if os.geteuid() != 0:
         print("the grader builds a real fabric: run it as root (sudo .venv/bin/python ...)")
         raise SystemExit(2)
+
+
+def grader_args(argv: list[str], starting_file: str | Path) -> tuple[str, FabricSpec]:
+    """The student's file (the one positional argument, else the exercise's starting file)
+    and the small fabric on the data plane `--dataplane` names (openflow unless given)."""
+    parser = argparse.ArgumentParser(prog=Path(sys.argv[0]).name)
+    parser.add_argument("file", nargs="?", default=str(starting_file), help="your answer")
+    parser.add_argument("--dataplane", choices=DATAPLANES, default=SMALL_FABRIC.dataplane,
+                        help="the data plane the fabric is built on")
+    args = parser.parse_args(argv)
+    return args.file, replace(SMALL_FABRIC, dataplane=args.dataplane)
 
 
 def load_module(path: str | Path, name: str = "student"):
@@ -221,5 +233,5 @@ def grade(main: Callable[[list[str]], int]) -> None:
     raise SystemExit(main(sys.argv[1:]))
 
 
-__all__ = ["SMALL_FABRIC", "Run", "run", "lab_session", "slow_t1", "slow_last_hop", "t0_t1_link_ports",
+__all__ = ["SMALL_FABRIC", "grader_args", "Run", "run", "lab_session", "slow_t1", "slow_last_hop", "t0_t1_link_ports",
            "TimedBlackhole", "report", "grade", "load_module", "port_program"]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import (SMALL_FABRIC, grade, lab_session, load_module, report, run,  # noqa: E402
+from grading import (grade, grader_args, lab_session, load_module, report, run,  # noqa: E402
                      slow_t1)
 
 HERE = Path(__file__).resolve().parent
@@ -54,12 +54,11 @@ def pooled_median(runs) -> float | None:
 
 
 def main(argv: list[str]) -> int:
-    target = argv[0] if argv else str(HERE / "policy.py")
+    target, spec = grader_args(argv, HERE / "policy.py")
     file, _, name = target.partition(":") if target.count(":") == 1 else (target, "", "")
     path, name = Path(file).resolve(), name or "StudentPolicy"
     check_policy(path, name)
     policy = f"{path}:{name}"
-    spec = SMALL_FABRIC
     print(f"fabric: {spec.planes} planes, {spec.hosts} hosts, {spec.link_mbps:g} Mb/s links; "
           f"T1 1 of every plane shaped to {CONGESTED_BPS / 1e6:g} Mb/s")
     rr, mine = [], []

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import (SMALL_FABRIC, TimedBlackhole, grade, lab_session, load_module, report,  # noqa: E402
+from grading import (TimedBlackhole, grade, grader_args, lab_session, load_module, report,  # noqa: E402
                      run, t0_t1_link_ports)
 
 from lab.analysis import metrics  # noqa: E402
@@ -37,13 +37,13 @@ TARGET = "t0p0r0-t1p0s0"
 
 
 def main(argv: list[str]) -> int:
-    choice = load_module(argv[0] if argv else HERE / "choice.py")
+    file, spec = grader_args(argv, HERE / "choice.py")
+    choice = load_module(file)
     interval = getattr(choice, "PROBE_INTERVAL", None)
     if not isinstance(interval, (int, float)) or isinstance(interval, bool) or not 0.001 <= interval <= 5:
         print(f"PROBE_INTERVAL must be a number of seconds in [0.001, 5], got {interval!r}")
         print("FAIL")
         return 1
-    spec = SMALL_FABRIC
     ports = t0_t1_link_ports(spec, plane=0, rack=0, spine=0)
     print(f"probe_interval {interval:g} s; link {TARGET} fails at {FAIL_AT} s, repaired at {REPAIR_AT} s")
     with lab_session(spec) as session:

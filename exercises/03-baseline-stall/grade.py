@@ -7,11 +7,13 @@ per convergence delay D (the controller's routing emulation takes D at
 start). In each session it first runs two clean baseline iterations and
 reads the port program's `passed` counters of plane 0's T0 uplinks: the T1
 whose uplinks carried the baseline's packets is the one its plane-0 flows
-cross (the T0 select group hashes per address pair, so one T1 per plane).
-It then cuts that T1 off (both of its T0-T1 links down: each T0 withdraws
-its own uplink to it at D) FAIL_AT s into a ring
-all-reduce, for the settings in SETTINGS, and runs the same fault once with
-MRC. The stall of a run is its worst iteration minus its median iteration.
+cross (the T0 select group hashes per address pair, so one T1 per plane;
+on srv6 each T0 hashes its own direction's 5-tuple, and the busier T1 is
+taken). It then cuts that T1 off (both of its T0-T1 links down, or on srv6
+the T1 rebooted: `cut_off`; each T0 withdraws its own uplink to it at D)
+FAIL_AT s into a ring all-reduce, for the settings in SETTINGS, and runs the
+same fault once with MRC. The stall of a run is its worst iteration minus
+its median iteration. `--dataplane srv6` runs it on the srv6 data plane.
 
 PASS if, for every setting, your stall_band(D, L, rto_max, clean) contains
 the measured baseline stall and is at most MAX_WIDTH(rto_max, clean) wide,
@@ -24,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import SMALL_FABRIC, grade, lab_session, load_module, port_program, report, run  # noqa: E402
+from grading import grade, grader_args, lab_session, load_module, port_program, report, run  # noqa: E402
 
 from faults.model import FaultEvent  # noqa: E402
 from faults.routing import read_routing_events  # noqa: E402
@@ -67,10 +69,21 @@ def baseline_t1(session) -> tuple[int, list[int]]:
     return max(range(len(sent)), key=sent.__getitem__), sent
 
 
-def faulted(session, transport: str, links: list[str], down: float) -> dict:
-    """One job with `links` down from FAIL_AT for `down` s: its stall and the routing's reaction."""
+def cut_off(spec, spine: int, down: float) -> list[FaultEvent]:
+    """The faults that cut T1 `spine` of plane PLANE off from FAIL_AT for `down` s. OpenFlow:
+    both of its T0-T1 links down. srv6: the T1 rebooted (its ports down), because Linux skips
+    a multipath nexthop on a port set administratively down at once (the T0 would fail over
+    by itself: docs/srv6.md), while a port that only lost its carrier stays in use until the
+    routing withdraws it, as an OpenFlow T0's uplink does."""
+    if spec.dataplane == "srv6":
+        return [FaultEvent(at=FAIL_AT, kind="switch_reboot", target=spec.t1_name(PLANE, spine), duration=down)]
+    return [FaultEvent(at=FAIL_AT, kind="link_flap", target=link, duration=down) for link in t1_links(spec, spine)]
+
+
+def faulted(session, transport: str, spine: int, down: float) -> dict:
+    """One job with T1 `spine` cut off from FAIL_AT for `down` s: its stall and the routing's reaction."""
     log: list = []
-    events = [FaultEvent(at=FAIL_AT, kind="link_flap", target=link, duration=down) for link in links]
+    events = cut_off(session.spec, spine, down)
     # FAIL_AT counts from the job's start (every worker ready), however long a busy machine takes
     with FaultTimeline(session, events, transport=transport, t0=None, log=log) as timeline:
         r = run(session, transport, on_ready=timeline.start, transport=transport, iterations=10_000,
@@ -85,22 +98,27 @@ def faulted(session, transport: str, links: list[str], down: float) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    student = load_module(argv[0] if argv else HERE / "prediction.py")
-    spec = SMALL_FABRIC
+    file, spec = grader_args(argv, HERE / "prediction.py")
+    student = load_module(file)
     figures, checks, measured = [], [], []
     for delay, settings in SETTINGS.items():
         print(f"convergence delay D = {delay:g} s (hold-down {HOLD_DOWN:g} s): building the fabric", flush=True)
         with lab_session(spec, convergence_delay=delay, hold_down=HOLD_DOWN) as session:
             spine, sent = baseline_t1(session)
             links = t1_links(spec, spine)
-            checks.append((f"D = {delay:g} s: the clean baseline crossed exactly one T1 of plane {PLANE} "
-                           f"(packets up to each: {sent})", sum(1 for n in sent if n) == 1))
+            crossed = sum(1 for n in sent if n)
+            if spec.dataplane == "srv6":   # one T1 per direction, hashed by each T0
+                checks.append((f"D = {delay:g} s: the clean baseline crossed at most one T1 of plane {PLANE} "
+                               f"in each direction (packets up to each: {sent})", 1 <= crossed <= 2))
+            else:
+                checks.append((f"D = {delay:g} s: the clean baseline crossed exactly one T1 of plane {PLANE} "
+                               f"(packets up to each: {sent})", crossed == 1))
             figures.append(f"D = {delay:g} s: clean baseline sent {sent} packets up plane {PLANE}'s T0s to "
                            f"T1s {list(range(spec.spines))}: cutting off {spec.t1_name(PLANE, spine)} "
                            f"({', '.join(links)})")
             for d, down, with_mrc in settings:
                 for transport in ("baseline", "mrc") if with_mrc else ("baseline",):
-                    m = faulted(session, transport, links, down)
+                    m = faulted(session, transport, spine, down)
                     m.update(transport=transport, delay=d, down=down)
                     print(f"  L = {down:g} s: {m['run'].line()}", flush=True)
                     measured.append(m)

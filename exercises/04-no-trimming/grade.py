@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import (SMALL_FABRIC, grade, lab_session, load_module, port_program, report,  # noqa: E402
+from grading import (grade, grader_args, lab_session, load_module, port_program, report,  # noqa: E402
                      run, slow_last_hop)
 
 HERE = Path(__file__).resolve().parent
@@ -59,8 +59,9 @@ def measure(spec) -> tuple[dict, dict, dict, list]:
 
 
 def main(argv: list[str]) -> int:
-    a = load_module(argv[0] if argv else HERE / "answers.py")
-    totals, durations, suspected, errors = measure(SMALL_FABRIC)
+    file, spec = grader_args(argv, HERE / "answers.py")
+    a = load_module(file)
+    totals, durations, suspected, errors = measure(spec)
     med = {t: statistics.median(d) if d else None for t, d in durations.items()}
     on, off = totals[True], totals[False]
     detections = off["timeouts"] + off["sack_losses"]

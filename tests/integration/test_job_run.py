@@ -1,21 +1,24 @@
-"""Agents on the real fabric: an all-reduce over every path, both transports (root)."""
+"""Agents on the real fabric: an all-reduce over every path, both transports, on each
+data plane (root)."""
+
+from dataclasses import replace
 
 import pytest
 
 from lab.runners.job import JobSpec, run_job
 from lab.plumbing.session import lab_session
 from mrc_host.params import TransportParams
-from topologies.fabric import DEFAULT_FABRIC
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC
 
 
-@pytest.fixture(scope="module")
-def session():
+@pytest.fixture(scope="module", params=DATAPLANES)
+def session(request):
     from lab.plumbing import cleanup
     from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         cleanup.clean()
-        with lab_session(DEFAULT_FABRIC) as s:
+        with lab_session(replace(DEFAULT_FABRIC, dataplane=request.param)) as s:
             yield s
         left = {k: v for k, v in cleanup.leftovers().items() if v}
         assert not left, left

@@ -5,7 +5,8 @@ Two short runs (with trimming and a link flap, and without trimming) into a
 temporary results root; each notebook is executed with nbclient and
 MRCLAB_RESULTS pointing at the run with trimming (notebook 04 finds the
 other run next to it). nbclient raises CellExecutionError, naming the cell,
-if any cell fails.
+if any cell fails. The same two runs on the srv6 data plane feed every
+notebook that reads a run.
 """
 
 import shutil
@@ -17,6 +18,7 @@ from nbclient import NotebookClient
 
 from faults.model import FaultEvent
 from faults.scenario_record import JobSettings, Scenario
+from topologies.fabric import DEFAULT_FABRIC
 from lab.runners.experiment import run_experiment
 from lab.jupyter.notebook_cmd import NOTEBOOKS, ensure_kernel
 from lab.jupyter.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
@@ -31,16 +33,26 @@ EXPECTED_PNGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("results")
-    short = JobSettings(iterations=3, buffer_mb=0.5)
+def make_runs(root, dataplane: str):
+    """A short run with trimming and a link flap, and one without trimming, on `dataplane`."""
+    short, fabric = JobSettings(iterations=3, buffer_mb=0.5), replace(DEFAULT_FABRIC, dataplane=dataplane)
     # a real fault, so the fault markers and failover figures are drawn too
     flap = [FaultEvent(at=0.2, kind="link_flap", target="t0p0r0-t1p0s0", duration=0.6)]
-    with_trimming, _ = run_experiment(Scenario(name="nb-trimming", faults=flap,
+    with_trimming, _ = run_experiment(Scenario(name="nb-trimming", faults=flap, fabric=fabric,
                                                job=replace(short, iterations=8)), root)
-    without_trimming, _ = run_experiment(Scenario(name="nb-no-trimming", trimming=False, job=short), root)
+    without_trimming, _ = run_experiment(Scenario(name="nb-no-trimming", trimming=False, fabric=fabric,
+                                                  job=short), root)
     return with_trimming, without_trimming
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return make_runs(tmp_path_factory.mktemp("results"), DEFAULT_FABRIC.dataplane)
+
+
+@pytest.fixture(scope="module")
+def srv6_runs(tmp_path_factory):
+    return make_runs(tmp_path_factory.mktemp("results-srv6"), "srv6")
 
 
 def test_every_notebook_is_tested():
@@ -81,6 +93,17 @@ def assert_pngs(book, name, out):
 @pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
 def test_notebook_runs_and_writes_its_pngs(name, runs, notebook_env):
     with_trimming, without_trimming = runs
+    notebook_env.setenv(RESULTS_ENV, str(with_trimming))
+    book = execute(name)
+    assert_pngs(book, name, with_trimming / "notebooks" / name)
+    assert "problem(s)" not in printed(book), "a whole run was reported damaged"
+    if name == "04-trimming-and-incast":
+        assert str(without_trimming) in printed(book), "notebook 04 did not find the run without trimming"
+
+
+@pytest.mark.parametrize("name", sorted(set(EXPECTED_PNGS) - {"05-fabric-scale"}))   # 05 reads no run
+def test_notebook_runs_on_an_srv6_run(name, srv6_runs, notebook_env):
+    with_trimming, without_trimming = srv6_runs
     notebook_env.setenv(RESULTS_ENV, str(with_trimming))
     book = execute(name)
     assert_pngs(book, name, with_trimming / "notebooks" / name)
