@@ -143,10 +143,11 @@ def mbps(nbytes: float, seconds: float) -> float:
     return round(nbytes * 8 / seconds / 1e6, 3)
 
 
-def chunk_size(spec: FabricSpec, payload_size: int) -> int:
-    """One full packet per plane (the multi-rail baseline stripes a chunk over its rails), and at
-    least the receiver's ACK coalescing (a chunk's last packet is always acked at once)."""
-    return max(spec.planes, TransportParams.ack_every) * payload_size
+def chunk_size(spec: FabricSpec, payload_size: int, params: dict) -> int:
+    """One full packet per queue pair (the baseline stripes a chunk over its planes x qps queue
+    pairs), and at least the receiver's ACK coalescing (a chunk's last packet is acked at once)."""
+    queue_pairs = spec.planes * params.get("qps", TransportParams.qps)
+    return max(queue_pairs, TransportParams.ack_every) * payload_size
 
 
 def slot_count(params: dict, payload_size: int, chunk: int) -> int:
@@ -201,10 +202,10 @@ def run_streams(session: Session, flows: list[Flow], duration: float, transport:
         raise BandwidthError(refused)
     check_flows(spec, flows)
     bins = bin_count(duration, bin_s)
-    chunk = chunk_bytes or chunk_size(spec, payload_size)
+    params = lab_transport_params(spec, transport, params or {})
+    chunk = chunk_bytes or chunk_size(spec, payload_size, params)
     if chunk < payload_size:
         raise BandwidthError(f"chunk_bytes must be at least one packet's payload ({payload_size}), got {chunk}")
-    params = lab_transport_params(spec, transport, params or {})
     streams = {"chunk": chunk, "slots": slot_count(params, payload_size, chunk), "seed": seed}
     configs = _worker_configs(session, flows, transport, payload_size, params, streams)
     result = BandwidthResult(transport, duration, bin_s, chunk, spec.host_capacity_bps / 1e6,

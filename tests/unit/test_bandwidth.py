@@ -52,9 +52,10 @@ def test_mbps():
 
 
 # ---- sizes -----------------------------------------------------------------------------
-def test_chunk_is_a_packet_per_plane_and_at_least_the_ack_coalescing():
-    assert chunk_size(FabricSpec(planes=8), 8192) == 8 * 8192
-    assert chunk_size(FabricSpec(planes=2), 8192) == 4 * 8192
+def test_chunk_is_a_packet_per_queue_pair_and_at_least_the_ack_coalescing():
+    assert chunk_size(FabricSpec(planes=8), 8192, {}) == 8 * 8192
+    assert chunk_size(FabricSpec(planes=2), 8192, {}) == 4 * 8192
+    assert chunk_size(FabricSpec(planes=1), 8192, {"qps": 16}) == 16 * 8192
 
 
 def test_slots_cover_twice_the_window():
