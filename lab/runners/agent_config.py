@@ -21,8 +21,10 @@ from topologies.srv6_plan import Srv6Plan
 # default fabric (8 KB payload, 10 Mb/s, which gives 3 packets per plane):
 # 3/plane -> MRC efficiency 0.92, no spurious loss, 0 % CPU-saturated
 # samples; 4/plane -> 0.91 and 18 %; the old 64..1024 -> 0.76, 160 RTOs. One
-# plane at 80 Mb/s (OpenFlow) gives 10: windows of 6 / 12 / 24 measured MRC
-# efficiency 0.53 / 0.66 / 0.60 (24: 314 retransmissions), 3 gave 0.20.
+# plane at 80 Mb/s gives 10: on OpenFlow (RTT 5-8 ms) windows of 6 / 12 / 24
+# measured MRC efficiency 0.53 / 0.66 / 0.60 (24: 314 retransmissions), and
+# 10 / 3 in one sitting 0.59 / 0.50; on srv6 (RTT 2-7 ms) 10 and 3 both 0.83
+# (shared machine, mostly CPU-bound runs: docs/faults.md has the table).
 STORE_AND_FORWARD_PACKETS = 2
 LAB_FIXED_DELAY_S = 0.0066
 
