@@ -114,8 +114,8 @@ class MultiRailBaseline:
         msg_id = self.msg_ids.take(msg_id)
         if not 0 <= msg_id <= ID_MASK:
             raise ValueError(f"multi-rail message ids are 0..{ID_MASK}, got {msg_id}")
-        n = min(len(self._senders), len(data))
-        size = -(-len(data) // n)
+        size = -(-len(data) // min(len(self._senders), len(data)))
+        n = -(-len(data) // size)   # stripes of `size` bytes, the last one shorter: none is empty
         stripe_id = (n << ID_BITS) | msg_id
         self._sending[stripe_id] = [msg_id, n, len(data)]
         for i, rail in enumerate(self._senders[:n]):

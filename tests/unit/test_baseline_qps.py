@@ -152,3 +152,21 @@ def test_a_scenario_asking_for_impossible_queue_pairs_fails_to_load_in_one_line(
     path.write_text(f"description: x\nfabric: {{planes: 1, link_mbps: 80, evs_per_plane: 16}}\n"
                     f"transport_params: {{qps: 16}}\n")
     assert load_scenario(path).transport_params == {"qps": 16}
+
+
+def test_every_message_length_makes_stripes_none_of_them_empty():
+    """A length that does not divide evenly (100 bytes over 16 queue pairs: 15 stripes of 7 would
+    leave the 16th empty) uses fewer queue pairs, and every byte lands where it belongs."""
+    net, a, b = pair(ONE_PLANE, 16)
+    rng = random.Random(7)
+    at = 0
+    messages = {}
+    for msg_id, length in enumerate([1, 15, 16, 17, 100, 250, 4097], start=1):
+        data = rng.randbytes(length)
+        a.conn.write(data, at, msg_id=msg_id)
+        messages[msg_id] = (at, data)
+        at += length
+    assert net.run_until(lambda: len(net.events("a", WriteComplete)) == len(messages), timeout=10)
+    done = {m.msg_id: (m.offset, m.length) for m in net.events("b", MessageComplete)}
+    assert done == {i: (offset, len(data)) for i, (offset, data) in messages.items()}
+    assert all(bytes(b.conn.recv_buffer[offset:offset + len(data)]) == data for offset, data in messages.values())
