@@ -170,3 +170,15 @@ def test_every_message_length_makes_stripes_none_of_them_empty():
     done = {m.msg_id: (m.offset, m.length) for m in net.events("b", MessageComplete)}
     assert done == {i: (offset, len(data)) for i, (offset, data) in messages.items()}
     assert all(bytes(b.conn.recv_buffer[offset:offset + len(data)]) == data for offset, data in messages.values())
+
+
+def test_the_labs_window_is_one_bdp_per_plane_shared_by_its_queue_pairs():
+    from lab.runners.agent_config import lab_transport_params, lab_window
+    from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+
+    assert (lab_window(DEFAULT_FABRIC, "mrc"), lab_window(DEFAULT_FABRIC, "baseline")) == (24, 3)   # as measured
+    single = FabricSpec(planes=1, link_mbps=80, evs_per_plane=16)
+    assert (lab_window(single, "mrc"), lab_window(single, "baseline")) == (10, 10)
+    assert [lab_window(single, "baseline", qps) for qps in (2, 3, 10, 16)] == [5, 4, 1, 1]
+    assert lab_transport_params(single, "baseline", {"qps": 4})["cwnd_init"] == 3
+    assert lab_transport_params(single, "baseline", {"qps": 4, "cwnd_init": 7})["cwnd_init"] == 7
