@@ -381,7 +381,10 @@ class Agent:
         now = self.clock()
         if now >= self._next_housekeeping:
             self._housekeeping(now)
-        wait = max_wait
+        # never sleep past the next housekeeping: a denial lifted (or a NIC port
+        # back) while the loop waits on a quiet socket would be seen up to
+        # max_wait late, and the route it frees would stay unused that long
+        wait = min(max_wait, max(self._next_housekeeping - now, 0.0))
         read_first = True
         for _peer, conn in self._conn_list:
             d = conn.next_deadline()

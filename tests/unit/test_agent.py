@@ -98,3 +98,17 @@ def test_ce_mark_in_ip_tos_reaches_the_core_as_ecn():
         conn = a.conns["b"]
         assert drive([a], lambda: conn.counters.data_received == 1)
         assert conn.counters.ecn_ce_received == 1 and bytes(conn.recv_buffer[:10]) == b"0123456789"
+
+
+def test_an_idle_agent_never_sleeps_past_its_next_housekeeping():
+    """A denial lifted or a NIC port back must be seen within HOUSEKEEPING_S even when
+    no packet and no timer wakes the loop: poll's wait is capped at the housekeeping."""
+    from mrc_host.agent import HOUSEKEEPING_S
+
+    ca, _ = configs(base=60)
+    with Agent(ca) as a:
+        waits = []
+        select = a.sel.select
+        a.sel.select = lambda timeout=None: waits.append(timeout) or select(0)
+        a.poll(1.0)
+        assert waits and all(w is not None and w <= HOUSEKEEPING_S for w in waits)
