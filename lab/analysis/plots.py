@@ -94,7 +94,7 @@ def iteration_timeline(iterations: Sequence[Mapping], events: Sequence[Mapping],
     if not iterations:
         _empty(ax, "no iterations")
     _mark_faults(ax, _unique_windows(events))
-    return _finish(fig, ax, path, "All-reduce iteration time over the run",
+    return _finish(fig, ax, path, "Iteration time over the run",
                    "iteration start (s since job start)", "iteration time (s)", legend_at="upper right")
 
 
@@ -110,7 +110,7 @@ def iteration_cdf(iterations: Sequence[Mapping], path: str | Path) -> Path:
     if not iterations:
         _empty(ax, "no iterations")
     ax.set_ylim(0, 1.02)
-    return _finish(fig, ax, path, "CDF of all-reduce iteration time", "iteration time (s)",
+    return _finish(fig, ax, path, "CDF of iteration time", "iteration time (s)",
                    "fraction of iterations", legend_at="lower right")
 
 

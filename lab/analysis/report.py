@@ -174,7 +174,7 @@ def print_summary(summary: Mapping[str, Mapping], console: Console | None = None
     if not isinstance(summary, Mapping) or not summary:
         console.print("[yellow]no results: the run produced no records[/]")
         return
-    table = Table(title="All-reduce results")
+    table = Table(title="Results per transport (one iteration = one step of the collective)")
     table.add_column("metric")
     for name in summary:
         table.add_column(name, justify="right")

@@ -192,7 +192,7 @@ def check_run(done: subprocess.CompletedProcess, out: Path, scenario: str) -> tu
     rows = list(csv.DictReader((run_dir / "iterations.csv").open()))
     assert {r["transport"] for r in rows} == {"mrc", "baseline"}
     assert all(r["verified"] in ("True", "true", "1") for r in rows)
-    assert "All-reduce results" in done.stdout and "P100" in done.stdout
+    assert "Results per transport" in done.stdout and "P100" in done.stdout
     assert f"results: {summary['results_dir']}" in done.stdout
     return summary, run_dir
 

@@ -296,7 +296,7 @@ def test_report_of_a_damaged_run_names_what_is_missing(tmp_path):
     assert "iterations.csv line 53: torn last line" in text
     assert "summary.json: missing" in text
     assert "figures recomputed from the records that could be read" in text
-    assert "All-reduce results" in text and "P50" in text and "baseline" in text
+    assert "Results per transport" in text and "P50" in text and "baseline" in text
     assert "[plane, ev]" not in text or "pairs" in text     # problem text is not read as rich markup
 
 
