@@ -286,13 +286,14 @@ def scale_planes(plane: str) -> list[str]:
 
 def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) -> list[str]:
     """What the bench will run, in order: its steps, or the fabric sizes each scale sweep tries
-    (up to the first size that is not faithful)."""
+    (until efficiency falls below the give-up floor)."""
     from lab.runners.bench import SCALE_STEPS, Bench
 
     if scale:
         planes = scale_planes(plane)
         sizes = [FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS]
-        costs = [f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes] if len(planes) > 1 else []
+        costs = ([f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes]
+                 if len(planes) > 1 else [])
         return costs + [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches" for p in planes for spec in sizes]
     return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane else name
             for name, _ in Bench(quick, RESULTS_ROOT, dataplane=plane).steps()]
@@ -320,15 +321,17 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
 
     for sweep in sweeps:
         table = Table(title=f"scale sweep (8 planes, {sweep['dataplane']})")
-        for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified"):
+        for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified",
+                    "faithful"):
             table.add_column(col, justify="right", overflow="fold")
         for r in sweep["rows"]:
             if "error" in r:
-                table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 5)
+                table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 6)
                 continue
             table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
                           f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
-                          str(r["unexplained_loss"]), "yes" if r["verified"] else "NO")
+                          str(r["unexplained_loss"]), "yes" if r["verified"] else "NO",
+                          "yes" if r["faithful"] else "no")
         console.print(table)
         big = sweep["largest_faithful"]
         console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
@@ -340,8 +343,8 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
     command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
                                  else f" --dataplane {sweeps[0]['dataplane']}")
     header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
-    md = ((markdown(costs, header + " The data planes on the default fabric:") + "\n") if costs else "") + \
-        "\n".join(scale_markdown(sweep, header) for sweep in sweeps)
+    opening = markdown(costs, header + " The data planes on the default fabric:") + "\n" if costs else header + "\n\n"
+    md = opening + "\n".join(scale_markdown(sweep) for sweep in sweeps)
     write_text_atomic(out / "bench.md", md)
     if update_readme:
         write_readme(README, md, block="scale")
@@ -398,7 +401,8 @@ def check(
                   f"{spec.link_mbps:g} Mb/s links")
     try:
         with lab_session(spec) as session:
-            console.print(f"built in {session.fabric.build_s:.1f} s ({spec.dataplane} data plane, {session.fabric.datapath} datapath); "
+            console.print(f"built in {session.fabric.build_s:.1f} s ({spec.dataplane} data plane, "
+                          f"{session.fabric.datapath} datapath); "
                           "verifying paths...")
             result = run_check(session, seconds=seconds)
         timings = session.timings
