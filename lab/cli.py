@@ -246,7 +246,7 @@ def bench(
     import psutil
 
     from faults.injectors import FaultError
-    from lab.runners.bench import Bench, cost_figures, dataplane_cost, scale_sweep
+    from lab.runners.bench import Bench, cost_figures, dataplane_costs, scale_sweep
     from lab.runners.job import JobError
     from lab.analysis.results import ResultsDir
     from topologies.builder import BuildError
@@ -267,7 +267,7 @@ def bench(
     try:
         if scale:
             planes = scale_planes(plane)
-            costs = cost_figures([dataplane_cost(p) for p in planes]) if len(planes) > 1 else []
+            costs = cost_figures(dataplane_costs(planes)) if len(planes) > 1 else []
             sweeps = [scale_sweep(out.path, say, p) for p in planes]
             report_scale(sweeps, costs, meta, out.path, update_readme, json_path)
             raise typer.Exit(0 if sweeps[0]["largest_faithful"] and all(f.ok is not False for f in costs) else 1)
@@ -287,12 +287,12 @@ def scale_planes(plane: str) -> list[str]:
 def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) -> list[str]:
     """What the bench will run, in order: its steps, or the fabric sizes each scale sweep tries
     (until efficiency falls below the give-up floor)."""
-    from lab.runners.bench import SCALE_STEPS, Bench
+    from lab.runners.bench import COST_ROUNDS, SCALE_STEPS, Bench
 
     if scale:
         planes = scale_planes(plane)
         sizes = [FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS]
-        costs = ([f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes]
+        costs = ([f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes] * COST_ROUNDS
                  if len(planes) > 1 else [])
         return costs + [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches" for p in planes for spec in sizes]
     return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane else name
