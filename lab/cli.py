@@ -240,11 +240,6 @@ def bench(
 ) -> None:
     """Measure the lab's headline figures in one run: a table of figure, target, pass.
     With --scale --dataplane srv6 the OpenFlow data plane is swept in the same run, for comparison."""
-    import datetime
-    import platform
-
-    import psutil
-
     from faults.injectors import FaultError
     from lab.runners.bench import Bench, cost_figures, dataplane_costs, scale_sweep
     from lab.runners.job import JobError
@@ -260,9 +255,7 @@ def bench(
     stop_if_plan_only(command, bench_plan(quick, scale, plane), update_readme, json_path)
     out = ResultsDir.create(name="bench-scale" if scale else ("bench-quick" if quick else "bench"), root=results)
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
-    machine = (f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
-               f"{psutil.virtual_memory().total / 2**30:.0f} GiB")
-    meta = {"machine": machine, "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+    meta = machine_meta()
     started = time.monotonic()
     try:
         if scale:
@@ -377,6 +370,75 @@ def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, js
     if update_readme:
         write_readme(README, md)
     console.print(f"results: {out}", highlight=False)
+
+
+@app.command(epilog=f"{PLAN_ONLY_ENV}=1: print the plan and stop before building anything (tests use it).")
+def paper(
+    quick: bool = typer.Option(False, "--quick", help="Fewer iterations and shorter streams (under 10 minutes)."),
+    update_readme: bool = typer.Option(False, "--update-readme",
+                                       help="Write the table into README.md (The paper's experiments)."),
+    results: Path = typer.Option(RESULTS_ROOT, help="Directory the run's results directory goes in."),
+    json_path: JsonPath = None,
+) -> None:
+    """The MRC paper's experiments side by side on the lab: paper figure, paper result, lab result,
+    same shape?, trustworthy? (docs/paper.md)."""
+    from faults.injectors import FaultError
+    from faults.scenario import ScenarioError
+    from lab.analysis.results import ResultsDir
+    from lab.runners.incast import IncastError
+    from lab.runners.job import JobError
+    from lab.runners.paper import Paper, plan
+    from topologies.builder import BuildError
+
+    command = f"paper{' --quick' if quick else ''}"
+    stop_if_plan_only(command, plan(quick), update_readme, json_path)
+    out = ResultsDir.create(name="paper-quick" if quick else "paper", root=results)
+    meta = machine_meta()
+    started = time.monotonic()
+    try:
+        rows = Paper(quick, out.path, lambda text: console.print(text, highlight=False)).run()
+    except (BuildError, JobError, FaultError, ScenarioError, IncastError) as exc:
+        fail(str(exc))
+    meta.update(quick=quick, elapsed_s=round(time.monotonic() - started, 1))
+    report_paper(rows, meta, out.path, update_readme, json_path)
+
+
+def machine_meta() -> dict:
+    """The machine and the date a table's header names."""
+    import datetime
+    import platform
+
+    import psutil
+
+    return {"machine": f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
+                       f"{psutil.virtual_memory().total / 2**30:.0f} GiB",
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+
+
+def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
+    """The paper table on the console, in paper.md/paper.json (and README.md if asked), and the time taken."""
+    from lab.runners.bench import update_readme as write_readme
+    from lab.runners.paper import COLUMNS, cells, markdown, to_json
+
+    table = Table(title="The MRC paper's experiments on the lab")
+    for col in COLUMNS:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        texts = list(cells(row))
+        texts[3] = f"[{'green' if row.same_shape else 'red'}]{texts[3]}[/]"
+        texts[4] = f"[{'green' if row.trusted else 'yellow'}]{texts[4]}[/]"
+        table.add_row(*texts)
+    console.print(table)
+    header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
+              f"took {meta['elapsed_s'] / 60:.1f} min.")
+    md = markdown(rows, header)
+    write_text_atomic(out / "paper.md", md)
+    data = to_json(rows, meta)
+    write_json_atomic(out / "paper.json", data, default=str)
+    write_json(json_path, data)
+    if update_readme:
+        write_readme(README, md, block="paper")
+    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False)
 
 
 @app.command()

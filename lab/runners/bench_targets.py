@@ -23,3 +23,11 @@ INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and 
 NOISY_DAY_STALLS = 0             # noisy-day: MRC iterations slower than k x its own clean median
 NOISY_DAY_P99_VS_BASELINE = 1 / 3  # noisy-day: MRC P99 / baseline P99
 PROBE_BYTES_SHARE = 0.01         # noisy-day: MRC probe bytes (PROBE header + IP/UDP) / DATA payload bytes
+
+# ---- the paper's experiments (`lab/run.py paper`, lab/runners/paper.py) ----------------------------
+# The shapes of the MRC paper's results, as numbers the lab's rows are judged against.
+PAPER_SHAPE_TOLERANCE = 0.05     # "A >= B" holds when A >= B x (1 - this): run-to-run noise of one run each
+PAPER_LOSS_BARELY_HURTS = 0.8    # Fig. 16: MRC at 0.1 % NIC loss keeps at least this share of its loss-free rate
+PAPER_LOSS_UNUSABLE = 0.2        # Fig. 16: RoCE-like at 1 % NIC loss keeps at most this share ("unusable")
+PAPER_LOSS_MRC_KEEPS = 1 / 3     # Fig. 16: MRC at 1 % NIC loss keeps about this share (reported beside it)
+PAPER_VICTIM_UNAFFECTED = 0.9    # Fig. 18: MRC's victim flow keeps at least this share of its rate alone

@@ -1,0 +1,316 @@
+"""The MRC paper's experiments, run side by side on the lab (`lab/run.py paper`).
+
+Each row runs real lab experiments in this run (nothing is carried over from
+earlier runs) and yields one PaperRow: the paper's figure and result (typed
+once, in PAPER), the lab's result for MRC and each baseline, whether the lab
+shows the same shape (judged against lab/runners/bench_targets.py), and
+whether every run behind it can be trusted (verified, not CPU-bound, no
+unexplained loss). docs/paper.md describes each row.
+
+Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
+the default planes vs the RoCE-like baseline on one plane of the same
+aggregate rate with 1 and 16 queue pairs); random loss at every NIC (0.1 %
+and 1 %, each transport against its own loss-free run); incast with a victim
+flow. Every run is on the srv6 data plane: the only one whose switches hash
+the baseline's full 5-tuple (docs/faults.md).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import yaml
+
+from faults.scenario import load_scenario
+from lab.runners import bench_targets as target
+from lab.runners.experiment import run_experiment
+from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+
+DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the baseline
+# The RoCE-like baseline's own environment: one plane with the default fabric's aggregate rate,
+# enough EVs (UDP source ports) for its most queue pairs.
+ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
+ROCE_QPS = (1, 16)
+ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
+NIC_LOSS_LEVELS = (0.001, 0.01)
+# Fig. 18's incast with a victim flow: 3 senders into one host, the victim beside them (the
+# incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
+INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
+INCAST_SENDERS = 3
+
+MRC = "MRC"
+MULTI_RAIL = "multi-rail baseline"
+
+
+def roce_label(qps: int) -> str:
+    return f"RoCE-like, 1 plane x {ROCE_LINK_MBPS:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    figure: str
+    result: str
+
+
+# The paper's results, typed once; the figure is the source.
+PAPER = {
+    "collisions": PaperClaim("Fig. 16/17", "RoCE 1 QP reaches ~half the possible throughput (ECMP collisions); "
+                                           "16 QPs help; MRC with 1 connection >= RoCE with 16 QPs"),
+    "loss": PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC; at 1 % RoCE is unusable "
+                                  "while MRC keeps ~1/3 of its throughput"),
+    "incast": PaperClaim("Fig. 18", "incast beside a victim flow: MRC's victim is unaffected; the incast "
+                                    "senders share the target fairly"),
+}
+
+
+@dataclass
+class PaperRow:
+    figure: str
+    paper: str
+    lab: dict                 # run label -> the lab's result for it
+    same_shape: bool
+    shape_reason: str
+    trusted: bool
+    trust_reason: str
+    raw: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One lab experiment: a job on the multi-plane fabric (MRC and the multi-rail baseline)
+    or on the RoCE-like baseline's single plane with `qps` queue pairs."""
+    collective: str
+    single_plane: bool = False
+    qps: int = 1
+    nic_loss: float = 0.0
+
+    @property
+    def name(self) -> str:
+        fabric = f"roce-{self.qps}qp" if self.single_plane else "planes"
+        loss = f"-nicloss{self.nic_loss * 100:g}pct" if self.nic_loss else ""
+        return f"paper-{self.collective}-{fabric}{loss}"
+
+    def labels(self) -> dict:
+        """transport in the summary -> the row's name for it."""
+        return {"baseline": roce_label(self.qps)} if self.single_plane else {"mrc": MRC, "baseline": MULTI_RAIL}
+
+
+def scenario_data(setup: Setup, quick: bool) -> dict:
+    """The scenario file of `setup` (docs/scenarios.md): interleaved ranks, so every ring hop crosses the T1s."""
+    data = {"description": f"lab/run.py paper: {setup.name}",
+            "fabric": dict(ROCE_FABRIC, dataplane=DATAPLANE) if setup.single_plane else {"dataplane": DATAPLANE},
+            "job": {"collective": setup.collective, "placement": "interleaved", "buffer_mb": 2,
+                    "iterations": 8 if quick else 30, "max_seconds": 30 if quick else 60},
+            "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
+            "seed": 1, "faults": []}
+    if setup.single_plane:
+        data["transport_params"] = {"qps": setup.qps}
+    if setup.nic_loss:
+        data["faults"] = [{"at": 0, "kind": "nic_loss", "target": "hosts", "params": {"p": setup.nic_loss}}]
+    return data
+
+
+# ---- pure judgements ------------------------------------------------------------------------------
+def run_verdict(part: dict) -> list[str]:
+    """What makes one run untrustworthy (empty: nothing)."""
+    problems = []
+    if not part.get("verified"):
+        problems.append("not verified")
+    if part.get("cpu_bound"):
+        problems.append("CPU-bound")
+    if part.get("unexplained_loss"):
+        problems.append(f"{part['unexplained_loss']} packets lost unexplained")
+    return problems
+
+
+def trust(runs: dict) -> tuple[bool, str]:
+    """runs: label -> summary part (verified, cpu_bound, unexplained_loss). Trusted when every run is."""
+    bad = [f"{label}: {', '.join(problems)}" for label, part in runs.items() if (problems := run_verdict(part))]
+    if not runs:
+        return False, "no run"
+    return (False, "no: " + "; ".join(bad)) if bad else (True, "yes: every run verified, not CPU-bound, "
+                                                                 "no unexplained loss")
+
+
+def at_least(a: float, b: float) -> bool:
+    """a >= b up to the run-to-run noise the shapes allow."""
+    return a >= b * (1 - target.PAPER_SHAPE_TOLERANCE)
+
+
+def collisions_shape(mrc: float | None, roce1: float | None, roce16: float | None) -> tuple[bool, str]:
+    """Fig. 16/17: 16 QPs beat 1 QP, and MRC is at least RoCE with 16 QPs (efficiencies)."""
+    if None in (mrc, roce1, roce16):
+        return False, "no: a run finished no iteration"
+    facts = [f"16 QPs {'beat' if roce16 > roce1 else 'did not beat'} 1 QP ({roce16:.2f} vs {roce1:.2f})",
+             f"MRC {'>=' if at_least(mrc, roce16) else '<'} 16 QPs ({mrc:.2f} vs {roce16:.2f})"]
+    same = roce16 > roce1 and at_least(mrc, roce16)
+    return same, f"{'yes' if same else 'no'}: {'; '.join(facts)}; 1 QP reached {roce1:.2f} of line rate"
+
+
+def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None) -> tuple[bool, str]:
+    """Fig. 16: at 0.1 % MRC keeps most of its rate; at 1 % RoCE keeps next to nothing, MRC ~1/3 or more."""
+    if mrc_kept is None or roce_kept is None:
+        return False, "no: a loss-free run finished no iteration"
+    if p < 0.005:
+        same = mrc_kept >= target.PAPER_LOSS_BARELY_HURTS
+        return same, (f"{'yes' if same else 'no'}: MRC kept {mrc_kept:.2f} of its loss-free rate "
+                      f"(barely hurt: >= {target.PAPER_LOSS_BARELY_HURTS:g})")
+    unusable = roce_kept <= target.PAPER_LOSS_UNUSABLE
+    keeps = at_least(mrc_kept, target.PAPER_LOSS_MRC_KEEPS)
+    same = unusable and keeps
+    return same, (f"{'yes' if same else 'no'}: RoCE-like kept {roce_kept:.2f} (unusable: <= "
+                  f"{target.PAPER_LOSS_UNUSABLE:g}), MRC kept {mrc_kept:.2f} (~1/3 or more: "
+                  f"{'yes' if keeps else 'no'})")
+
+
+def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
+    """Fig. 18: MRC's victim keeps its rate beside the incast."""
+    if mrc_ratio is None:
+        return False, "no: the victim delivered nothing alone"
+    same = mrc_ratio >= target.PAPER_VICTIM_UNAFFECTED
+    return same, (f"{'yes' if same else 'no'}: MRC's victim kept {mrc_ratio:.2f} of its rate alone "
+                  f"(unaffected: >= {target.PAPER_VICTIM_UNAFFECTED:g})")
+
+
+def kept(loaded: float | None, loss_free: float | None) -> float | None:
+    """Share of the loss-free efficiency kept under loss; a lossy run with no iteration keeps 0."""
+    if not loss_free:
+        return None
+    return (loaded or 0.0) / loss_free
+
+
+def _eff(v: float | None) -> str:
+    return "no iteration finished" if v is None else f"efficiency {v:.3f}"
+
+
+# ---- the rows -------------------------------------------------------------------------------------
+class Paper:
+    """One pass over the rows; each experiment runs once and is shared by the rows that need it."""
+
+    def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print):
+        self.quick, self.root, self.say = quick, root, say
+        self.runs: dict[Setup, dict] = {}   # setup -> {label: summary part}, plus its results path
+
+    def experiment(self, setup: Setup) -> dict:
+        """{label: summary part} of `setup`, run now unless this pass already ran it."""
+        if setup not in self.runs:
+            folder = self.root / "scenarios"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{setup.name}.yaml"
+            path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
+            self.say(f"paper: {setup.name}...")
+            results, summary = run_experiment(load_scenario(path), self.root)
+            self.runs[setup] = {label: dict(summary[t], results=str(results)) for t, label in setup.labels().items()}
+        return self.runs[setup]
+
+    def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict:
+        """MRC and the multi-rail baseline, then the RoCE-like baseline with each of ROCE_QPS (1 QP only under loss)."""
+        runs = dict(self.experiment(Setup(collective, nic_loss=nic_loss)))
+        for qps in ROCE_QPS if not nic_loss else (1,):
+            runs.update(self.experiment(Setup(collective, single_plane=True, qps=qps, nic_loss=nic_loss)))
+        return runs
+
+    def collisions_row(self, collective: str) -> Iterator[PaperRow]:
+        runs = self.side_by_side(collective)
+        eff = {label: part["efficiency"] for label, part in runs.items()}
+        same, why = collisions_shape(eff[MRC], eff[roce_label(1)], eff[roce_label(16)])
+        ok, trust_why = trust(runs)
+        claim = PAPER["collisions"]
+        yield PaperRow(f"{claim.figure}: ECMP collisions, {collective} (interleaved ranks, no faults)", claim.result,
+                       {label: _eff(v) for label, v in eff.items()}, same, why, ok, trust_why, {"runs": runs})
+
+    def loss_row(self, p: float) -> Iterator[PaperRow]:
+        free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
+        shares = {label: kept(part["efficiency"], free[label]["efficiency"]) for label, part in lossy.items()}
+        same, why = loss_shape(p, shares[MRC], shares[roce_label(1)])
+        ok, trust_why = trust({**{f"{k} loss-free": v for k, v in free.items() if k in lossy},
+                               **{f"{k} at {p:.1%}": v for k, v in lossy.items()}})
+        lab = {label: ("-" if share is None else f"kept {share:.2f} ({_eff(lossy[label]['efficiency'])})")
+               for label, share in shares.items()}
+        claim = PAPER["loss"]
+        yield PaperRow(f"{claim.figure}: random loss {p:.1%} at every NIC, all-reduce", claim.result, lab,
+                       same, why, ok, trust_why, {"loss_free": free, "lossy": lossy, "kept": shares})
+
+    def incast_row(self) -> Iterator[PaperRow]:
+        from lab.plumbing.session import lab_session
+        from lab.runners.incast import INCAST_PARAMS, run_incast_victim
+
+        duration = 2.0 if self.quick else 5.0
+        results = {}
+        self.say(f"paper: incast with a victim, {INCAST_SENDERS} senders, {duration:g} s...")
+        with lab_session(INCAST_FABRIC) as session:
+            for transport, label in (("mrc", MRC), ("baseline", MULTI_RAIL)):
+                results[label] = run_incast_victim(session, INCAST_SENDERS, duration, transport,
+                                                   params=dict(INCAST_PARAMS))
+        runs = {label: victim_verdict_part(r) for label, r in results.items()}
+        same, why = victim_shape(results[MRC].victim_ratio)
+        ok, trust_why = trust(runs)
+        claim = PAPER["incast"]
+        yield PaperRow(f"{claim.figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
+                       f"({INCAST_FABRIC.planes} planes)", claim.result,
+                       {label: victim_text(r) for label, r in results.items()}, same, why, ok, trust_why,
+                       {label: r.as_dict() for label, r in results.items()})
+
+    def steps(self) -> list[tuple[str, Callable[[], Iterator[PaperRow]]]]:
+        return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in ("allreduce", "alltoall")]
+                + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
+                + [("incast with a victim", self.incast_row)])
+
+    def run(self) -> list[PaperRow]:
+        rows = []
+        for name, step in self.steps():
+            started = time.monotonic()
+            self.say(f"paper: {name}...")
+            rows += list(step())
+            self.say(f"paper: {name} done in {time.monotonic() - started:.0f} s")
+        return rows
+
+
+def plan(quick: bool) -> list[str]:
+    """Every experiment the rows run, in order (each once)."""
+    setups = [Setup(c, single_plane=roce, qps=q) for c in ("allreduce", "alltoall")
+              for roce, q in [(False, 1)] + [(True, q) for q in ROCE_QPS]]
+    setups += [Setup("allreduce", single_plane=roce, nic_loss=p) for p in NIC_LOSS_LEVELS for roce in (False, True)]
+    return [s.name for s in setups] + [f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
+                                       f"{'2' if quick else '5'} s per stream, MRC and {MULTI_RAIL})"]
+
+
+def victim_verdict_part(r) -> dict:
+    """A VictimIncastResult as the trust judgement reads a run (both its streams)."""
+    streams = [s for s in (r.alone, r.incast) if s is not None]
+    return {"verified": r.verified and not r.error, "cpu_bound": any(s.cpu_bound for s in streams),
+            "unexplained_loss": sum(s.unexplained for s in streams)}
+
+
+def victim_text(r) -> str:
+    if r.error or r.victim_ratio is None:
+        return f"incomplete: {r.error or 'the victim delivered nothing alone'}"
+    jain = "-" if r.jain is None else f"{r.jain:.2f}"
+    return (f"victim kept {r.victim_ratio:.2f} ({r.victim_mbps:.1f} of {r.victim_alone_mbps:.1f} Mb/s); "
+            f"Jain over the senders {jain}")
+
+
+# ---- output ---------------------------------------------------------------------------------------
+COLUMNS = ("paper figure", "paper result", "lab result", "same shape?", "trustworthy?")
+
+
+def lab_cell(row: PaperRow) -> str:
+    return "; ".join(f"{label}: {text}" for label, text in row.lab.items())
+
+
+def cells(row: PaperRow) -> tuple[str, ...]:
+    return row.figure, row.paper, lab_cell(row), row.shape_reason, row.trust_reason
+
+
+def markdown(rows: list[PaperRow], header: str) -> str:
+    lines = [header, "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in cells(r)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(rows: list[PaperRow], meta: dict) -> dict:
+    return {**meta, "rows": [asdict(r) for r in rows]}
+

@@ -1,0 +1,143 @@
+"""The pure parts of `lab/run.py paper` (lab/runners/paper.py): shape judgements, trust from a
+summary, row formatting, the scenarios it writes, and the command's bad arguments."""
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from faults.scenario import load_scenario
+from lab.runners import bench_targets as target
+from lab.runners import paper
+from lab.runners.paper import MRC, MULTI_RAIL, PaperRow, Setup, roce_label
+
+GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
+
+
+# ---- trust ----------------------------------------------------------------------------------------
+def test_every_good_run_is_trusted():
+    ok, why = paper.trust({MRC: GOOD, roce_label(1): GOOD})
+    assert ok and why.startswith("yes")
+
+
+@pytest.mark.parametrize("bad, words", [({"verified": False}, "not verified"), ({"cpu_bound": True}, "CPU-bound"),
+                                        ({"unexplained_loss": 3}, "3 packets lost unexplained")])
+def test_the_untrusted_run_is_named(bad, words):
+    ok, why = paper.trust({MRC: GOOD, roce_label(16): {**GOOD, **bad}})
+    assert not ok and f"{roce_label(16)}: {words}" in why and f"{MRC}:" not in why
+
+
+def test_no_run_is_not_trusted():
+    assert paper.trust({}) == (False, "no run")
+
+
+# ---- shapes ---------------------------------------------------------------------------------------
+def test_collisions_shape_as_the_paper():
+    same, why = paper.collisions_shape(mrc=0.85, roce1=0.45, roce16=0.80)
+    assert same and why.startswith("yes") and "1 QP reached 0.45" in why
+
+
+def test_collisions_mrc_within_tolerance_of_16_qps_is_the_same_shape():
+    roce16 = 0.80
+    assert paper.collisions_shape(roce16 * (1 - target.PAPER_SHAPE_TOLERANCE / 2), 0.5, roce16)[0]
+    assert not paper.collisions_shape(roce16 * (1 - 2 * target.PAPER_SHAPE_TOLERANCE), 0.5, roce16)[0]
+
+
+def test_collisions_where_16_qps_do_not_help_is_another_shape():
+    same, why = paper.collisions_shape(mrc=0.85, roce1=0.80, roce16=0.70)
+    assert not same and "16 QPs did not beat 1 QP" in why
+
+
+def test_collisions_without_an_iteration_is_no_shape():
+    assert paper.collisions_shape(0.8, None, 0.7) == (False, "no: a run finished no iteration")
+
+
+def test_loss_shapes():
+    assert paper.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS, 0.1)[0]
+    assert not paper.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS - 0.01, 0.9)[0]
+    assert paper.loss_shape(0.01, 0.5, target.PAPER_LOSS_UNUSABLE)[0]
+    same, why = paper.loss_shape(0.01, 0.5, 0.6)
+    assert not same and "RoCE-like kept 0.60" in why
+    assert not paper.loss_shape(0.01, 0.1, 0.0)[0]          # MRC far below ~1/3
+    assert paper.loss_shape(0.01, None, 0.1) == (False, "no: a loss-free run finished no iteration")
+
+
+def test_kept_share():
+    assert paper.kept(0.4, 0.8) == 0.5
+    assert paper.kept(None, 0.8) == 0.0       # a lossy run with no iteration kept nothing
+    assert paper.kept(0.4, None) is None
+
+
+def test_victim_shape():
+    assert paper.victim_shape(target.PAPER_VICTIM_UNAFFECTED)[0]
+    same, why = paper.victim_shape(0.5)
+    assert not same and "kept 0.50" in why
+    assert not paper.victim_shape(None)[0]
+
+
+# ---- rows and scenarios ---------------------------------------------------------------------------
+def row(**over) -> PaperRow:
+    base = dict(figure="Fig. 16/17: ECMP collisions", paper=paper.PAPER["collisions"].result,
+                lab={MRC: "efficiency 0.850", roce_label(1): "efficiency 0.450"}, same_shape=True,
+                shape_reason="yes: a | b", trusted=False, trust_reason="no: MRC: CPU-bound")
+    return PaperRow(**{**base, **over})
+
+
+def test_markdown_row_names_every_run_and_keeps_the_table_shape():
+    md = paper.markdown([row()], "header")
+    lines = md.splitlines()
+    assert lines[0] == "header" and lines[2].count("|") == len(paper.COLUMNS) + 1
+    body = lines[4]
+    assert body.count("|") == len(paper.COLUMNS) + 1, "a | inside a cell must not split it"
+    assert f"{MRC}: efficiency 0.850; {roce_label(1)}: efficiency 0.450" in body
+    assert "no: MRC: CPU-bound" in body
+
+
+def test_json_has_every_row():
+    data = paper.to_json([row(), row(figure="Fig. 18")], {"quick": True})
+    assert data["quick"] and [r["figure"] for r in json.loads(json.dumps(data))["rows"]][1] == "Fig. 18"
+
+
+def test_roce_label_names_plane_rate_and_queue_pairs():
+    assert roce_label(1) == "RoCE-like, 1 plane x 80 Mb/s, 1 QP"
+    assert roce_label(16) == "RoCE-like, 1 plane x 80 Mb/s, 16 QPs"
+
+
+@pytest.mark.parametrize("setup", [Setup("allreduce"), Setup("alltoall", single_plane=True, qps=16),
+                                   Setup("allreduce", single_plane=True, nic_loss=0.01)])
+def test_every_scenario_written_loads(setup, tmp_path):
+    path = tmp_path / f"{setup.name}.yaml"
+    path.write_text(yaml.safe_dump(paper.scenario_data(setup, quick=True)))
+    scenario = load_scenario(path)
+    assert scenario.fabric.dataplane == "srv6" and scenario.job.placement == "interleaved"
+    capacity = scenario.fabric.planes * scenario.fabric.link_mbps
+    assert capacity == paper.ROCE_LINK_MBPS, "MRC and the RoCE-like baseline get the same aggregate rate"
+    assert set(setup.labels()) == set(scenario.transports)
+    assert [f.kind for f in scenario.faults] == (["nic_loss"] if setup.nic_loss else [])
+
+
+def test_setups_have_distinct_names_and_the_plan_lists_each_once():
+    names = paper.plan(quick=True)
+    assert len(names) == len(set(names)) >= 5
+    assert Setup("allreduce").labels() == {"mrc": MRC, "baseline": MULTI_RAIL}
+
+
+# ---- the command ----------------------------------------------------------------------------------
+def test_plan_only_stops_before_the_lab(tmp_path, monkeypatch):
+    from lab.cli import app
+
+    monkeypatch.setenv("MRCLAB_PLAN_ONLY", "1")
+    out = tmp_path / "plan.json"
+    done = CliRunner().invoke(app, ["paper", "--quick", "--results", str(tmp_path / "r"), "--json", str(out)])
+    assert done.exit_code == 0, done.output
+    assert json.loads(out.read_text())["plan"] == paper.plan(quick=True)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("args", [["paper", "--quick", "extra"], ["paper", "--iterations", "3"]])
+def test_bad_arguments_are_one_clear_error(args):
+    from lab.cli import app
+
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2 and "Traceback" not in done.output
