@@ -34,3 +34,13 @@ def test_the_scan_sees_imports_inside_functions(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from lab.plumbing.cleanup import clean\n    import faults.model\n")
     assert imported_packages(module) == {"lab", "faults"}
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest imports test modules by basename (no packages under tests/): two files of one
+    name in unit/ and integration/ stop the whole suite at collection."""
+    from collections import Counter
+    from pathlib import Path
+
+    names = Counter(p.name for p in (Path(__file__).resolve().parents[1]).rglob("test_*.py"))
+    assert not [n for n, k in names.items() if k > 1]
