@@ -31,3 +31,4 @@ PAPER_LOSS_BARELY_HURTS = 0.8    # Fig. 16: MRC at 0.1 % NIC loss keeps at least
 PAPER_LOSS_UNUSABLE = 0.2        # Fig. 16: RoCE-like at 1 % NIC loss keeps at most this share ("unusable")
 PAPER_LOSS_MRC_KEEPS = 1 / 3     # Fig. 16: MRC at 1 % NIC loss keeps about this share (reported beside it)
 PAPER_VICTIM_UNAFFECTED = 0.9    # Fig. 18: MRC's victim flow keeps at least this share of its rate alone
+PAPER_TRACKS_CAPACITY = 0.8      # Fig. 9c/9d: MRC's throughput with NIC links down / (its clean rate x share left)

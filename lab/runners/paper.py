@@ -18,12 +18,13 @@ the baseline's full 5-tuple (docs/faults.md).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 import yaml
 
+from faults.model import FaultEvent
 from faults.scenario import load_scenario
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
@@ -40,6 +41,9 @@ NIC_LOSS_LEVELS = (0.001, 0.01)
 # incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
 INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
 INCAST_SENDERS = 3
+# Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
+# under a bandwidth test between host 0 and a host in the other rack (default fabric).
+LINKS_DOWN = 4
 
 MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
@@ -61,6 +65,8 @@ PAPER = {
                                            "16 QPs help; MRC with 1 connection >= RoCE with 16 QPs"),
     "loss": PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC; at 1 % RoCE is unusable "
                                   "while MRC keeps ~1/3 of its throughput"),
+    "links": PaperClaim("Fig. 9c/9d", "NIC links taken down one by one, then flapped together: MRC's throughput "
+                                      "follows the capacity left, with no stall"),
     "incast": PaperClaim("Fig. 18", "incast beside a victim flow: MRC's victim is unaffected; the incast "
                                     "senders share the target fairly"),
 }
@@ -122,17 +128,22 @@ def run_verdict(part: dict) -> list[str]:
     if part.get("cpu_bound"):
         problems.append("CPU-bound")
     if part.get("unexplained_loss"):
-        problems.append(f"{part['unexplained_loss']} packets lost unexplained")
+        problems.append("unexplained loss")
     return problems
 
 
 def trust(runs: dict) -> tuple[bool, str]:
-    """runs: label -> summary part (verified, cpu_bound, unexplained_loss). Trusted when every run is."""
-    bad = [f"{label}: {', '.join(problems)}" for label, part in runs.items() if (problems := run_verdict(part))]
+    """runs: label -> summary part (verified, cpu_bound, unexplained_loss). Trusted when every run is;
+    otherwise the reason names the runs under each problem."""
     if not runs:
         return False, "no run"
-    return (False, "no: " + "; ".join(bad)) if bad else (True, "yes: every run verified, not CPU-bound, "
-                                                                 "no unexplained loss")
+    by_problem: dict[str, list[str]] = {}
+    for label, part in runs.items():
+        for problem in run_verdict(part):
+            by_problem.setdefault(problem, []).append(label)
+    if not by_problem:
+        return True, "yes: every run verified, not CPU-bound, no unexplained loss"
+    return False, "no: " + "; ".join(f"{problem}: {', '.join(labels)}" for problem, labels in by_problem.items())
 
 
 def at_least(a: float, b: float) -> bool:
@@ -234,6 +245,31 @@ class Paper:
         yield PaperRow(f"{claim.figure}: random loss {p:.1%} at every NIC, all-reduce", claim.result, lab,
                        same, why, ok, trust_why, {"loss_free": free, "lossy": lossy, "kept": shares})
 
+    def links_row(self) -> Iterator[PaperRow]:
+        from lab.plumbing.session import lab_session
+        from lab.runners.bandwidth import run_bandwidth
+
+        step = link_step_s(self.quick)
+        spec = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
+        self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down one by one, then together...")
+        with lab_session(spec) as session:
+            runs = {how: run_bandwidth(session, step * (count + 1), "mrc", faults=faults)
+                    for how, (faults, count) in link_timelines(step).items()}
+        shares, lab = {}, {}
+        for how, r in runs.items():
+            series = [sum(bins) for bins in zip(*(f.mbps for f in r.flows))]   # both directions, Mb/s per bin
+            measured = phases(series, links_down_per_bin(r.fault_log, len(series), r.bin_s))
+            shares[how] = capacity_shares(measured, spec.planes)
+            lab[f"MRC, {how}"] = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
+                                           for (d, rate), x in zip(measured, shares[how]))
+        same, why = capacity_shape(shares)
+        ok, trust_why = trust({f"MRC, {how}": {"verified": r.verified, "cpu_bound": r.cpu_bound,
+                                               "unexplained_loss": r.unexplained} for how, r in runs.items()})
+        claim = PAPER["links"]
+        yield PaperRow(f"{claim.figure}: {LINKS_DOWN} NIC links of one host down one by one, then together",
+                       claim.result, lab, same, why, ok, trust_why,
+                       {"shares": shares, "runs": {how: r.as_dict() for how, r in runs.items()}})
+
     def incast_row(self) -> Iterator[PaperRow]:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import INCAST_PARAMS, run_incast_victim
@@ -257,7 +293,7 @@ class Paper:
     def steps(self) -> list[tuple[str, Callable[[], Iterator[PaperRow]]]]:
         return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in ("allreduce", "alltoall")]
                 + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
-                + [("incast with a victim", self.incast_row)])
+                + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row)])
 
     def run(self) -> list[PaperRow]:
         rows = []
@@ -274,7 +310,9 @@ def plan(quick: bool) -> list[str]:
     setups = [Setup(c, single_plane=roce, qps=q) for c in ("allreduce", "alltoall")
               for roce, q in [(False, 1)] + [(True, q) for q in ROCE_QPS]]
     setups += [Setup("allreduce", single_plane=roce, nic_loss=p) for p in NIC_LOSS_LEVELS for roce in (False, True)]
-    return [s.name for s in setups] + [f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
+    step = link_step_s(quick)
+    return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, one by one, then together; "
+                                       f"{step:g} s phases)", f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
                                        f"{'2' if quick else '5'} s per stream, MRC and {MULTI_RAIL})"]
 
 
@@ -291,6 +329,71 @@ def victim_text(r) -> str:
     jain = "-" if r.jain is None else f"{r.jain:.2f}"
     return (f"victim kept {r.victim_ratio:.2f} ({r.victim_mbps:.1f} of {r.victim_alone_mbps:.1f} Mb/s); "
             f"Jain over the senders {jain}")
+
+
+# ---- NIC links down (Fig. 9c/9d) ------------------------------------------------------------------
+ONE_BY_ONE, TOGETHER = "one by one", "together"
+
+
+def link_step_s(quick: bool) -> float:
+    """Length of each phase: a whole number of 200 ms bins, with room for the first to be skipped."""
+    return 1.0 if quick else 2.0
+
+
+def link_timelines(step: float) -> dict:
+    """how -> (host 0's link faults, phase count). One by one: phase k has k links down (k = 0..LINKS_DOWN),
+    then all back; together: clean, LINKS_DOWN down at once, all back."""
+    one_by_one = [FaultEvent(at=step * (k + 1), kind="link_flap", target=f"h0-eth{k}",
+                             duration=step * (LINKS_DOWN - k)) for k in range(LINKS_DOWN)]
+    together = [FaultEvent(at=step, kind="link_flap", target=f"h0-eth{k}", duration=step) for k in range(LINKS_DOWN)]
+    return {ONE_BY_ONE: (one_by_one, LINKS_DOWN + 2), TOGETHER: (together, 3)}
+
+
+def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | None]:
+    """Host 0's links down throughout each bin, from the run's fault log (the timeline applies
+    simultaneous faults one after another, ~0.1 s apart here, so the log, not the plan, says when);
+    None for a bin in which that number changed."""
+    changes = sorted((e["t"], 1 if e["kind"] == "fault_start" else -1) for e in fault_log
+                     if e["kind"] in ("fault_start", "fault_end"))
+    counts = []
+    for k in range(bins):
+        start, end = k * bin_s, (k + 1) * bin_s
+        changed = any(start <= t < end for t, _ in changes)
+        counts.append(None if changed else sum(d for t, d in changes if t < start))
+    return counts
+
+
+def phases(series: list[float], down: list[int | None]) -> list[tuple[int, float]]:
+    """(links down, mean rate) of each run of consecutive bins with the same, unchanging count."""
+    out: list[tuple[int, list[float]]] = []
+    for value, d in zip(series, down):
+        if d is None:
+            out.append((-1, []))        # a change closes the phase
+        elif out and out[-1][0] == d:
+            out[-1][1].append(value)
+        else:
+            out.append((d, [value]))
+    return [(d, sum(v) / len(v)) for d, v in out if d >= 0]
+
+
+def capacity_shares(measured: list[tuple[int, float]], planes: int) -> list[float]:
+    """Each phase's rate / (the first, clean, phase's rate x the share of capacity left)."""
+    if not measured or measured[0][0] != 0 or measured[0][1] <= 0:
+        return []
+    clean = measured[0][1]
+    return [rate / (clean * (planes - d) / planes) for d, rate in measured]
+
+
+def capacity_shape(shares: dict) -> tuple[bool, str]:
+    """Fig. 9c/9d: every phase keeps at least PAPER_TRACKS_CAPACITY of what the capacity left allows
+    (shares: how -> capacity_shares)."""
+    worst = {how: min(s) for how, s in shares.items() if s}
+    if not worst:
+        return False, "no: no phase measured"
+    same = all(w >= target.PAPER_TRACKS_CAPACITY for w in worst.values())
+    return same, (f"{'yes' if same else 'no'}: the worst phase vs the capacity left: "
+                  + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
+                  + f" (follows it: >= {target.PAPER_TRACKS_CAPACITY:g})")
 
 
 # ---- output ---------------------------------------------------------------------------------------

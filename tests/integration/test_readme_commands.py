@@ -63,7 +63,9 @@ PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --qui
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
              # named in the README's scale section without its `sudo python lab/run.py` prefix
              "sudo python lab/run.py bench --scale --update-readme",
-             "sudo python lab/run.py bench --scale --dataplane srv6"]
+             "sudo python lab/run.py bench --scale --dataplane srv6",
+             "sudo python lab/run.py paper", "sudo python lab/run.py paper --quick",
+             "sudo python lab/run.py paper --update-readme", "sudo python lab/run.py paper --quick --update-readme"]
 NOTEBOOK = ["sudo python lab/run.py notebook", "sudo python lab/run.py notebook --port 8888"]
 RUN_HERE = {BARE, RUN_SCENARIO, *QUICK_NO_LAB, CLEAN, *PLAN_ONLY, *NOTEBOOK}
 

@@ -22,10 +22,15 @@ def test_every_good_run_is_trusted():
 
 
 @pytest.mark.parametrize("bad, words", [({"verified": False}, "not verified"), ({"cpu_bound": True}, "CPU-bound"),
-                                        ({"unexplained_loss": 3}, "3 packets lost unexplained")])
+                                        ({"unexplained_loss": 3}, "unexplained loss")])
 def test_the_untrusted_run_is_named(bad, words):
     ok, why = paper.trust({MRC: GOOD, roce_label(16): {**GOOD, **bad}})
-    assert not ok and f"{roce_label(16)}: {words}" in why and f"{MRC}:" not in why
+    assert not ok and why == f"no: {words}: {roce_label(16)}"
+
+
+def test_runs_are_grouped_by_problem():
+    ok, why = paper.trust({MRC: {**GOOD, "cpu_bound": True}, MULTI_RAIL: {**GOOD, "cpu_bound": True, "verified": False}})
+    assert not ok and why == f"no: CPU-bound: {MRC}, {MULTI_RAIL}; not verified: {MULTI_RAIL}"
 
 
 def test_no_run_is_not_trusted():
@@ -141,3 +146,39 @@ def test_bad_arguments_are_one_clear_error(args):
 
     done = CliRunner().invoke(app, args)
     assert done.exit_code == 2 and "Traceback" not in done.output
+
+
+# ---- NIC links down (Fig. 9c/9d) ------------------------------------------------------------------
+def log(*events):
+    return [{"t": t, "kind": f"fault_{kind}"} for t, kind in events]
+
+
+def test_links_down_per_bin_follows_the_log_not_the_plan():
+    # two links planned together at 1.0 s, applied at 1.05 and 1.25 s, repaired at 2.1 and 2.3 s
+    fault_log = log((1.05, "start"), (1.25, "start"), (2.1, "end"), (2.3, "end"))
+    down = paper.links_down_per_bin(fault_log, bins=15, bin_s=0.2)
+    assert down == [0, 0, 0, 0, 0, None, None, 2, 2, 2, None, None, 0, 0, 0]
+
+
+def test_phases_and_capacity_shares():
+    series = [80, 80, 999, 40, 42, 999, 80]
+    down = [0, 0, None, 4, 4, None, 0]
+    measured = paper.phases(series, down)
+    assert measured == [(0, 80.0), (4, 41.0), (0, 80.0)]
+    assert paper.capacity_shares(measured, planes=8) == [1.0, 41 / 40, 1.0]
+    assert paper.capacity_shares([(1, 70.0)], planes=8) == [], "no clean phase first: nothing to compare with"
+
+
+def test_capacity_shape():
+    same, why = paper.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]})
+    assert same and "together 0.85" in why
+    assert not paper.capacity_shape({"together": [1.0, target.PAPER_TRACKS_CAPACITY - 0.01]})[0]
+    assert paper.capacity_shape({"together": []}) == (False, "no: no phase measured")
+
+
+def test_link_timelines_take_down_one_more_link_each_phase():
+    faults, count = paper.link_timelines(1.0)[paper.ONE_BY_ONE]
+    assert count == paper.LINKS_DOWN + 2
+    assert [(f.at, f.target, f.at + f.duration) for f in faults][:2] == [(1.0, "h0-eth0", 5.0), (2.0, "h0-eth1", 5.0)]
+    together, _ = paper.link_timelines(1.0)[paper.TOGETHER]
+    assert {f.at for f in together} == {1.0} and len(together) == paper.LINKS_DOWN
