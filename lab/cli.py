@@ -1,7 +1,7 @@
 """Subcommands of `lab/run.py` (typer). Every command, the bare one too, takes --json PATH.
 
 MRCLAB_PLAN_ONLY=1 makes the long benchmarks (`bench`, `bench --quick`,
-`bench --scale`, with or without `--update-readme`) print their plan and exit
+`bench --scale`, `paper`, `paper --quick`, with or without `--update-readme`) print their plan and exit
 0 right before their first lab action: nothing is built, no results directory
 is made, README.md is not touched. Tests use it to run those commands through
 the same code path as a user without their 5-20 minutes.
@@ -385,19 +385,21 @@ def paper(
     from faults.injectors import FaultError
     from faults.scenario import ScenarioError
     from lab.analysis.results import ResultsDir
+    from lab.runners.bandwidth import BandwidthError
     from lab.runners.incast import IncastError
     from lab.runners.job import JobError
     from lab.runners.paper import Paper, plan
     from topologies.builder import BuildError
 
     command = f"paper{' --quick' if quick else ''}"
+    ensure_writable(results)
     stop_if_plan_only(command, plan(quick), update_readme, json_path)
     out = ResultsDir.create(name="paper-quick" if quick else "paper", root=results)
     meta = machine_meta()
     started = time.monotonic()
     try:
         rows = Paper(quick, out.path, lambda text: console.print(text, highlight=False)).run()
-    except (BuildError, JobError, FaultError, ScenarioError, IncastError) as exc:
+    except (BuildError, JobError, FaultError, ScenarioError, IncastError, BandwidthError) as exc:
         fail(str(exc))
     meta.update(quick=quick, elapsed_s=round(time.monotonic() - started, 1))
     report_paper(rows, meta, out.path, update_readme, json_path)

@@ -182,3 +182,12 @@ def test_link_timelines_take_down_one_more_link_each_phase():
     assert [(f.at, f.target, f.at + f.duration) for f in faults][:2] == [(1.0, "h0-eth0", 5.0), (2.0, "h0-eth1", 5.0)]
     together, _ = paper.link_timelines(1.0)[paper.TOGETHER]
     assert {f.at for f in together} == {1.0} and len(together) == paper.LINKS_DOWN
+
+
+def test_unwritable_results_directory_is_refused_before_the_lab(tmp_path):
+    from lab.cli import app
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = CliRunner().invoke(app, ["paper", "--quick", "--results", str(blocker / "r")])
+    assert done.exit_code == 2 and "cannot write results under" in done.output and "Traceback" not in done.output
