@@ -323,13 +323,18 @@ class Bench:
         return steps + [("incast", self.incast_step)]
 
     def run(self) -> list[Figure]:
-        figures = []
-        for name, step in self.steps():
-            started = time.monotonic()
-            self.say(f"bench: {name}...")
-            figures += list(step())
-            self.say(f"bench: {name} done in {time.monotonic() - started:.0f} s")
-        return figures
+        return run_steps("bench", self.steps(), self.say)
+
+
+def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say: Callable[[str], None]) -> list:
+    """Every step's rows in order, each step's start and duration said as `command: step...`."""
+    rows = []
+    for name, step in steps:
+        started = time.monotonic()
+        say(f"{command}: {name}...")
+        rows += list(step())
+        say(f"{command}: {name} done in {time.monotonic() - started:.0f} s")
+    return rows
 
 
 def markdown(figures: list[Figure], header: str) -> str:

@@ -17,7 +17,6 @@ the baseline's full 5-tuple (docs/faults.md).
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -27,6 +26,7 @@ import yaml
 from faults.model import FaultEvent
 from faults.scenario import load_scenario
 from lab.runners import bench_targets as target
+from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 
@@ -309,13 +309,7 @@ class Paper:
                 + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row)])
 
     def run(self) -> list[PaperRow]:
-        rows = []
-        for name, step in self.steps():
-            started = time.monotonic()
-            self.say(f"paper: {name}...")
-            rows += list(step())
-            self.say(f"paper: {name} done in {time.monotonic() - started:.0f} s")
-        return rows
+        return run_steps("paper", self.steps(), self.say)
 
 
 def plan(quick: bool) -> list[str]:
