@@ -307,7 +307,7 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
                  json_path: Optional[Path]) -> None:
     """The data planes' cost figures (when two are compared), each sweep's table and largest
     faithful size, on the console and in bench.md/bench.json."""
-    from lab.runners.bench import markdown, scale_markdown, update_readme as write_readme
+    from lab.runners.bench import markdown, scale_markdown
 
     if costs:
         print_figures(costs, "the data planes on the default fabric")
@@ -331,16 +331,25 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
                       f"switches (build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
                       else f"no size was faithful ({sweep['dataplane']})", highlight=False)
     data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
-    write_json_atomic(out / "bench.json", data, default=str)
-    write_json(json_path, data)
     command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
                                  else f" --dataplane {sweeps[0]['dataplane']}")
     header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
     opening = markdown(costs, header + " The data planes on the default fabric:") + "\n" if costs else header + "\n\n"
     md = opening + "\n".join(scale_markdown(sweep) for sweep in sweeps)
-    write_text_atomic(out / "bench.md", md)
-    if update_readme:
-        write_readme(README, md, block="scale")
+    save_report(out, "bench", md, data, json_path, "scale" if update_readme else None)
+
+
+def save_report(out: Path, stem: str, md: str, data: dict, json_path: Optional[Path],
+                readme_block: Optional[str]) -> None:
+    """A report as <stem>.md and <stem>.json in the results directory, at --json PATH if given,
+    and into README.md's `readme_block` if given."""
+    from lab.runners.bench import update_readme as write_readme
+
+    write_text_atomic(out / f"{stem}.md", md)
+    write_json_atomic(out / f"{stem}.json", data, default=str)
+    write_json(json_path, data)
+    if readme_block:
+        write_readme(README, md, block=readme_block)
 
 
 def print_figures(figures: list, title: str) -> None:
@@ -356,19 +365,14 @@ def print_figures(figures: list, title: str) -> None:
 
 def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The headline table on the console and in bench.md/bench.json (and README.md if asked)."""
-    from lab.runners.bench import markdown, to_json, update_readme as write_readme
+    from lab.runners.bench import markdown, to_json
 
     plane = "" if meta["dataplane"] == DEFAULT_FABRIC.dataplane else f" --dataplane {meta['dataplane']}"
     header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}{plane}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
     print_figures(figures, "MRC lab headline figures")
-    md = markdown(figures, header)
-    write_text_atomic(out / "bench.md", md)
-    data = to_json(figures, meta)
-    write_json_atomic(out / "bench.json", data, default=str)
-    write_json(json_path, data)
-    if update_readme:
-        write_readme(README, md)
+    save_report(out, "bench", markdown(figures, header), to_json(figures, meta), json_path,
+                "bench" if update_readme else None)
     console.print(f"results: {out}", highlight=False)
 
 
@@ -419,7 +423,6 @@ def machine_meta() -> dict:
 
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The paper table on the console, in paper.md/paper.json (and README.md if asked), and the time taken."""
-    from lab.runners.bench import update_readme as write_readme
     from lab.runners.paper import COLUMNS, cells, markdown, to_json
 
     table = Table(title="The MRC paper's experiments on the lab")
@@ -433,13 +436,8 @@ def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_pa
     console.print(table)
     header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
-    md = markdown(rows, header)
-    write_text_atomic(out / "paper.md", md)
-    data = to_json(rows, meta)
-    write_json_atomic(out / "paper.json", data, default=str)
-    write_json(json_path, data)
-    if update_readme:
-        write_readme(README, md, block="paper")
+    save_report(out, "paper", markdown(rows, header), to_json(rows, meta), json_path,
+                "paper" if update_readme else None)
     console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False)
 
 
