@@ -90,20 +90,10 @@ def assert_pngs(book, name, out):
     assert shown >= len(EXPECTED_PNGS[name]), "figures were saved but not shown inline"
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
-def test_notebook_runs_and_writes_its_pngs(name, runs, notebook_env):
-    with_trimming, without_trimming = runs
-    notebook_env.setenv(RESULTS_ENV, str(with_trimming))
-    book = execute(name)
-    assert_pngs(book, name, with_trimming / "notebooks" / name)
-    assert "problem(s)" not in printed(book), "a whole run was reported damaged"
-    if name == "04-trimming-and-incast":
-        assert str(without_trimming) in printed(book), "notebook 04 did not find the run without trimming"
-
-
-@pytest.mark.parametrize("name", sorted(set(EXPECTED_PNGS) - {"05-fabric-scale"}))   # 05 reads no run
-def test_notebook_runs_on_an_srv6_run(name, srv6_runs, notebook_env):
-    with_trimming, without_trimming = srv6_runs
+@pytest.mark.parametrize("which, name", [("runs", n) for n in sorted(EXPECTED_PNGS)]
+                         + [("srv6_runs", n) for n in sorted(EXPECTED_PNGS) if n != "05-fabric-scale"])  # 05 reads no run
+def test_notebook_runs_and_writes_its_pngs(which, name, request, notebook_env):
+    with_trimming, without_trimming = request.getfixturevalue(which)
     notebook_env.setenv(RESULTS_ENV, str(with_trimming))
     book = execute(name)
     assert_pngs(book, name, with_trimming / "notebooks" / name)
