@@ -59,7 +59,11 @@ IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
-HOUSEKEEPING_S = 0.02     # NIC port state and denylist re-checked at least this often (a stat and a few ioctls)
+# The denylist is re-read when its file changes: a stat this often, so a route
+# the mapper frees carries data again within a few ms (the mapper confirms a
+# repair in probe round trips; a 20 ms check was a fifth of the recovery).
+DENYLIST_CHECK_S = 0.005
+NIC_CHECK_S = 0.02        # NIC port flags re-read this often (a few ioctls), besides on every link event
 
 
 @dataclass
@@ -222,6 +226,7 @@ class Agent:
         self.ports = wire.ALL_PORTS_UP
         self.denylist = DenylistFile(config.denylist_path) if config.denylist_path else None
         self._next_housekeeping = 0.0
+        self._next_nic_check = 0.0
 
     # --- setup ------------------------------------------------------------------------------
     def _open_sockets(self) -> None:
@@ -304,7 +309,14 @@ class Agent:
     def _housekeeping(self, now: float) -> None:
         """NIC port state and the denylist, handed to every connection that takes them
         (the baseline ignores both: it follows the fabric's routing)."""
-        self._next_housekeeping = now + HOUSEKEEPING_S
+        self._next_housekeeping = now + DENYLIST_CHECK_S
+        if now >= self._next_nic_check:
+            self._check_nic_ports(now)
+        if self.denylist is not None and self.denylist.poll():
+            self._apply_denylist(now)
+
+    def _check_nic_ports(self, now: float) -> None:
+        self._next_nic_check = now + NIC_CHECK_S
         planes = len(self.config.plane_ips)
         ports = self.nic.bitmap() | (wire.ALL_PORTS_UP & ~((1 << planes) - 1))
         if ports != self.ports:
@@ -312,8 +324,6 @@ class Agent:
             for _peer, conn in self._conn_list:
                 if hasattr(conn, "set_local_ports"):
                     conn.set_local_ports(ports, now)
-        if self.denylist is not None and self.denylist.poll():
-            self._apply_denylist(now)
 
     def _apply_denylist(self, now: float) -> None:
         places, me = self.config.host_places, self.config.host_id
@@ -408,7 +418,7 @@ class Agent:
             if self.nic.events in socks:
                 socks.remove(self.nic.events)
                 self.nic.drain()
-                self._housekeeping(self.clock())
+                self._check_nic_ports(self.clock())
             self._read(socks)
         self._send_all(self.clock())
 

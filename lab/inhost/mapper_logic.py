@@ -29,11 +29,11 @@ from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DeniedElement
 from topologies.fabric import FabricSpec
 
 PROBE_INTERVAL_S = 0.5  # each target is probed once per cycle of this length...
-RETRY_INTERVAL_S = 0.02  # a target that missed a probe, or is failed, is probed this often (few targets)
+RETRY_INTERVAL_S = 0.01  # a target that missed a probe, or is failed, is probed this often (few targets)
 MAX_PROBES_PER_S = 100  # ...unless that would send more than this per host: the cycle stretches
 PROBE_TIMEOUT_S = 0.3  # a reflection later than this is a miss (3 queues of a loaded 10 Mb/s fabric)
 MISSES_TO_FAIL = 3  # consecutive misses that declare a target failed
-SUCCESSES_TO_REPAIR = 2  # consecutive successes that declare it back (each next probe goes at once)
+SUCCESSES_TO_REPAIR = 1  # a reflection that crossed the element both ways proves it forwards again
 FINDINGS_STALE_S = 2.0  # findings older than this are ignored: their mapper stopped or hangs
 FINDINGS_REFRESH_S = 0.5  # a mapper rewrites its findings at least this often (its heartbeat)
 
