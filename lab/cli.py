@@ -392,13 +392,13 @@ def paper(
     from lab.runners.bandwidth import BandwidthError
     from lab.runners.incast import IncastError
     from lab.runners.job import JobError
-    from lab.runners.paper import Paper, plan
+    from lab.runners.paper import Paper, plan, run_name
     from topologies.builder import BuildError
 
     command = f"paper{' --quick' if quick else ''}"
     ensure_writable(results)
     stop_if_plan_only(command, plan(quick), update_readme, json_path)
-    out = ResultsDir.create(name="paper-quick" if quick else "paper", root=results)
+    out = ResultsDir.create(name=run_name(quick), root=results)
     meta = machine_meta()
     started = time.monotonic()
     try:
@@ -423,7 +423,7 @@ def machine_meta() -> dict:
 
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The paper table on the console, in paper.md/paper.json (and README.md if asked), and the time taken."""
-    from lab.runners.paper import COLUMNS, cells, markdown, to_json
+    from lab.runners.paper import COLUMNS, cells
 
     table = Table(title="The MRC paper's experiments on the lab")
     for col in COLUMNS:
@@ -434,11 +434,21 @@ def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_pa
         texts[4] = f"[{'green' if row.trusted else 'yellow'}]{texts[4]}[/]"
         table.add_row(*texts)
     console.print(table)
+    save_paper(rows, meta, out, update_readme, json_path)
+    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False)
+
+
+def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
+               json_path: Optional[Path] = None) -> None:
+    """paper.md and paper.json in the run's directory `out` (README.md's block and --json PATH if asked),
+    for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
+    meta: machine_meta() with quick and elapsed_s."""
+    from lab.runners.paper import markdown, to_json
+
     header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
     save_report(out, "paper", markdown(rows, header), to_json(rows, meta), json_path,
                 "paper" if update_readme else None)
-    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False)
 
 
 @app.command()

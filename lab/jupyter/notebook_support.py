@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
@@ -143,14 +144,14 @@ def _has_records(rec: Records) -> bool:
 def open_run(results: str | Path | None, notebook: str) -> Run | None:
     """The run to show (see resolve) with its damage listed, or None when there is nothing to
     show: then it prints why and every later cell that needs a run is skipped."""
-    _stop_skipping()     # re-running this cell after making a run brings the notebook back
+    stop_skipping()      # re-running this cell after making a run brings the notebook back
     path = find_run(results)
     rec = read_run(path) if path is not None else None
     if rec is not None and not _has_records(rec):
         print(f"nothing to show: {path} holds no readable results file")
         rec = None
     if rec is None:
-        _skip_rest()
+        skip_rest()
         return None
     return Run(Path(path), rec, output_dir(path, notebook))
 
@@ -158,6 +159,10 @@ def open_run(results: str | Path | None, notebook: str) -> Run | None:
 # ---- skipping the cells of a notebook without a run ---------------------------------------------
 # nbclient stops at, and reports, any cell that raises; an IPython input transformer
 # instead turns each later cell into `pass`, so the notebook ends cleanly on the message.
+# The cell that opens the run calls an open_..run() (open_run here, open_paper_run in
+# lab/jupyter/paper_notebook.py) and always runs.
+OPENS_A_RUN = re.compile(r"\bopen_(\w+_)?run\(")
+
 
 def _ipython():
     try:
@@ -169,7 +174,7 @@ def _ipython():
 
 def _needs_no_run(source: str) -> bool:
     """Cells that still run: the one that opens the run, and parameter cells (literal assignments)."""
-    if "open_run(" in source:
+    if OPENS_A_RUN.search(source):
         return True
     try:
         body = ast.parse(source).body
@@ -189,14 +194,14 @@ def _skip_cell_needing_a_run(lines: list[str]) -> list[str]:
     return lines if _needs_no_run("".join(lines)) else ["pass\n"]
 
 
-def _skip_rest() -> None:
+def skip_rest() -> None:
     shell = _ipython()
     if shell is not None:
         shell.input_transformers_post.append(_skip_cell_needing_a_run)
         print("(the cells below are skipped until this cell is run again and finds a run)")
 
 
-def _stop_skipping() -> None:
+def stop_skipping() -> None:
     shell = _ipython()
     if shell is not None:
         shell.input_transformers_post[:] = [t for t in shell.input_transformers_post

@@ -2,10 +2,11 @@
 
 Each row runs real lab experiments in this run (nothing is carried over from
 earlier runs) and yields one PaperRow: the paper's figure and result (typed
-once, in PAPER), the lab's result for MRC and each baseline, whether the lab
-shows the same shape (judged against lab/runners/bench_targets.py), and
-whether every run behind it can be trusted (verified, not CPU-bound, no
-unexplained loss). docs/paper.md describes each row.
+once, in lab/analysis/paper_figures.py), the lab's result for MRC and each
+baseline, whether the lab shows the same shape (judged against
+lab/runners/bench_targets.py), and whether every run behind it can be trusted
+(verified, not CPU-bound, no unexplained loss). docs/paper.md describes each
+row; notebooks/06-paper-vs-lab.ipynb draws them beside the paper's.
 
 Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
 the default planes vs the RoCE-like baseline on one plane of the same
@@ -25,6 +26,7 @@ import yaml
 
 from faults.model import FaultEvent
 from faults.scenario import load_scenario
+from lab.analysis.paper_figures import PAPER
 from lab.runners import bench_targets as target
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
@@ -36,6 +38,7 @@ DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the ba
 ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
 ROCE_QPS = (1, 16)
 ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
+COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
 NIC_LOSS_LEVELS = (0.001, 0.01)
 # Fig. 18's incast with a victim flow: 3 senders into one host, the victim beside them (the
 # incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
@@ -43,6 +46,7 @@ INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, datapl
 INCAST_SENDERS = 3
 # Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
 # under a bandwidth test between host 0 and a host in the other rack (default fabric).
+LINKS_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
 LINKS_DOWN = 4
 
 
@@ -66,23 +70,35 @@ def roce_label(qps: int) -> str:
     return f"RoCE-like, 1 plane x {ROCE_LINK_MBPS:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
 
 
-@dataclass(frozen=True)
-class PaperClaim:
-    figure: str
-    result: str
+def run_name(quick: bool) -> str:
+    """The run's results directory is results/<timestamp>-<this>/."""
+    return "paper-quick" if quick else "paper"
 
 
-# The paper's results, typed once; the figure is the source.
-PAPER = {
-    "collisions": PaperClaim("Fig. 16/17", "RoCE 1 QP reaches ~half the possible throughput (ECMP collisions); "
-                                           "16 QPs help; MRC with 1 connection >= RoCE with 16 QPs"),
-    "loss": PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC; at 1 % RoCE is unusable "
-                                  "while MRC keeps ~1/3 of its throughput"),
-    "links": PaperClaim("Fig. 9c/9d", "NIC links taken down one by one, then flapped together: MRC's throughput "
-                                      "follows the capacity left, with no stall"),
-    "incast": PaperClaim("Fig. 18", "incast beside a victim flow: MRC's victim is unaffected; the incast "
-                                    "senders share the target fairly"),
-}
+# ---- the rows' titles: each row's "paper figure" cell, and the key a reader finds the row by ------
+def collisions_title(collective: str) -> str:
+    return f"{PAPER['collisions'].figure}: ECMP collisions, {collective} (interleaved ranks, no faults)"
+
+
+def loss_title(p: float) -> str:
+    return f"{PAPER['loss'].figure}: random loss {p:.1%} at every NIC, all-reduce"
+
+
+def links_title() -> str:
+    return f"{PAPER['links'].figure}: {LINKS_DOWN} NIC links of one host down one by one, then together"
+
+
+def incast_title() -> str:
+    return (f"{PAPER['incast'].figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
+            f"({INCAST_FABRIC.planes} planes)")
+
+
+def row_titles() -> list[tuple[str, object, str]]:
+    """(kind, what it varies, title) of every row a full pass makes, in its order; kind is a PAPER key.
+    notebooks/06-paper-vs-lab.ipynb finds a run's rows, and names the missing ones, by these titles."""
+    return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
+            + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
+            + [("links", None, links_title()), ("incast", None, incast_title())])
 
 
 @dataclass
@@ -242,8 +258,7 @@ class Paper:
         eff = {label: part["efficiency"] for label, part in runs.items()}
         same, why = collisions_shape(eff[MRC], eff[roce_label(1)], eff[roce_label(16)])
         ok, trust_why = trust(runs)
-        claim = PAPER["collisions"]
-        yield PaperRow(f"{claim.figure}: ECMP collisions, {collective} (interleaved ranks, no faults)", claim.result,
+        yield PaperRow(collisions_title(collective), PAPER["collisions"].result,
                        {label: _eff(v) for label, v in eff.items()}, same, why, ok, trust_why, {"runs": runs})
 
     def loss_row(self, p: float) -> Iterator[PaperRow]:
@@ -254,8 +269,7 @@ class Paper:
                                **{f"{k} at {p:.1%}": v for k, v in lossy.items()}})
         lab = {label: ("-" if share is None else f"kept {share:.2f} ({_eff(lossy[label]['efficiency'])})")
                for label, share in shares.items()}
-        claim = PAPER["loss"]
-        yield PaperRow(f"{claim.figure}: random loss {p:.1%} at every NIC, all-reduce", claim.result, lab,
+        yield PaperRow(loss_title(p), PAPER["loss"].result, lab,
                        same, why, ok, trust_why, {"loss_free": free, "lossy": lossy, "kept": shares})
 
     def links_row(self) -> Iterator[PaperRow]:
@@ -263,25 +277,23 @@ class Paper:
         from lab.runners.bandwidth import run_bandwidth
 
         step = PASSES[self.quick].link_phase_s
-        spec = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
+        spec = LINKS_FABRIC
         self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down one by one, then together...")
         with lab_session(spec) as session:
             runs = {how: run_bandwidth(session, step * (count + 1), "mrc", faults=faults)
                     for how, (faults, count) in link_timelines(step).items()}
+        records = {how: r.as_dict() for how, r in runs.items()}
         shares, lab = {}, {}
-        for how, r in runs.items():
-            series = [sum(bins) for bins in zip(*(f.mbps for f in r.flows))]   # both directions, Mb/s per bin
-            measured = phases(series, links_down_per_bin(r.fault_log, len(series), r.bin_s))
+        for how, record in records.items():
+            measured = run_phases(record)
             shares[how] = capacity_shares(measured, spec.planes)
             lab[f"MRC, {how}"] = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
                                            for (d, rate), x in zip(measured, shares[how]))
         same, why = capacity_shape(shares)
         ok, trust_why = trust({f"MRC, {how}": {"verified": r.verified, "cpu_bound": r.cpu_bound,
                                                "unexplained_loss": r.unexplained} for how, r in runs.items()})
-        claim = PAPER["links"]
-        yield PaperRow(f"{claim.figure}: {LINKS_DOWN} NIC links of one host down one by one, then together",
-                       claim.result, lab, same, why, ok, trust_why,
-                       {"shares": shares, "runs": {how: r.as_dict() for how, r in runs.items()}})
+        yield PaperRow(links_title(), PAPER["links"].result, lab, same, why, ok, trust_why,
+                       {"shares": shares, "planes": spec.planes, "runs": records})
 
     def incast_row(self) -> Iterator[PaperRow]:
         from lab.plumbing.session import lab_session
@@ -297,14 +309,12 @@ class Paper:
         runs = {label: victim_verdict_part(r) for label, r in results.items()}
         same, why = victim_shape(results[MRC].victim_ratio)
         ok, trust_why = trust(runs)
-        claim = PAPER["incast"]
-        yield PaperRow(f"{claim.figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
-                       f"({INCAST_FABRIC.planes} planes)", claim.result,
+        yield PaperRow(incast_title(), PAPER["incast"].result,
                        {label: victim_text(r) for label, r in results.items()}, same, why, ok, trust_why,
                        {label: r.as_dict() for label, r in results.items()})
 
     def steps(self) -> list[tuple[str, Callable[[], Iterator[PaperRow]]]]:
-        return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in ("allreduce", "alltoall")]
+        return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in COLLECTIVES]
                 + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
                 + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row)])
 
@@ -314,7 +324,7 @@ class Paper:
 
 def plan(quick: bool) -> list[str]:
     """Every experiment the rows run, in order (each once)."""
-    setups = [Setup(c, single_plane=roce, qps=q) for c in ("allreduce", "alltoall")
+    setups = [Setup(c, single_plane=roce, qps=q) for c in COLLECTIVES
               for roce, q in [(False, 1)] + [(True, q) for q in ROCE_QPS]]
     setups += [Setup("allreduce", single_plane=roce, nic_loss=p) for p in NIC_LOSS_LEVELS for roce in (False, True)]
     step = PASSES[quick].link_phase_s
@@ -363,6 +373,13 @@ def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | N
         changed = any(start <= t < end for t, _ in changes)
         counts.append(None if changed else sum(d for t, d in changes if t < start))
     return counts
+
+
+def run_phases(run: dict) -> list[tuple[int, float]]:
+    """(links down, mean rate of both directions in Mb/s) of each phase of a bandwidth run
+    (BandwidthResult.as_dict(), as the row keeps it)."""
+    series = [sum(bins) for bins in zip(*(f["mbps"] for f in run["flows"]))]   # both directions, per bin
+    return phases(series, links_down_per_bin(run["fault_log"], len(series), run["bin_s"]))
 
 
 def phases(series: list[float], down: list[int | None]) -> list[tuple[int, float]]:

@@ -7,6 +7,10 @@ MRCLAB_RESULTS pointing at the run with trimming (notebook 04 finds the
 other run next to it). nbclient raises CellExecutionError, naming the cell,
 if any cell fails. The same two runs on the srv6 data plane feed every
 notebook that reads a run.
+
+Notebook 06 reads a `lab/run.py paper` run instead: the one real row
+tests/integration/test_paper.py runs (conftest.py paper_links_run), saved as
+the command saves it, so it draws that row and names the rows it lacks.
 """
 
 import shutil
@@ -22,7 +26,9 @@ from topologies.fabric import DEFAULT_FABRIC
 from lab.runners.experiment import run_experiment
 from lab.jupyter.notebook_cmd import NOTEBOOKS, ensure_kernel
 from lab.jupyter.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
-from lab.analysis.results import TORN
+from lab.jupyter.paper_notebook import NO_PAPER_RUNS
+from lab.analysis.results import TORN, ResultsDir
+from lab.runners import paper
 
 EXPECTED_PNGS = {
     "01-tour": ["fabric_plane.png", "fabric_planes.png"],
@@ -30,7 +36,12 @@ EXPECTED_PNGS = {
     "03-path-health": ["path_state.png", "assumed_bad_over_time.png", "mapper_denylist.png", "per_path_signals.png"],
     "04-trimming-and-incast": ["trimming_counters.png", "trimming_cdf.png"],
     "05-fabric-scale": ["nics_vs_radix.png", "switch_counts.png"],
+    # one per kind of row a paper run has; all four from a full run
+    "06-paper-vs-lab": ["paper_collisions.png", "paper_loss.png", "paper_links_down.png", "paper_incast_victim.png"],
 }
+PAPER_NOTEBOOK = "06-paper-vs-lab"        # reads a paper run (paper.json), not an experiment's run
+READS_A_RUN = sorted(n for n in EXPECTED_PNGS if n != PAPER_NOTEBOOK)
+NO_RUNS_MESSAGE = {PAPER_NOTEBOOK: NO_PAPER_RUNS}
 
 
 def make_runs(root, dataplane: str):
@@ -81,17 +92,18 @@ def printed(book) -> str:
     return "".join(o.get("text", "") for c in book.cells for o in c.get("outputs", []))
 
 
-def assert_pngs(book, name, out):
-    for png in EXPECTED_PNGS[name]:
+def assert_pngs(book, name, out, pngs=None):
+    pngs = EXPECTED_PNGS[name] if pngs is None else pngs
+    for png in pngs:
         path = out / png
         assert path.is_file() and path.stat().st_size > 1000, f"{name} did not write {path}"
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shown = sum(1 for c in book.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
-    assert shown >= len(EXPECTED_PNGS[name]), "figures were saved but not shown inline"
+    assert shown >= len(pngs), "figures were saved but not shown inline"
 
 
-@pytest.mark.parametrize("which, name", [("runs", n) for n in sorted(EXPECTED_PNGS)]
-                         + [("srv6_runs", n) for n in sorted(EXPECTED_PNGS) if n != "05-fabric-scale"])  # 05 reads no run
+@pytest.mark.parametrize("which, name", [("runs", n) for n in READS_A_RUN]
+                         + [("srv6_runs", n) for n in READS_A_RUN if n != "05-fabric-scale"])  # 05 reads no run
 def test_notebook_runs_and_writes_its_pngs(which, name, request, notebook_env):
     with_trimming, without_trimming = request.getfixturevalue(which)
     notebook_env.setenv(RESULTS_ENV, str(with_trimming))
@@ -110,8 +122,9 @@ def test_notebook_without_runs_says_so_and_ends_cleanly(name, tmp_path, notebook
     book = execute(name)
     code = [c for c in book.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), "the notebook did not run to its end"
-    said = [i for i, c in enumerate(code) if NO_RUNS in "".join(o.get("text", "") for o in c.outputs)]
-    assert len(said) == 1, f"{name} did not print '{NO_RUNS}' once"
+    message = NO_RUNS_MESSAGE.get(name, NO_RUNS)
+    said = [i for i, c in enumerate(code) if message in "".join(o.get("text", "") for o in c.outputs)]
+    assert len(said) == 1, f"{name} did not print '{message}' once"
     if name == "05-fabric-scale":      # the fabric-size calculator needs no run: it still draws
         assert_pngs(book, name, root / "notebooks" / name)
     else:                              # every later cell was skipped: no output, no figure
@@ -126,7 +139,7 @@ def cut_last_line(path) -> int:
     return len(lines)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_PNGS))
+@pytest.mark.parametrize("name", READS_A_RUN)
 def test_notebook_on_a_run_cut_short_names_the_torn_lines(name, runs, tmp_path, notebook_env):
     with_trimming, _ = runs
     torn = tmp_path / "results" / with_trimming.name
@@ -139,3 +152,38 @@ def test_notebook_on_a_run_cut_short_names_the_torn_lines(name, runs, tmp_path, 
         text = printed(book)
         assert f"events.jsonl line {events_line}: {TORN}" in text
         assert f"iterations.csv line {iterations_line}: {TORN}" in text
+
+
+# ---- notebook 06: a paper run ---------------------------------------------------------------------
+
+def test_paper_notebook_draws_the_rows_a_run_has_and_names_the_rest(paper_links_run, tmp_path, notebook_env):
+    """A paper run with only the links-down row (as CI makes it), the newest paper run under the
+    results root though a newer run that is not one sits beside it."""
+    root = tmp_path / "results"
+    run = root / paper_links_run.path.name
+    shutil.copytree(paper_links_run.path, run)
+    ResultsDir.create(name="flap", root=root)
+    notebook_env.setenv(RESULTS_ROOT_ENV, str(root))
+    book = execute(PAPER_NOTEBOOK)
+    assert all(c.execution_count for c in book.cells if c.cell_type == "code"), "the notebook did not run to its end"
+    out = run / "notebooks" / PAPER_NOTEBOOK
+    assert_pngs(book, PAPER_NOTEBOOK, out, ["paper_links_down.png"])
+    assert sorted(p.name for p in out.iterdir()) == ["paper_links_down.png"], "a figure of a row the run lacks"
+    text = printed(book)
+    row = paper_links_run.rows[0]
+    assert row.shape_reason in text and row.trust_reason in text, "the row's verdicts were not printed"
+    missing = [title for kind, _, title in paper.row_titles() if kind != "links"]
+    assert all(f"missing from this run: {title}" in text for title in missing), text
+    assert "`sudo python lab/run.py paper --quick` makes every row" in text
+
+
+def test_paper_notebook_on_a_run_that_is_not_a_paper_run_says_so(runs, notebook_env):
+    with_trimming, _ = runs
+    notebook_env.setenv(RESULTS_ENV, str(with_trimming))
+    book = execute(PAPER_NOTEBOOK)
+    code = [c for c in book.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "the notebook did not run to its end"
+    assert f"{with_trimming} holds no paper.json" in printed(book)
+    opened = next(i for i, c in enumerate(code) if "open_paper_run(" in c.source)
+    assert not any(c.outputs for c in code[opened + 1:]), "cells after a failed open ran"
+    assert not (with_trimming / "notebooks" / PAPER_NOTEBOOK).exists()

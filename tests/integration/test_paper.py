@@ -1,11 +1,14 @@
 """One real row of `lab/run.py paper` (root, about 25 s): NIC links taken down one by one and
-together under an MRC bandwidth test (Fig. 9c/9d), on the default fabric, srv6."""
+together under an MRC bandwidth test (Fig. 9c/9d), on the default fabric, srv6; saved as the
+command saves its report (the paper_links_run fixture, conftest.py)."""
+
+import json
 
 from lab.runners import paper
 
 
-def test_links_down_row_on_a_real_fabric(tmp_path, no_leftovers):
-    rows = list(paper.Paper(quick=True, root=tmp_path, say=lambda text: None).links_row())
+def test_links_down_row_on_a_real_fabric(paper_links_run):
+    rows = paper_links_run.rows
     assert len(rows) == 1
     row = rows[0]
     runs = row.raw["runs"]
@@ -20,3 +23,10 @@ def test_links_down_row_on_a_real_fabric(tmp_path, no_leftovers):
     assert min(min(s) for s in shares.values()) > 0.3, row.lab
     if row.trusted:   # a run the machine kept up with must show the paper's shape
         assert row.same_shape, row.shape_reason
+
+
+def test_the_row_is_saved_as_the_command_saves_it(paper_links_run):
+    saved = json.loads((paper_links_run.path / "paper.json").read_text())
+    assert saved["quick"] is True and {"machine", "date", "elapsed_s"} <= set(saved)
+    assert [r["figure"] for r in saved["rows"]] == [paper.links_title()]
+    assert paper.links_title() in (paper_links_run.path / "paper.md").read_text()

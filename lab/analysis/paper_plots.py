@@ -1,0 +1,222 @@
+"""The rows of a `lab/run.py paper` run drawn beside the paper's shapes, one PNG per kind of row
+(notebooks/06-paper-vs-lab.ipynb):
+
+    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Fig. 16/17)
+    paper_loss.png           share of the loss-free rate kept vs the loss rate at every NIC (Fig. 16)
+    paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Fig. 9c/9d)
+    paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
+
+The lab's figures come from the run (lab/analysis/paper_rows.py); the paper's are the shapes of
+lab/analysis/paper_figures.py, drawn in black and dashed and labelled as shapes. Every panel
+names its row's verdicts; an untrustworthy row is drawn and marked so.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from lab.analysis import plots  # noqa: F401  (sets the Agg backend)
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from lab.analysis import paper_figures as shape  # noqa: E402
+from lab.analysis import paper_rows  # noqa: E402
+from lab.runners import paper  # noqa: E402
+
+PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
+        "links": "paper_links_down.png", "incast": "paper_incast_victim.png"}
+ROCE_1QP, ROCE_16QP = paper.roce_label(1), paper.roce_label(16)
+RUN_ORDER = (paper.MRC, paper.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
+RUN_COLORS = {paper.MRC: "tab:blue", paper.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
+PAPER_STYLE = {"color": "black", "ls": "--", "lw": 1.5}
+UNTRUSTED = "NOT TRUSTWORTHY"
+
+
+def draw(kind: str, found: list[tuple[object, dict]], path: Path) -> Path:
+    """The PNG of `kind`'s rows (paper_rows.PaperRun.found) at `path`."""
+    return DRAWERS[kind](found, Path(path))
+
+
+# ---- shared pieces -------------------------------------------------------------------------------
+def status(row: dict) -> str:
+    """A row's verdicts, as a panel names them."""
+    return (f"same shape: {'yes' if row.get('same_shape') else 'no'}; "
+            f"trustworthy: {'yes' if row.get('trusted') else 'no'}")
+
+
+def title(ax, text: str, row: dict) -> None:
+    """The panel's title and its row's verdicts, red when the row cannot be trusted."""
+    ax.set_title(f"{text}\n{status(row)}", fontsize=10, color="black" if row.get("trusted") else "tab:red")
+
+
+def paper_label(s: shape.Shape, what: str) -> str:
+    return f"paper, {s.figure}: {what} \"{s.words}\" (a shape, not a measurement)"
+
+
+def mark_untrusted(ax, row: dict) -> None:
+    """Across the panel of a row whose runs cannot all be trusted."""
+    if not row.get("trusted"):
+        ax.text(0.5, 0.55, UNTRUSTED, transform=ax.transAxes, ha="center", va="center", rotation=20,
+                fontsize=22, color="tab:red", alpha=0.3, fontweight="bold", zorder=5)
+
+
+def ordered(labels) -> list[str]:
+    return [label for label in RUN_ORDER if label in labels] + [label for label in labels if label not in RUN_ORDER]
+
+
+def short(label: str) -> str:
+    return textwrap.fill(label, 16)
+
+
+def save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=plots.DPI)
+    plt.close(fig)
+    return path
+
+
+def legend_once(ax, **kw) -> None:
+    """A legend with each label once (a shape drawn on several panels or levels)."""
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    ax.legend(unique.values(), unique.keys(), **kw)
+
+
+# ---- the four figures ----------------------------------------------------------------------------
+def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
+    """One panel per collective: each run's efficiency; the paper's RoCE 1 QP at ~half over its bar."""
+    fig, axes = plt.subplots(1, len(found), figsize=(6.5 * len(found), 5.5), sharey=True, squeeze=False)
+    for ax, (collective, row) in zip(axes[0], found):
+        eff = paper_rows.efficiencies(row)
+        labels = ordered(eff)
+        for i, label in enumerate(labels):
+            value = eff[label]
+            ax.bar(i, value or 0.0, color=RUN_COLORS.get(label, f"C{i}"), width=0.7)
+            ax.annotate("no iteration" if value is None else f"{value:.2f}", (i, value or 0.0), ha="center",
+                        va="bottom", xytext=(0, 2), textcoords="offset points", fontsize=9)
+        if ROCE_1QP in labels:
+            i = labels.index(ROCE_1QP)
+            ax.hlines(shape.ROCE_1QP_SHARE.value, i - 0.45, i + 0.45, **PAPER_STYLE,
+                      label=paper_label(shape.ROCE_1QP_SHARE, "RoCE 1 QP reaches"))
+        ax.plot([], [], " ", label=f"paper, {paper.PAPER['collisions'].figure}: RoCE 1 QP < RoCE 16 QPs <= MRC")
+        ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=8)
+        ax.set_ylim(0, 1.2)
+        title(ax, f"{collective}, interleaved ranks, no faults", row)
+        ax.grid(alpha=0.3, axis="y")
+        mark_untrusted(ax, row)
+        legend_once(ax, loc="upper left", fontsize=7)
+    axes[0][0].set_ylabel(f"efficiency: busbw / {paper.ROCE_LINK_MBPS:g} Mb/s (share of the line rate)")
+    fig.suptitle(f"ECMP collisions ({paper.PAPER['collisions'].figure}): the lab's runs and the paper's shape")
+    return save(fig, path)
+
+
+def loss(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Each run's share of its loss-free rate at 0 (1 by definition) and at each loss level; the paper's
+    shapes at the levels it names. An untrustworthy row's points are hollow and named."""
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    levels = [p for p, _ in found]
+    x = range(len(levels) + 1)
+    shares = [paper_rows.kept(row) for _, row in found]
+    labels = ordered({label for s in shares for label in s})
+    for j, label in enumerate(labels):
+        color = RUN_COLORS.get(label, f"C{j}")
+        ys = [1.0] + [s.get(label) for s in shares]
+        ax.plot(x, [float("nan") if y is None else y for y in ys], color=color, lw=1.2, label=label)
+        for i, ((_, row), y) in enumerate(zip(found, ys[1:]), start=1):
+            if y is not None:
+                ax.plot(i, y, "o", ms=8, color=color, mfc=color if row.get("trusted") else "none", mew=2)
+    for i, (p, row) in enumerate(found, start=1):
+        for label, s in loss_shapes(p):
+            ax.hlines(s.value, i - 0.25, i + 0.25, **PAPER_STYLE,
+                      label=f"paper, {s.figure}: its words as a value (a shape, not a measurement)")
+            ax.annotate(f"paper: {short_run(label)} \"{s.words}\"", (i + 0.27, s.value), va="center", fontsize=7)
+        if not row.get("trusted"):
+            ax.annotate(f"{UNTRUSTED}\n(hollow points)", (i, 1.12), ha="center", fontsize=8, color="tab:red")
+    ax.set_xticks(list(x), ["0 (loss-free)"] + [f"{p:.1%}" for p in levels])
+    ax.set_xlim(-0.3, len(levels) + 0.9)
+    ax.set_ylim(-0.05, 1.3)
+    ax.set_title(f"Random loss at every NIC, all-reduce ({paper.PAPER['loss'].figure})\n"
+                 + "\n".join(f"{p:.1%}: {status(row)}" for p, row in found), fontsize=10)
+    ax.set_xlabel("loss rate at every NIC receive (share of packets dropped)")
+    ax.set_ylabel("efficiency / its loss-free efficiency (share kept)")
+    ax.grid(alpha=0.3, axis="y")
+    legend_once(ax, loc="lower left", fontsize=7)
+    return save(fig, path)
+
+
+def loss_shapes(p: float) -> list[tuple[str, shape.Shape]]:
+    """(run label, the paper's shape) at loss level `p`: the paper's 0.1 % is the runner's lightest level
+    (as lab/runners/paper.py loss_shape judges it), its 1 % the other."""
+    if p <= min(paper.NIC_LOSS_LEVELS):
+        return [(paper.MRC, shape.LIGHT_LOSS_MRC_KEEPS)]
+    return [(paper.MRC, shape.HEAVY_LOSS_MRC_KEEPS), (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS)]
+
+
+def short_run(label: str) -> str:
+    return "RoCE" if label.startswith("RoCE") else label
+
+
+def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Each phase's throughput (over the clean phase's) at the capacity it had left; the paper: the diagonal."""
+    (_, row), = found
+    fig, ax = plt.subplots(figsize=(8, 6))
+    s = shape.LINKS_FOLLOW_CAPACITY
+    ax.plot([0, 1], [0, s.value], **PAPER_STYLE, label=paper_label(s, "MRC's throughput"))
+    series = paper_rows.capacity_points(row).items()
+    for (how, points), marker, color in zip(series, "os^", ("tab:blue", "tab:green", "C4")):
+        if not points:
+            ax.plot([], [], marker, color=color, label=f"MRC, {how}: no phase measured")
+            continue
+        _, left, rate = zip(*points)
+        ax.plot(left, rate, marker=marker, ms=8, lw=1, alpha=0.8, color=color,
+                label=f"MRC, {how} (phases in order)")
+        for k, (down, x, y) in enumerate(points):
+            ax.annotate(phase_name(k, down), (x, y), xytext=(6, -10 if marker == "s" else 4),
+                        textcoords="offset points", fontsize=7, color=color)
+    ax.set_xlim(0, 1.1)
+    ax.set_ylim(0, 1.25)
+    ax.set_xlabel("capacity left: NIC links up / all (share)")
+    ax.set_ylabel("throughput of the phase / the clean phase's (share, both directions)")
+    title(ax, f"NIC links of one host down ({paper.PAPER['links'].figure})", row)
+    ax.grid(alpha=0.3)
+    mark_untrusted(ax, row)
+    legend_once(ax, loc="upper left", fontsize=8)
+    return save(fig, path)
+
+
+def phase_name(k: int, down: int) -> str:
+    return "clean" if k == 0 else (f"{down} down" if down else "all back up")
+
+
+def incast_victim(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Per transport: the victim's rate kept and Jain's index over the senders; the paper's MRC at 1 for both."""
+    (_, row), = found
+    figures = paper_rows.victims(row)
+    labels = ordered(figures)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    width = 0.8 / max(len(labels), 1)
+    groups = (("victim's rate beside the incast / alone", shape.VICTIM_KEEPS, "MRC's victim is"),
+              ("Jain's index over the incast senders", shape.INCAST_FAIRNESS, "MRC's senders"))
+    for g, (_, s, what) in enumerate(groups):
+        for j, label in enumerate(labels):
+            value = figures[label][g]
+            x = g + (j - (len(labels) - 1) / 2) * width
+            ax.bar(x, value or 0.0, width=width * 0.9, color=RUN_COLORS.get(label, f"C{j}"),
+                   label=label)
+            ax.annotate("-" if value is None else f"{value:.2f}", (x, value or 0.0), ha="center", va="bottom",
+                        xytext=(0, 2), textcoords="offset points", fontsize=9)
+            if label == paper.MRC:
+                ax.hlines(s.value, x - width / 2, x + width / 2, **PAPER_STYLE, label=paper_label(s, what))
+    ax.set_xticks(range(len(groups)), [name for name, _, _ in groups])
+    ax.set_ylim(0, 1.3)
+    ax.set_ylabel("share (1: unaffected / equal shares)")
+    title(ax, f"Incast beside a victim flow ({paper.PAPER['incast'].figure})", row)
+    ax.grid(alpha=0.3, axis="y")
+    mark_untrusted(ax, row)
+    legend_once(ax, loc="upper right", fontsize=7)
+    return save(fig, path)
+
+
+DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim}
+assert set(DRAWERS) == set(PNGS) == set(paper.PAPER)

@@ -1,0 +1,100 @@
+"""One `lab/run.py paper` run read back from its paper.json: its rows, found by their titles
+(lab/runners/paper.py row_titles), the rows a full pass makes that it lacks, and each kind of
+row's figures taken from the row's own `raw` record (what the runner measured), for the
+notebook that draws them beside the paper's (notebooks/06-paper-vs-lab.ipynb).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.runners import paper
+
+PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
+COMMAND = "sudo python lab/run.py paper"
+
+
+@dataclass
+class PaperRun:
+    path: Path
+    meta: dict          # machine, date, quick, elapsed_s (lab/cli.py machine_meta)
+    rows: list[dict]    # PaperRow as a dict: figure, paper, lab, same_shape, shape_reason, trusted, trust_reason, raw
+
+    @property
+    def quick(self) -> bool:
+        return bool(self.meta.get("quick"))
+
+    @property
+    def command(self) -> str:
+        """The command that makes every row as this run made its rows (the same pass)."""
+        return f"{COMMAND}{' --quick' if self.quick else ''}"
+
+    def found(self, kind: str) -> list[tuple[object, dict]]:
+        """(what the row varies, row) of each row of `kind` (a PAPER key) the run has, in the runner's order."""
+        by_title = {row.get("figure"): row for row in self.rows}
+        return [(what, by_title[title]) for k, what, title in paper.row_titles() if k == kind and title in by_title]
+
+    def missing(self) -> list[str]:
+        """Titles of the rows a full pass makes that this run lacks."""
+        have = {row.get("figure") for row in self.rows}
+        return [title for _, _, title in paper.row_titles() if title not in have]
+
+    def unknown(self) -> list[str]:
+        """Titles of rows no current row title matches (written by another version of the runner)."""
+        known = {title for _, _, title in paper.row_titles()}
+        return [str(row.get("figure")) for row in self.rows if row.get("figure") not in known]
+
+
+def is_paper_run(path: Path) -> bool:
+    return (Path(path) / PAPER_JSON).is_file()
+
+
+def read(path: str | Path) -> PaperRun:
+    """The run in `path`; FileNotFoundError or ValueError saying what is wrong with it."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"no results directory at {path}")
+    if not is_paper_run(path):
+        raise FileNotFoundError(f"{path} holds no {PAPER_JSON}: not a `lab/run.py paper` run "
+                                "(or one stopped before it wrote its report)")
+    try:
+        data = json.loads((path / PAPER_JSON).read_text())
+    except ValueError as exc:
+        raise ValueError(f"{path / PAPER_JSON}: not valid JSON ({exc})") from None
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError(f"{path / PAPER_JSON}: no list of rows in it")
+    return PaperRun(path, {k: v for k, v in data.items() if k != "rows"}, rows)
+
+
+# ---- each kind of row's figures, from its raw record -------------------------------------------------
+def efficiencies(row: dict) -> dict[str, float | None]:
+    """ECMP collisions: run label -> efficiency (busbw / aggregate line rate; None: no iteration finished)."""
+    return {label: part.get("efficiency") for label, part in row["raw"]["runs"].items()}
+
+
+def kept(row: dict) -> dict[str, float | None]:
+    """NIC loss: run label -> share of its loss-free efficiency kept under loss (None: no loss-free figure)."""
+    return dict(row["raw"]["kept"])
+
+
+def capacity_points(row: dict) -> dict[str, list[tuple[int, float, float]]]:
+    """NIC links down: how -> (links down, capacity left, throughput / clean throughput) of each phase,
+    measured from the row's bandwidth runs as the runner measured them."""
+    # the links row keeps its plane count; a run written before it did ran on LINKS_FABRIC
+    planes = row["raw"].get("planes", paper.LINKS_FABRIC.planes)
+    points = {}
+    for how, run in row["raw"]["runs"].items():
+        measured = paper.run_phases(run)
+        # rate / (the clean rate x the capacity left); [] without a clean first phase
+        shares = paper.capacity_shares(measured, planes)
+        points[how] = [(down, (planes - down) / planes, share * (planes - down) / planes)
+                       for (down, _), share in zip(measured, shares)]
+    return points
+
+
+def victims(row: dict) -> dict[str, tuple[float | None, float | None]]:
+    """Incast with a victim: run label -> (victim's rate beside the incast / alone, Jain's index over the senders)."""
+    return {label: (run.get("victim_ratio"), run.get("jain")) for label, run in row["raw"].items()}

@@ -1,0 +1,103 @@
+"""What notebooks/06-paper-vs-lab.ipynb's cells call: open the newest `lab/run.py paper` run, list
+its rows with their verdicts and the rows it lacks (with the command that makes them), and draw
+each kind of row beside the paper's shapes. The data is lab/analysis/paper_rows.py, the drawings
+lab/analysis/paper_plots.py.
+
+Which run: RESULTS (the notebook's parameter), else $MRCLAB_RESULTS, else the newest run under
+results/ (or under $MRCLAB_RESULTS_ROOT) that holds a paper.json. Without one it says so and the
+later cells are skipped, as in the other notebooks (lab/jupyter/notebook_support.py). Figures go
+to ``<paper run>/notebooks/<notebook name>/``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.analysis import paper_plots, paper_rows
+from lab.analysis.paper_rows import PaperRun
+from lab.jupyter import notebook_support as nbs
+from lab.runners import paper
+
+NO_PAPER_RUNS = f"no paper runs yet: run `{paper_rows.COMMAND} --quick` first"
+HOW_TO_CHOOSE = ("set RESULTS (or $MRCLAB_RESULTS) to a paper run's directory, results/<timestamp>-paper[-quick]/, "
+                 "or leave both unset for the newest paper run")
+
+
+@dataclass
+class PaperNotebook:
+    run: PaperRun
+    out: Path       # where the figures go
+
+
+def paper_runs(root: str | Path | None = None) -> list[Path]:
+    """Every run directory under ``root`` (nbs.results_root()) holding a paper.json, newest first."""
+    return [path for path in nbs.runs(root) if paper_rows.is_paper_run(path)]
+
+
+def open_paper_run(results: str | Path | None, notebook: str) -> PaperNotebook | None:
+    """The paper run to show, or None when there is none: then it prints why and the later cells
+    are skipped."""
+    nbs.stop_skipping()     # re-running this cell after a paper run brings the notebook back
+    chosen = results or os.environ.get(nbs.RESULTS_ENV)
+    found = [Path(chosen)] if chosen else paper_runs()
+    if not found:
+        return nothing(NO_PAPER_RUNS)
+    try:
+        run = paper_rows.read(found[0])
+    except (OSError, ValueError) as exc:
+        return nothing(f"{exc}\n{HOW_TO_CHOOSE}")
+    print(f"paper run: {run.path}")
+    return PaperNotebook(run, nbs.output_dir(run.path, notebook))
+
+
+def nothing(message: str) -> None:
+    print(message)
+    nbs.skip_rest()
+    return None
+
+
+def overview(nb: PaperNotebook) -> None:
+    """The run's header, its rows with their verdicts, and the rows it lacks."""
+    run, meta = nb.run, nb.run.meta
+    took = f"; took {meta['elapsed_s'] / 60:.1f} min" if isinstance(meta.get("elapsed_s"), (int, float)) else ""
+    print(f"`lab/run.py paper{' --quick' if run.quick else ''}` on {meta.get('date', '?')}, "
+          f"{meta.get('machine', '?')}{took}")
+    nbs.markdown(nbs.table([(row.get("figure"), row.get("shape_reason"), row.get("trust_reason")) for row in run.rows],
+                           ["paper figure", "same shape?", "trustworthy?"]))
+    missing = run.missing()
+    if missing:
+        print(f"this run lacks {len(missing)} of the {len(paper.row_titles())} rows a full pass makes:")
+        for title in missing:
+            print(f"  - {title}")
+        print(f"`{run.command}` makes every row (one run)")
+    else:
+        print("every row a full pass makes is here")
+    for title in run.unknown():
+        print(f"not drawn (a row this version of lab/runners/paper.py does not make): {title}")
+
+
+def section(nb: PaperNotebook, kind: str) -> Path | None:
+    """The PNG of `kind`'s rows (a lab/analysis/paper_figures.py PAPER key) shown with each row's
+    verdicts; the rows of that kind the run lacks named, with the command that makes them."""
+    run = nb.run
+    found = run.found(kind)
+    lacking = [title for k, _, title in paper.row_titles() if k == kind and title in run.missing()]
+    for title in lacking:
+        print(f"missing from this run: {title}")
+    if lacking:
+        print(f"`{run.command}` makes {'it' if len(lacking) == 1 else 'them'}")
+    if not found:
+        return None
+    path = nbs.show_png(paper_plots.draw(kind, found, nb.out / paper_plots.PNGS[kind]))
+    for _, row in found:
+        print(verdicts(row))
+    return path
+
+
+def verdicts(row: dict) -> str:
+    """A row's title, then its "same shape?" and "trustworthy?" verdicts with their reasons."""
+    untrusted = "" if row.get("trusted") else "  (drawn, but NOT TRUSTWORTHY)"
+    return (f"{row.get('figure')}{untrusted}\n  same shape?  {row.get('shape_reason')}\n"
+            f"  trustworthy? {row.get('trust_reason')}")

@@ -1,0 +1,247 @@
+"""Notebook 06's parts without a kernel or a lab run: the paper's numbers (lab/analysis/paper_figures.py),
+a paper run read back (lab/analysis/paper_rows.py), its figures (lab/analysis/paper_plots.py) and the
+cells' glue (lab/jupyter/paper_notebook.py), on small rows shaped like a real paper.json's."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lab.analysis import paper_figures, paper_plots, paper_rows
+from lab.analysis.results import ResultsDir
+from lab.cli import save_paper
+from lab.jupyter import notebook_support as nbs
+from lab.jupyter import paper_notebook as pnb
+from lab.runners import bench_targets as target
+from lab.runners import paper
+from lab.runners.paper import MRC, MULTI_RAIL, PaperRow, roce_label
+
+SHAPES = [v for v in vars(paper_figures).values() if isinstance(v, paper_figures.Shape)]
+GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
+META = {"machine": "Linux, 2 cores, 24 GiB", "date": "2026-11-30 23:06", "quick": True, "elapsed_s": 25.0}
+
+
+# ---- rows shaped like a real paper.json's (only the fields the notebook reads) -------------------------
+def title(kind, what=None) -> str:
+    return next(t for k, w, t in paper.row_titles() if k == kind and w == what)
+
+
+def row(kind, what, raw, trusted=True, same=True) -> dict:
+    return {"figure": title(kind, what), "paper": paper.PAPER[kind].result, "lab": {MRC: "..."},
+            "same_shape": same, "shape_reason": f"{'yes' if same else 'no'}: {kind} facts",
+            "trusted": trusted, "trust_reason": "yes: every run verified" if trusted else "no: CPU-bound: MRC",
+            "raw": raw}
+
+
+def collisions_row(collective="allreduce", trusted=True) -> dict:
+    eff = {MRC: 0.83, MULTI_RAIL: 0.37, roce_label(1): 0.33, roce_label(16): None}   # None: no iteration finished
+    return row("collisions", collective, {"runs": {label: dict(GOOD, transport="mrc", efficiency=e)
+                                                   for label, e in eff.items()}}, trusted)
+
+
+def loss_row(p, trusted=True) -> dict:
+    runs = {label: dict(GOOD, efficiency=0.5) for label in (MRC, MULTI_RAIL, roce_label(1))}
+    return row("loss", p, {"loss_free": runs, "lossy": runs,
+                           "kept": {MRC: 0.93, MULTI_RAIL: 0.96, roce_label(1): None}}, trusted, same=p < 0.01)
+
+
+def bandwidth_run(series, fault_log, bin_s=0.2) -> dict:
+    """A BandwidthResult.as_dict() with two flows of half of `series` each."""
+    flows = [{"src": a, "dst": b, "mbps": [v / 2 for v in series]} for a, b in (("h0", "h2"), ("h2", "h0"))]
+    return dict(transport="mrc", bin_s=bin_s, flows=flows, fault_log=fault_log, verified=True, cpu_bound=False,
+                unexplained=0, error=None)
+
+
+def flap(start, end, target="h0-eth0") -> list:
+    return [{"t": start, "kind": "fault_start", "target": target}, {"t": end, "kind": "fault_end", "target": target}]
+
+
+# 2 planes: clean at 40 Mb/s, then one link down at 20 (half the capacity left), then clean again;
+# the bins in which a fault started or ended (0.6-0.8 s, 1.4-1.6 s) are left out
+TWO_PLANE_RUN = bandwidth_run([40, 40, 40, 99, 20, 20, 20, 99, 40, 40], flap(0.65, 1.45))
+
+
+def links_row(trusted=True, **raw) -> dict:
+    together = bandwidth_run([40, 40, 99, 21, 21, 99, 40], flap(0.5, 1.1))
+    runs = {paper.ONE_BY_ONE: TWO_PLANE_RUN, paper.TOGETHER: together}
+    return row("links", None, {"shares": {}, "runs": runs, **raw}, trusted)
+
+
+def incast_row(trusted=False) -> dict:
+    return row("incast", None, {MRC: {"victim_ratio": 0.88, "jain": 0.93, "verified": True, "error": None},
+                                MULTI_RAIL: {"victim_ratio": 0.32, "jain": None, "verified": True, "error": None}},
+               trusted)
+
+
+def full_rows() -> list[dict]:
+    return ([collisions_row(c) for c in paper.COLLECTIVES] + [loss_row(p) for p in paper.NIC_LOSS_LEVELS]
+            + [links_row(planes=2), incast_row()])
+
+
+def save_run(root, rows, meta=META) -> Path:
+    """A paper run's directory with paper.json written as `lab/run.py paper` writes it."""
+    out = ResultsDir.create(name=paper.run_name(meta["quick"]), root=root).path
+    save_paper([PaperRow(**r) for r in rows], meta, out)
+    return out
+
+
+# ---- the paper's numbers ----------------------------------------------------------------------------
+def test_the_runner_and_the_thresholds_use_the_papers_numbers_typed_once():
+    assert paper.PAPER is paper_figures.PAPER
+    assert target.PAPER_LOSS_MRC_KEEPS == paper_figures.HEAVY_LOSS_MRC_KEEPS.value == 1 / 3
+
+
+@pytest.mark.parametrize("s", SHAPES, ids=lambda s: s.words)
+def test_every_shape_quotes_the_claim_of_its_figure(s):
+    claims = [c for c in paper_figures.PAPER.values() if c.figure == s.figure]
+    assert claims, f"{s.figure} is no figure the rows cite"
+    assert any(s.words in c.result for c in claims), f'"{s.words}" is not the paper\'s words for {s.figure}'
+    assert 0 <= s.value <= 1 and s.note
+
+
+def test_row_titles_name_every_kind_once_per_row():
+    titles = paper.row_titles()
+    assert {k for k, _, _ in titles} == set(paper.PAPER) == set(paper_plots.PNGS)
+    assert len({t for _, _, t in titles}) == len(titles)
+    assert all(t.startswith(paper.PAPER[k].figure + ":") for k, _, t in titles)
+
+
+# ---- reading a paper run ----------------------------------------------------------------------------
+def test_a_run_of_some_rows_is_read_back_with_the_missing_ones_named(tmp_path):
+    run = paper_rows.read(save_run(tmp_path, [links_row(), collisions_row("alltoall")]))
+    assert run.meta["quick"] and run.command == "sudo python lab/run.py paper --quick"
+    assert [what for what, _ in run.found("collisions")] == ["alltoall"]
+    assert [r["figure"] for _, r in run.found("links")] == [title("links")]
+    assert run.found("incast") == []
+    present = {("links", None), ("collisions", "alltoall")}
+    assert run.missing() == [t for k, w, t in paper.row_titles() if (k, w) not in present]
+    assert run.unknown() == []
+
+
+def test_a_full_run_lacks_nothing_and_a_foreign_row_is_named(tmp_path):
+    rows = full_rows() + [dict(collisions_row(), figure="Fig. 99: a row of another version")]
+    run = paper_rows.read(save_run(tmp_path, rows, dict(META, quick=False)))
+    assert run.missing() == [] and run.unknown() == ["Fig. 99: a row of another version"]
+    assert run.command == "sudo python lab/run.py paper"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda d: None, "no results directory at"),
+    (lambda d: d.mkdir(), "holds no paper.json"),
+    (lambda d: (d.mkdir(), (d / "paper.json").write_text('{"rows": [')), "not valid JSON"),
+    (lambda d: (d.mkdir(), (d / "paper.json").write_text('{"rows": {}}')), "no list of rows"),
+])
+def test_what_is_not_a_readable_paper_run_is_said(tmp_path, make, words):
+    make(tmp_path / "run")
+    with pytest.raises((OSError, ValueError), match=words):
+        paper_rows.read(tmp_path / "run")
+
+
+# ---- each kind of row's figures -----------------------------------------------------------------------
+def test_capacity_points_are_measured_from_the_runs_phases():
+    points = paper_rows.capacity_points(links_row(planes=2))
+    assert points[paper.ONE_BY_ONE] == [(0, 1.0, 1.0), (1, 0.5, 0.5), (0, 1.0, 1.0)]
+    assert points[paper.TOGETHER] == [(0, 1.0, 1.0), (1, 0.5, pytest.approx(21 / 40)), (0, 1.0, 1.0)]
+
+
+def test_a_links_row_without_its_plane_count_ran_on_the_links_fabric():
+    planes = paper.LINKS_FABRIC.planes
+    down, left, _ = paper_rows.capacity_points(links_row())[paper.ONE_BY_ONE][1]
+    assert (down, left) == (1, (planes - 1) / planes)
+
+
+def test_a_run_without_a_clean_phase_has_no_points():
+    row = links_row(planes=2)
+    row["raw"]["runs"] = {paper.ONE_BY_ONE: bandwidth_run([0, 0, 0], [])}
+    assert paper_rows.capacity_points(row) == {paper.ONE_BY_ONE: []}
+
+
+def test_the_other_kinds_figures_are_the_rows_own():
+    assert paper_rows.efficiencies(collisions_row())[roce_label(16)] is None
+    assert paper_rows.kept(loss_row(0.01))[MRC] == 0.93
+    assert paper_rows.victims(incast_row()) == {MRC: (0.88, 0.93), MULTI_RAIL: (0.32, None)}
+
+
+# ---- the figures ------------------------------------------------------------------------------------
+def is_png(path) -> bool:
+    return path.is_file() and path.stat().st_size > 1000 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("kind", sorted(paper_plots.PNGS))
+def test_each_kind_is_drawn_with_an_untrusted_row_among_them(kind, tmp_path):
+    run = paper_rows.PaperRun(tmp_path, META, full_rows() + [loss_row(0.01, trusted=False)])
+    found = run.found(kind)
+    assert found
+    assert is_png(paper_plots.draw(kind, found, tmp_path / paper_plots.PNGS[kind]))
+
+
+def test_one_collective_alone_is_drawn(tmp_path):
+    run = paper_rows.PaperRun(tmp_path, META, [collisions_row("alltoall", trusted=False)])
+    assert is_png(paper_plots.draw("collisions", run.found("collisions"), tmp_path / "c.png"))
+
+
+def test_a_panel_names_its_rows_verdicts():
+    assert paper_plots.status(collisions_row(trusted=False)) == "same shape: yes; trustworthy: no"
+
+
+# ---- the notebook's cells, without a kernel -------------------------------------------------------------
+@pytest.fixture
+def results_root(tmp_path, monkeypatch):
+    root = tmp_path / "results"
+    root.mkdir()
+    monkeypatch.setenv(nbs.RESULTS_ROOT_ENV, str(root))
+    monkeypatch.delenv(nbs.RESULTS_ENV, raising=False)
+    return root
+
+
+def test_without_a_paper_run_the_notebook_says_so(results_root, capsys):
+    ResultsDir.create(name="flap", root=results_root)          # a run, but not a paper run
+    assert pnb.open_paper_run(None, "06-paper-vs-lab") is None
+    assert capsys.readouterr().out.strip() == pnb.NO_PAPER_RUNS
+    assert pnb.NO_PAPER_RUNS == "no paper runs yet: run `sudo python lab/run.py paper --quick` first"
+
+
+def test_the_newest_paper_run_is_opened_past_newer_runs_of_other_kinds(results_root, capsys):
+    path = save_run(results_root, [links_row()])
+    ResultsDir.create(name="flap", root=results_root)
+    nb = pnb.open_paper_run(None, "06-paper-vs-lab")
+    assert nb.run.path == path and nb.out == path / "notebooks" / "06-paper-vs-lab"
+    assert f"paper run: {path}" in capsys.readouterr().out
+
+
+def test_a_chosen_run_that_is_not_a_paper_run_is_named(results_root, capsys, monkeypatch):
+    other = ResultsDir.create(name="flap", root=results_root).path
+    monkeypatch.setenv(nbs.RESULTS_ENV, str(other))
+    assert pnb.open_paper_run(None, "06-paper-vs-lab") is None
+    out = capsys.readouterr().out
+    assert f"{other} holds no paper.json" in out and "set RESULTS" in out
+    assert not (other / "notebooks").exists()
+
+
+def test_the_opening_cell_runs_though_the_rest_is_skipped():
+    assert nbs._needs_no_run("run = pnb.open_paper_run(RESULTS, NAME)")
+    assert not nbs._needs_no_run('pnb.section(run, "links");')
+
+
+def test_a_run_of_one_row_draws_it_and_names_the_rest_with_the_command(results_root, capsys):
+    nb = pnb.open_paper_run(save_run(results_root, [links_row(trusted=False)]), "06-paper-vs-lab")
+    pnb.overview(nb)
+    assert pnb.section(nb, "incast") is None
+    assert pnb.section(nb, "links") == nb.out / "paper_links_down.png" and is_png(nb.out / "paper_links_down.png")
+    out = capsys.readouterr().out
+    assert f"this run lacks 5 of the {len(paper.row_titles())} rows" in out
+    assert f"missing from this run: {title('incast')}\n`sudo python lab/run.py paper --quick` makes it" in out
+    assert f"{title('links')}  (drawn, but NOT TRUSTWORTHY)\n  same shape?  yes: links facts\n" in out
+    assert "  trustworthy? no: CPU-bound: MRC" in out
+    assert sorted(p.name for p in nb.out.iterdir()) == ["paper_links_down.png"]
+
+
+def test_a_full_run_lacks_nothing(results_root, capsys):
+    nb = pnb.open_paper_run(save_run(results_root, full_rows()), "06-paper-vs-lab")
+    pnb.overview(nb)
+    for kind in paper_plots.PNGS:
+        assert is_png(pnb.section(nb, kind))
+    out = capsys.readouterr().out
+    assert "every row a full pass makes is here" in out and "missing" not in out
+    saved = json.loads((nb.run.path / "paper.json").read_text())
+    assert len(saved["rows"]) == len(paper.row_titles())
