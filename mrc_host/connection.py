@@ -231,6 +231,7 @@ class MrcConnection:
                  pacing_interval=s.pacer.interval(self.cc.cwnd, s.srtt), **self.cc.stats(),
                  inflight=s.inflight, probe_bytes=self.health.probe_bytes, **self.health.counters())
         d["routes"] = s.route_log.records(self.health.route_state_names())
+        d["idle_spans"] = s.route_log.idle_records()
         d["per_path"] = [
             {"ev": ev, "plane": pl, "state": self.health.state_name(pid),
              "sent": s.pkts_sent[pid], "acked": s.pkts_acked[pid],

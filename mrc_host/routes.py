@@ -12,7 +12,11 @@ gaps longer than ``ROUTE_SILENCE_S`` between two consecutive data packets
 sent on it (or acknowledged on it). That is enough to measure failover
 (fault instant -> last packet sent on a route through the failed element)
 and recovery (repair -> first packet acknowledged on it again) without
-logging every packet.
+logging every packet. It also keeps the connection's *idle spans*: the
+stretches longer than ``ROUTE_SILENCE_S`` in which the sender had nothing to
+send (no queued data, no retransmission waiting), e.g. a ring all-reduce
+between two steps. No route can carry data then, so recovery is also given
+less that time (lab/analysis/metrics.py).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ class RouteLog:
     """Per-route data counters and silences (see the module docstring)."""
 
     __slots__ = ("keys", "sent", "acked", "first_sent", "last_sent", "first_acked", "last_acked",
-                 "send_silences", "ack_silences")
+                 "send_silences", "ack_silences", "idle_spans", "idle_since")
 
     def __init__(self, keys: Sequence[Hashable]):
         n = len(keys)
@@ -58,6 +62,8 @@ class RouteLog:
         self.last_acked: list = [None] * n
         self.send_silences: list[list] = [[] for _ in range(n)]
         self.ack_silences: list[list] = [[] for _ in range(n)]
+        self.idle_spans: list[tuple] = []    # (from, to): the connection had nothing to send
+        self.idle_since: float | None = None
 
     def on_send(self, rid: int, now: float) -> None:
         last = self.last_sent[rid]
@@ -76,6 +82,20 @@ class RouteLog:
             self.ack_silences[rid].append((last, now))
         self.last_acked[rid] = now
         self.acked[rid] += 1
+
+    def idle_from(self, now: float) -> None:
+        """The sender has nothing left to send."""
+        self.idle_since = now
+
+    def busy_from(self, now: float) -> None:
+        """The sender has data to send again: the idle span is recorded if it was long."""
+        if self.idle_since is not None and now - self.idle_since > ROUTE_SILENCE_S:
+            self.idle_spans.append((self.idle_since, now))
+        self.idle_since = None
+
+    def idle_records(self) -> list[list]:
+        """The idle spans, JSON-ready (one still open is not listed)."""
+        return [list(span) for span in self.idle_spans]
 
     def records(self, states: Sequence[str]) -> list[dict]:
         """One JSON-ready dict per route; ``states`` gives each route's state name."""

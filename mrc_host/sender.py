@@ -169,6 +169,8 @@ class Sender:
                                           int(now * 1e9) & 0xFFFFFFFFFFFFFFFF), ev, plane))
                 self.c.probes_sent += 1
         health.expire(now)
+        if self.route_log.idle_since is not None and (self.queue or self.retxq):
+            self.route_log.busy_from(now)   # data written (or declared lost) since the last fill
         cwnd = self.cc.cwnd
         srtt = self.rtt.srtt
         pacer = self.pacer
@@ -178,6 +180,8 @@ class Sender:
             sent += self._fill_new_data(now, out, cwnd, allowed - sent)
         pacer.on_sent(sent, now, cwnd, srtt)
         has_data = bool(self.queue or self.retxq)
+        if not has_data and self.route_log.idle_since is None:
+            self.route_log.idle_from(now)
         # the window had room and nothing waited: the application, not the window, limits us
         self.app_limited = not has_data and self.inflight < cwnd
         paced = has_data and sent == allowed and self.inflight < cwnd

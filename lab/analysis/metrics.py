@@ -66,7 +66,9 @@ Definitions
   of the repair with no silence around it counts as ROUTE_SILENCE_S (the
   most its next ack can have taken). None when the fault never ended (or
   after the data did) or a failed route was never acked again
-  (``routes_unrecovered``).
+  (``routes_unrecovered``). ``recovery_busy_s``: the same less the time the
+  route's connection had nothing to send before the route's first packet
+  after the repair (its sender's idle spans, mrc_host/routes.py).
 - ``*_rtts``: the same in round-trip times, RTT = the run's median smoothed
   RTT (``median_srtt``).
 - failover / recovery of the multi-rail baseline (no route records: its
@@ -374,6 +376,7 @@ class Route:
     last_acked: float | None
     send_silences: tuple = ()
     ack_silences: tuple = ()
+    idle_spans: tuple = ()   # its connection's: stretches with nothing to send (mrc_host/routes.py)
 
 
 def _time(value) -> float | None:
@@ -393,7 +396,7 @@ def _silences(value) -> tuple:
     return tuple(sorted(pairs))
 
 
-def _route(host: str, peer: str, r: Mapping) -> Route:
+def _route(host: str, peer: str, r: Mapping, idle_spans: tuple = ()) -> Route:
     plane, t1 = r["plane"], r.get("t1")
     if isinstance(plane, bool) or not isinstance(plane, int):
         raise ValueError("plane must be an int")
@@ -401,7 +404,7 @@ def _route(host: str, peer: str, r: Mapping) -> Route:
             or (isinstance(t1, str) and _EV_LABEL.fullmatch(t1))):
         raise ValueError("t1 must be an int, null or 'ev<N>'")
     return Route(host, peer, plane, t1, *(_time(r.get(k)) for k in ROUTE_TIMES),
-                 _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])))
+                 _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])), idle_spans)
 
 
 def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
@@ -411,9 +414,13 @@ def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
         peers = stats.get("peers") if isinstance(stats, Mapping) else None
         for peer, conn in peers.items() if isinstance(peers, Mapping) else ():
             records = conn.get("routes") if isinstance(conn, Mapping) else None
+            try:
+                idle = _silences(conn.get("idle_spans", [])) if isinstance(conn, Mapping) else ()
+            except (TypeError, ValueError):
+                idle = ()   # unreadable: recovery is then measured with no idle time left out
             for r in records if isinstance(records, list) else ():
                 try:
-                    routes.append(_route(str(host), str(peer), r))
+                    routes.append(_route(str(host), str(peer), r, idle))
                 except (KeyError, TypeError, ValueError):   # not a dict, a bad field, a bad pair
                     dropped += 1
     return routes, dropped
@@ -435,10 +442,17 @@ def rebase_route_times(stats: Mapping, t0: float) -> dict:
                 out[key] = [[shift(v) for v in pair] if isinstance(pair, list) else pair for pair in record[key]]
         return out
 
+    def rebased_connection(conn):
+        out = {**conn, "routes": [rebased(r) for r in conn["routes"]]}
+        if isinstance(conn.get("idle_spans"), list):
+            out["idle_spans"] = [[shift(v) for v in pair] if isinstance(pair, list) else pair
+                                 for pair in conn["idle_spans"]]
+        return out
+
     peers = stats.get("peers")
     if not isinstance(peers, Mapping):
         return dict(stats)
-    return {**stats, "peers": {peer: {**conn, "routes": [rebased(r) for r in conn["routes"]]}
+    return {**stats, "peers": {peer: rebased_connection(conn)
                                if isinstance(conn, Mapping) and isinstance(conn.get("routes"), list) else conn
                                for peer, conn in peers.items()}}
 
@@ -487,6 +501,24 @@ def _first_ack_after(route: Route, t: float) -> float | None:
     return t + ROUTE_SILENCE_S
 
 
+def _first_send_after(route: Route, t: float) -> float | None:
+    """The first packet sent on ``route`` after instant ``t`` (``t`` itself when
+    it was busy then); None if none was."""
+    if route.last_sent is None or route.last_sent <= t:
+        return None
+    if route.first_sent > t:
+        return route.first_sent
+    for before, after in route.send_silences:
+        if before <= t < after:
+            return after
+    return t
+
+
+def _idle_within(route: Route, a: float, b: float) -> float:
+    """How long, within [a, b], the route's connection had nothing to send."""
+    return sum(max(0.0, min(b, end) - max(a, start)) for start, end in route.idle_spans)
+
+
 def _sent_between(route: Route, a: float, b: float) -> bool:
     """Did ``route`` carry a packet in the open interval (a, b)?"""
     if route.first_sent is None or route.last_sent <= a or route.first_sent >= b:
@@ -504,7 +536,8 @@ def in_rtts(seconds: float | None, rtt: float | None) -> float | None:
 def _fault_record(window: FaultWindow, basis: str | None) -> dict:
     return {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
             "basis": basis, "failover_s": None, "failover_rtts": None, "routes_failed": 0,
-            "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None, "routes_unrecovered": 0,
+            "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None,
+            "recovery_busy_s": None, "recovery_busy_rtts": None, "routes_unrecovered": 0,
             "routes_still_down": 0,
             "note": None}
 
@@ -544,6 +577,9 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         A failed route that another fault of ``others`` still takes down at
         this repair is left out (``routes_still_down``): its recovery is that
         fault's.
+    recovery_busy_s: the same, less the time each route's connection had
+        nothing to send between the repair and the route's first packet after
+        it (the job between two steps: no route could carry data then).
     rtt: the run's median smoothed RTT, for the ``*_rtts`` figures.
     """
     out = _fault_record(window, "routes")
@@ -570,9 +606,14 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         out["routes_unrecovered"] = sum(a is None for a in acks)
         if acks and not out["routes_unrecovered"]:
             out["recovery_s"] = max(acks) - window.end
+            # less the time its connection had nothing to send before the route's first packet
+            out["recovery_busy_s"] = max(
+                ack - window.end - _idle_within(route, window.end, _first_send_after(route, window.end) or ack)
+                for route, ack in zip(back, acks))
     elif window.end is not None:
         out["note"] = "repaired after the last data was sent"
-    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt))
+    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt),
+               recovery_busy_rtts=in_rtts(out["recovery_busy_s"], rtt))
     return out
 
 
@@ -622,7 +663,8 @@ def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, tr
         out["routes_unrecovered"] = len(withdrawn) - len(restored)
         if not out["routes_unrecovered"]:
             out["recovery_s"] = max(restored.values()) - window.end
-    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt))
+    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt),
+               recovery_busy_rtts=in_rtts(out["recovery_busy_s"], rtt))
     return out
 
 

@@ -216,16 +216,23 @@ class Bench:
                      None if not faults else fmed_rtts is not None and fmed_rtts <= target.FAILOVER_RTTS,
                      {"failover_s": failovers, "rtt_s": rtt, "faults": faults})
         recoveries = [f["recovery_s"] for f in faults if f["recovery_s"] is not None]
+        # judged on the time the connections had data to send: between two steps
+        # of the job no route carries data, however fast MRC takes it back
+        busy = [f["recovery_busy_s"] for f in faults if f.get("recovery_busy_s") is not None]
         unrecovered = sum(1 for f in faults if f["routes_unrecovered"])
         rmed, rmax = _median_max(recoveries)
+        bmed, bmax = _median_max(busy)
         probe = _probe_period(run["scenario"], rtt) if rtt else None
         budget = target.RECOVERY_RTTS * rtt + probe if rtt else None
-        yield Figure(f"recovery after repair, {what} (median, max; {len(recoveries)} of {len(faults)} faults)",
-                     f"{_ms(rmed)}, {_ms(rmax)}; {unrecovered} faults with routes never acked again",
+        yield Figure(f"recovery after repair, {what}, time with data to send (median, max; {len(busy)} of "
+                     f"{len(faults)} faults)",
+                     f"{_ms(bmed)}, {_ms(bmax)} (wall clock {_ms(rmed)}, {_ms(rmax)}); "
+                     f"{unrecovered} faults with routes never acked again",
                      f"median <= {target.RECOVERY_RTTS:g} RTTs + probe period {_ms(probe)} = {_ms(budget)}, all back",
-                     None if not faults else rmed is not None and budget is not None and rmed <= budget
+                     None if not faults else bmed is not None and budget is not None and bmed <= budget
                      and not unrecovered,
-                     {"recovery_s": recoveries, "budget_s": budget, "probe_interval_s": probe})
+                     {"recovery_s": recoveries, "recovery_busy_s": busy, "budget_s": budget,
+                      "probe_interval_s": probe})
 
     def gray_step(self) -> Iterator[Figure]:
         transports = ("mrc",) if self.quick else ("mrc", "baseline")

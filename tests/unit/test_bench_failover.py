@@ -7,9 +7,10 @@ from lab.runners import bench_targets as target
 from lab.runners.bench import Bench
 
 
-def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap"):
+def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None):
+    """``busy``: recovery less the connections' idle time (the figure judged); ``recovery`` when None."""
     return {"fault": kind, "failover_s": failover, "recovery_s": recovery, "routes_unrecovered": unrecovered,
-            "routes_kept_sending": kept}
+            "recovery_busy_s": recovery if busy is None else busy, "routes_kept_sending": kept}
 
 
 def figures(faults, rtt=0.02, params=None, kinds=("link_flap",)):
@@ -30,6 +31,14 @@ def test_medians_in_rtts_against_the_targets():
     # the probe period follows the RTT: max(probe_interval, probe_interval_rtts x RTT)
     assert figures([fault(0.05, 0.09)], params={"probe_interval_rtts": 2.0})[1].target.endswith("40 ms = 100 ms, all back")
     assert figures([fault(0.01, 0.09)], rtt=0.03)[1].target.endswith("30 ms = 120 ms, all back")
+
+
+def test_recovery_is_judged_on_the_time_with_data_to_send_and_shows_the_wall_clock():
+    # wall clock 150 ms, of which the connections had data to send for 60 ms: within 80 ms
+    _failover, recovery = figures([fault(0.02, 0.15, busy=0.06)])
+    assert recovery.ok and "60 ms, 60 ms (wall clock 150 ms, 150 ms)" in recovery.value
+    assert "time with data to send" in recovery.name
+    assert figures([fault(0.02, 0.07, busy=0.09)])[1].ok is False
 
 
 def test_unmeasured_or_unrecovered_faults_do_not_pass():

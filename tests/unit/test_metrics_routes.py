@@ -60,6 +60,27 @@ def test_route_that_stops_30_ms_after_the_fault_fails_over_in_30_ms_and_recovers
     assert f["routes_kept_sending"] == 0                    # BUSY goes through T1 0: not crossed
 
 
+def test_recovery_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
+    # repaired at 20 s; the connection had nothing to send from 19.9 s to 20.12 s
+    # (between two steps of the job); the route's first packet after the
+    # repair went at 20.13 s and was acked at 20.15 s: 150 ms after the repair,
+    # of which 120 ms the connection sent nothing anywhere
+    dead = route(silences=[(10.03, 20.13)], acks=[(10.04, 20.15)])
+    per_host = stats(dead, BUSY)
+    per_host["h0"]["peers"]["h2"]["idle_spans"] = [[5.0, 5.1], [19.9, 20.12]]
+    f, = figures(per_host, fault(10.0, 20.0))
+    assert f["recovery_s"] == pytest.approx(0.15)
+    assert f["recovery_busy_s"] == pytest.approx(0.03) and f["recovery_busy_rtts"] == pytest.approx(2.0)
+    # idle time after the route's first packet is not left out: the route was back then
+    per_host["h0"]["peers"]["h2"]["idle_spans"] = [[20.135, 20.2]]
+    f, = figures(per_host, fault(10.0, 20.0))
+    assert f["recovery_busy_s"] == pytest.approx(0.15)
+    # unreadable idle spans: nothing is left out
+    per_host["h0"]["peers"]["h2"]["idle_spans"] = [["soon", 20.2]]
+    f, = figures(per_host, fault(10.0, 20.0))
+    assert f["recovery_busy_s"] == pytest.approx(0.15)
+
+
 def test_the_latest_failed_route_sets_the_figures():
     early = route(t1=1, silences=[(10.02, 20.2)], acks=[(10.03, 20.3)])
     late = route(plane=1, t1=1, silences=[(10.07, 20.1)], acks=[(10.08, 20.2)])

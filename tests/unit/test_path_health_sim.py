@@ -163,3 +163,19 @@ def test_a_duplicate_ack_proves_a_retransmission_needless_however_late_the_origi
     assert c.sack_losses >= 20 and dups >= 20
     assert c.spurious_losses >= dups                              # each duplicate recognised
     assert not [e for e in net.events("a", PathStateChanged) if e.new == "ASSUMED_BAD"]
+
+
+def test_the_stats_record_the_stretches_the_connection_had_nothing_to_send():
+    # two bursts 200 ms apart: the sender was idle between them, and only then
+    net, a, _b = pair(Impairments(delay=0.005))
+    stream(a.conn, 2)
+    assert net.run_until(written(net, "a", 2), timeout=5)
+    idle_from = net.now
+    net.run_for(0.2)
+    stream(a.conn, 2)
+    resumed = net.now
+    assert net.run_until(written(net, "a", 4), timeout=5)
+    spans = a.conn.stats()["idle_spans"]
+    assert len(spans) == 1
+    start, end = spans[0]
+    assert start <= idle_from and end >= resumed - 0.001 and end - start >= 0.2
