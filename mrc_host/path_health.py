@@ -62,7 +62,9 @@ SKIP          an ACK for it echoed ECN: passed over for ``skip_time`` (at least
               is GOOD), moving load off the congested EV
 GOOD          usable
 Selectors take GOOD, then SKIP, then SUSPECT EVs: no data goes on a suspect
-or retired route while another route is usable.
+or retired route while another route is usable. An EV back in service (from
+ASSUMED_BAD or DENIED) is listed in ``returned``: the round robin gives it
+its plane's next packet.
 
 Probes
 ------
@@ -133,6 +135,10 @@ class PathHealth:
         self.emit = emit
         self.peer = peer
         self.log: list[PathStateChanged] = []
+        # EVs just back in service (from ASSUMED_BAD or DENIED): the selector
+        # gives each its plane's next packet, so a repaired route carries data
+        # (and is proven) in the next round, not when the cursor comes by
+        self.returned: list[int] = []
         n = len(self.paths)
         self.route_keys: list = list(dict.fromkeys(routes))
         index = {k: i for i, k in enumerate(self.route_keys)}
@@ -276,6 +282,8 @@ class PathHealth:
                 continue
             self.state[pid] = new
             self.n_skip += (new == SKIP) - (old == SKIP)
+            if new == GOOD and (old == ASSUMED_BAD or old == DENIED):
+                self.returned.append(pid)
             ev, plane = self.paths[pid]
             rec = PathStateChanged(ev, plane, STATE_NAMES[old], STATE_NAMES[new], reason, now, self.peer)
             self.log.append(rec)

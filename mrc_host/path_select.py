@@ -53,7 +53,9 @@ class RoundRobin(PathSelector):
     plane that lost one T1 still takes a full share over its other T1s
     (cycling over EVs instead would overload the healthy planes: measured,
     3 dead T0-T1 links on 3 planes made iterations 20 % slower).
-    Within a plane, non-GOOD EVs are skipped.
+    Within a plane, non-GOOD EVs are skipped. An EV just back in service
+    (``health.returned``) is its plane's next EV: the repaired route carries
+    data in the next round, not whenever the plane's cursor comes by.
     """
 
     def __init__(self, paths, health):
@@ -62,6 +64,7 @@ class RoundRobin(PathSelector):
         for pid, (_ev, plane) in enumerate(self.paths):
             by_plane.setdefault(plane, []).append(pid)
         self.columns = [by_plane[p] for p in sorted(by_plane)]  # pids of each plane
+        self.place = {pid: (p, col.index(pid)) for p, col in enumerate(self.columns) for pid in col}
         self.cursor = [0] * len(self.columns)                   # next EV to try, per plane
         self.next_plane = 0
         # interleaved order (plane 0 ev a, plane 1 ev a, ...) for the fallback scan
@@ -71,6 +74,11 @@ class RoundRobin(PathSelector):
 
     def select(self, avoid: int = -1) -> int | None:
         state, columns, cursor = self.health.state, self.columns, self.cursor
+        if self.health.returned:
+            for pid in self.health.returned:
+                plane, i = self.place[pid]
+                cursor[plane] = i
+            self.health.returned.clear()
         n = len(columns)
         p = self.next_plane
         for _ in range(n):
