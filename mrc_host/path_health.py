@@ -63,8 +63,8 @@ SKIP          an ACK for it echoed ECN: passed over for ``skip_time`` (at least
 GOOD          usable
 Selectors take GOOD, then SKIP, then SUSPECT EVs: no data goes on a suspect
 or retired route while another route is usable. An EV back in service (from
-ASSUMED_BAD or DENIED) is listed in ``returned``: the round robin gives it
-its plane's next packet.
+ASSUMED_BAD or DENIED) is listed in ``returned``: the sender's next fill
+puts one packet on it, past a full window if need be (round robin).
 
 Probes
 ------
@@ -135,9 +135,8 @@ class PathHealth:
         self.emit = emit
         self.peer = peer
         self.log: list[PathStateChanged] = []
-        # EVs just back in service (from ASSUMED_BAD or DENIED): the selector
-        # gives each its plane's next packet, so a repaired route carries data
-        # (and is proven) in the next round, not when the cursor comes by
+        # EVs just back in service (from ASSUMED_BAD or DENIED): the sender's
+        # next fill puts a packet on one at once (sender.fill, RoundRobin)
         self.returned: list[int] = []
         n = len(self.paths)
         self.route_keys: list = list(dict.fromkeys(routes))

@@ -54,8 +54,9 @@ class RoundRobin(PathSelector):
     (cycling over EVs instead would overload the healthy planes: measured,
     3 dead T0-T1 links on 3 planes made iterations 20 % slower).
     Within a plane, non-GOOD EVs are skipped. An EV just back in service
-    (``health.returned``) is its plane's next EV: the repaired route carries
-    data in the next round, not whenever the plane's cursor comes by.
+    (``health.returned``) takes the next packet, whatever its plane: the
+    repaired route carries data (and is proven) at once, not whenever the
+    plane order and the plane's cursor come by.
     """
 
     def __init__(self, paths, health):
@@ -74,11 +75,13 @@ class RoundRobin(PathSelector):
 
     def select(self, avoid: int = -1) -> int | None:
         state, columns, cursor = self.health.state, self.columns, self.cursor
-        if self.health.returned:
-            for pid in self.health.returned:
+        returned = self.health.returned
+        while returned:
+            pid = returned.pop()
+            if state[pid] == GOOD and pid != avoid:
                 plane, i = self.place[pid]
-                cursor[plane] = i
-            self.health.returned.clear()
+                cursor[plane] = (i + 1) % len(columns[plane])
+                return pid
         n = len(columns)
         p = self.next_plane
         for _ in range(n):
