@@ -44,6 +44,10 @@ NIC_LOSS_LEVELS = (0.001, 0.01)
 # incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
 INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
 INCAST_SENDERS = 3
+# ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs
+INCAST_ROCE_QPS = (1, 8)
+INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.planes * INCAST_FABRIC.link_mbps,
+                             evs_per_plane=max(INCAST_ROCE_QPS))
 # Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
 # under a bandwidth test between host 0 and a host in the other rack (default fabric).
 LINKS_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
@@ -66,8 +70,8 @@ MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
 
 
-def roce_label(qps: int) -> str:
-    return f"RoCE-like, 1 plane x {ROCE_LINK_MBPS:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
+def roce_label(qps: int, link_mbps: float = ROCE_LINK_MBPS) -> str:
+    return f"RoCE-like, 1 plane x {link_mbps:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
 
 
 def run_name(quick: bool) -> str:
@@ -190,8 +194,10 @@ def collisions_shape(mrc: float | None, roce1: float | None, roce16: float | Non
     return same, f"{'yes' if same else 'no'}: {'; '.join(facts)}; 1 QP reached {roce1:.2f} of line rate"
 
 
-def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None) -> tuple[bool, str]:
-    """Fig. 16: at 0.1 % MRC keeps most of its rate; at 1 % RoCE keeps next to nothing, MRC ~1/3 or more."""
+def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None,
+               lossy: dict | None = None) -> tuple[bool, str]:
+    """Fig. 16: at 0.1 % MRC keeps most of its rate; at 1 % RoCE keeps next to nothing, MRC ~1/3
+    or more and above every baseline (``lossy``: label -> efficiency under the loss, MRC's included)."""
     if mrc_kept is None or roce_kept is None:
         return False, "no: a loss-free run finished no iteration"
     if p <= min(NIC_LOSS_LEVELS):   # the paper's light loss (0.1 %); the other level is its 1 %
@@ -200,10 +206,16 @@ def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None) -> tup
                       f"(barely hurt: >= {target.PAPER_LOSS_BARELY_HURTS:g})")
     unusable = roce_kept <= target.PAPER_LOSS_UNUSABLE
     keeps = at_least(mrc_kept, target.PAPER_LOSS_MRC_KEEPS)
-    same = unusable and keeps
-    return same, (f"{'yes' if same else 'no'}: RoCE-like kept {roce_kept:.2f} (unusable: <= "
-                  f"{target.PAPER_LOSS_UNUSABLE:g}), MRC kept {mrc_kept:.2f} (~1/3 or more: "
-                  f"{'yes' if keeps else 'no'})")
+    others = {label: eff or 0.0 for label, eff in (lossy or {}).items() if label != MRC}
+    best = max(others, key=others.get, default=None)
+    above = best is None or (lossy.get(MRC) or 0.0) > others[best]
+    same = unusable and keeps and above
+    why = (f"RoCE-like kept {roce_kept:.2f} (unusable: <= {target.PAPER_LOSS_UNUSABLE:g}), MRC kept "
+           f"{mrc_kept:.2f} (~1/3 or more: {'yes' if keeps else 'no'})")
+    if best is not None:
+        why += (f"; MRC {'above' if above else 'not above'} every baseline (best: {best}, "
+                f"{others[best]:.2f} vs {lossy.get(MRC) or 0.0:.2f})")
+    return same, f"{'yes' if same else 'no'}: {why}"
 
 
 def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
@@ -247,9 +259,10 @@ class Paper:
         return self.runs[setup]
 
     def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict:
-        """MRC and the multi-rail baseline, then the RoCE-like baseline with each of ROCE_QPS (1 QP only under loss)."""
+        """MRC and the multi-rail baseline, then the RoCE-like baseline with each of ROCE_QPS
+        (under loss --quick runs 1 QP only: it keeps the pass under 10 minutes)."""
         runs = dict(self.experiment(Setup(collective, nic_loss=nic_loss)))
-        for qps in ROCE_QPS if not nic_loss else (1,):
+        for qps in ROCE_QPS if not (nic_loss and self.quick) else (1,):
             runs.update(self.experiment(Setup(collective, single_plane=True, qps=qps, nic_loss=nic_loss)))
         return runs
 
@@ -264,7 +277,8 @@ class Paper:
     def loss_row(self, p: float) -> Iterator[PaperRow]:
         free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
         shares = {label: kept(part["efficiency"], free[label]["efficiency"]) for label, part in lossy.items()}
-        same, why = loss_shape(p, shares[MRC], shares[roce_label(1)])
+        same, why = loss_shape(p, shares[MRC], shares[roce_label(1)],
+                               {label: part["efficiency"] for label, part in lossy.items()})
         ok, trust_why = trust({**{f"{k} loss-free": v for k, v in free.items() if k in lossy},
                                **{f"{k} at {p:.1%}": v for k, v in lossy.items()}})
         lab = {label: ("-" if share is None else f"kept {share:.2f} ({_eff(lossy[label]['efficiency'])})")
@@ -306,6 +320,10 @@ class Paper:
             for transport, label in (("mrc", MRC), ("baseline", MULTI_RAIL)):
                 results[label] = run_incast_victim(session, INCAST_SENDERS, duration, transport,
                                                    params=dict(INCAST_PARAMS))
+        with lab_session(INCAST_ROCE_FABRIC) as session:
+            for qps in INCAST_ROCE_QPS:
+                results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps)] = run_incast_victim(
+                    session, INCAST_SENDERS, duration, "baseline", params=dict(INCAST_PARAMS, qps=qps))
         runs = {label: victim_verdict_part(r) for label, r in results.items()}
         same, why = victim_shape(results[MRC].victim_ratio)
         ok, trust_why = trust(runs)
@@ -326,11 +344,15 @@ def plan(quick: bool) -> list[str]:
     """Every experiment the rows run, in order (each once)."""
     setups = [Setup(c, single_plane=roce, qps=q) for c in COLLECTIVES
               for roce, q in [(False, 1)] + [(True, q) for q in ROCE_QPS]]
-    setups += [Setup("allreduce", single_plane=roce, nic_loss=p) for p in NIC_LOSS_LEVELS for roce in (False, True)]
+    lossy_qps = (1,) if quick else ROCE_QPS
+    setups += [Setup("allreduce", single_plane=roce, qps=q, nic_loss=p) for p in NIC_LOSS_LEVELS
+               for roce, q in [(False, 1)] + [(True, q) for q in lossy_qps]]
     step = PASSES[quick].link_phase_s
+    roce = ", ".join(f"{q}" for q in INCAST_ROCE_QPS)
     return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, one by one, then together; "
                                        f"{step:g} s phases)", f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
-                                       f"{PASSES[quick].victim_s:g} s per stream, MRC and {MULTI_RAIL})"]
+                                       f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
+                                       f"RoCE-like with {roce} QPs on one plane)"]
 
 
 def victim_verdict_part(r) -> dict:

@@ -66,6 +66,21 @@ def test_loss_shapes():
     assert not same and "RoCE-like kept 0.60" in why
     assert not paper.loss_shape(0.01, 0.1, 0.0)[0]          # MRC far below ~1/3
     assert paper.loss_shape(0.01, None, 0.1) == (False, "no: a loss-free run finished no iteration")
+    # at 1 %, MRC must also be above every baseline under the loss
+    lossy = {MRC: 0.3, MULTI_RAIL: 0.1, paper.roce_label(16): 0.35}
+    same, why = paper.loss_shape(0.01, 0.5, 0.1, lossy)
+    assert not same and "not above every baseline" in why and paper.roce_label(16) in why
+    assert paper.loss_shape(0.01, 0.5, 0.1, dict(lossy, **{paper.roce_label(16): 0.2}))[0]
+
+
+def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
+    quick, full = paper.plan(quick=True), paper.plan(quick=False)
+    lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=paper.NIC_LOSS_LEVELS[-1]).name
+    assert lossy_16 in full and lossy_16 not in quick
+    assert "RoCE-like with 1, 8 QPs" in full[-1]
+    roce, multi = paper.INCAST_ROCE_FABRIC, paper.INCAST_FABRIC
+    assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
+    assert roce.evs_per_plane >= max(paper.INCAST_ROCE_QPS) and roce.hosts == multi.hosts
 
 
 def test_kept_share():
