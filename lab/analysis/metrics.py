@@ -488,30 +488,30 @@ def _quiet_since(silences: tuple, first: float | None, last: float | None, t: fl
     return None
 
 
-def _first_ack_after(route: Route, t: float) -> float | None:
-    """The first ack on ``route`` after instant ``t``; None if none came."""
-    if route.last_acked is None or route.last_acked <= t:
+def _next_after(first: float | None, last: float | None, silences: tuple, t: float,
+                busy: float) -> float | None:
+    """The first event of a record (its first and last times and its silences) after
+    instant ``t``; ``busy`` when no silence covers ``t``; None if none came after it."""
+    if last is None or last <= t:
         return None
-    if route.first_acked > t:
-        return route.first_acked
-    for before, after in route.ack_silences:
+    if first > t:
+        return first
+    for before, after in silences:
         if before <= t < after:
             return after
-    # acks never paused across t: the next one came within the silence threshold (its bound)
-    return t + ROUTE_SILENCE_S
+    return busy
+
+
+def _first_ack_after(route: Route, t: float) -> float | None:
+    """The first ack on ``route`` after instant ``t``; None if none came. Acks that
+    never paused across t: the next came within the silence threshold (its bound)."""
+    return _next_after(route.first_acked, route.last_acked, route.ack_silences, t, t + ROUTE_SILENCE_S)
 
 
 def _first_send_after(route: Route, t: float) -> float | None:
     """The first packet sent on ``route`` after instant ``t`` (``t`` itself when
     it was busy then); None if none was."""
-    if route.last_sent is None or route.last_sent <= t:
-        return None
-    if route.first_sent > t:
-        return route.first_sent
-    for before, after in route.send_silences:
-        if before <= t < after:
-            return after
-    return t
+    return _next_after(route.first_sent, route.last_sent, route.send_silences, t, t)
 
 
 def _idle_within(route: Route, a: float, b: float) -> float:
