@@ -39,6 +39,9 @@ ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
 ROCE_QPS = (1, 16)
 ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
 COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
+# Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
+PLACEMENT = "interleaved"
+BUFFER_MB = 2
 NIC_LOSS_LEVELS = (0.001, 0.01)
 # Fig. 18's incast with a victim flow: 3 senders into one host, the victim beside them (the
 # incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
@@ -141,7 +144,7 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
     """The scenario file of `setup` (docs/scenarios.md): interleaved ranks, so every ring hop crosses the T1s."""
     data = {"description": f"lab/run.py paper: {setup.name}",
             "fabric": dict(ROCE_FABRIC, dataplane=DATAPLANE) if setup.single_plane else {"dataplane": DATAPLANE},
-            "job": {"collective": setup.collective, "placement": "interleaved", "buffer_mb": 2,
+            "job": {"collective": setup.collective, "placement": PLACEMENT, "buffer_mb": BUFFER_MB,
                     "iterations": PASSES[quick].iterations, "max_seconds": PASSES[quick].max_seconds},
             "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
             "seed": 1, "faults": []}
