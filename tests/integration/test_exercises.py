@@ -1,8 +1,9 @@
 """Every exercise's reference solution passes its grader on the lab; the
-starting files of exercises 01 (plain round robin) and 03 (no prediction)
-do not (root). Exercises 01 and 03 also pass on the srv6 data plane (03 cuts
-its T1 off differently there; 02 and 04 use the same port-program calls as
-01, which other srv6 tests cover, and are left out to keep the suite short)."""
+starting files of exercises 01 (plain round robin), 03 and 05 (no
+prediction) do not (root). Exercises 01 and 03 also pass on the srv6 data
+plane (03 cuts its T1 off differently there; 02 and 04 use the same
+port-program calls as 01, which other srv6 tests cover, and are left out to
+keep the suite short); 05 runs on srv6 only."""
 
 import subprocess
 import sys
@@ -16,6 +17,7 @@ SOLUTIONS = {
     "02-probe-interval": "choice.py",
     "03-baseline-stall": "prediction.py",
     "04-no-trimming": "answers.py",
+    "05-ecmp-collisions": "prediction.py",
 }
 
 
@@ -40,7 +42,7 @@ def test_reference_solution_passes(exercise):
     assert r.returncode == 0 and lines and lines[-1] == "PASS", r.stdout[-3000:] + r.stderr[-3000:]
 
 
-@pytest.mark.parametrize("exercise", ["01-path-policy", "03-baseline-stall"])
+@pytest.mark.parametrize("exercise", ["01-path-policy", "03-baseline-stall", "05-ecmp-collisions"])
 def test_starting_file_is_not_graded_pass(exercise):
     r = grade(exercise, EXERCISES / exercise / SOLUTIONS[exercise])
     lines = r.stdout.strip().splitlines()
