@@ -40,7 +40,7 @@ from lab.analysis.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.runners.workers import HostWorkers, WorkerError
-from lab.runners.incast import (CPU_INTERVAL_S, DEFAULT_RECV_BUFFER, DRAIN_S, RECEIVER_COUNTERS,
+from lab.runners.incast import (CPU_INTERVAL_S, DEFAULT_RECV_BUFFER, RECEIVER_COUNTERS,
                                 SENDER_COUNTERS, START_DELAY_S, fill_conservation, fill_cpu, path_events_from,
                                 transport_refusal)
 from mrc_host.params import TransportParams
@@ -260,8 +260,7 @@ def _run(session: Session, result: BandwidthResult, flows: list[Flow], configs: 
             if on_start is not None:
                 on_start(t_start)
             done = {name: workers.expect(name, "DONE") for name in workers.procs}
-        time.sleep(DRAIN_S)
-        fill_conservation(result, audit.conservation(before, audit.snapshot(spec), ledger.marks))
+        fill_conservation(result, audit.conservation(before, audit.settled_snapshot(spec), ledger.marks))
     except (BandwidthError, WorkerError, FaultError) as exc:
         result.error = str(exc)
     finally:

@@ -23,7 +23,6 @@ from lab.runners.job import job_spec, run_job
 from lab.analysis.results import Records, ResultsDir
 from lab.plumbing.session import Session, lab_session
 
-DRAIN_S = 0.5  # let in-flight packets land before the closing audit snapshot
 
 Progress = Callable[[str, int, int, float], None]
 
@@ -82,8 +81,8 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
     figures, stalls = heartbeat_verdict(heartbeat.directions(), t0)
     monitor.rebase(t0)
     ended = time.monotonic()
-    time.sleep(DRAIN_S)
-    records.conservation[transport] = audit.conservation(before, audit.snapshot(scenario.fabric), ledger.marks)
+    records.conservation[transport] = audit.conservation(before, audit.settled_snapshot(scenario.fabric),
+                                                         ledger.marks)
     records.iterations += result.iterations
     records.events.append({"t": 0.0, "kind": "phase", "transport": transport, "phase": "start"})
     records.events += fault_log

@@ -63,7 +63,6 @@ BENCH_INCAST_BYTES = 1 << 20
 
 START_DELAY_S = 0.5    # GO -> start instant: every worker has read GO and is waiting
 CPU_INTERVAL_S = 0.1   # fidelity samples: a 1 s transfer still gets ~10
-DRAIN_S = 0.3          # let in-flight packets land before the closing counter snapshot
 SENDER_COUNTERS = ("timeouts", "sack_losses", "spurious_losses", "retransmits",
                    "nacks_received", "data_sent", "ecn_echoes")
 RECEIVER_COUNTERS = ("trims_seen", "nacks_sent", "duplicates", "data_received", "ecn_ce_received")
@@ -174,8 +173,7 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
             if on_start is not None:
                 on_start(t_start)
             done = {name: workers.expect(name, "DONE") for name in workers.procs}
-        time.sleep(DRAIN_S)
-        conservation = audit.conservation(before, audit.snapshot(spec))
+        conservation = audit.conservation(before, audit.settled_snapshot(spec))
     except (IncastError, WorkerError) as exc:
         result.error = str(exc)
         done, conservation = {}, None
