@@ -62,9 +62,7 @@ SKIP          an ACK for it echoed ECN: passed over for ``skip_time`` (at least
               is GOOD), moving load off the congested EV
 GOOD          usable
 Selectors take GOOD, then SKIP, then SUSPECT EVs: no data goes on a suspect
-or retired route while another route is usable. An EV back in service (from
-ASSUMED_BAD or DENIED) is listed in ``returned``: the sender's next fill
-puts one packet on it, past a full window if need be (round robin).
+or retired route while another route is usable.
 
 Probes
 ------
@@ -135,9 +133,6 @@ class PathHealth:
         self.emit = emit
         self.peer = peer
         self.log: list[PathStateChanged] = []
-        # EVs just back in service (from ASSUMED_BAD or DENIED): the sender's
-        # next fill puts a packet on one at once (sender.fill, RoundRobin)
-        self.returned: list[int] = []
         n = len(self.paths)
         self.route_keys: list = list(dict.fromkeys(routes))
         index = {k: i for i, k in enumerate(self.route_keys)}
@@ -281,8 +276,6 @@ class PathHealth:
                 continue
             self.state[pid] = new
             self.n_skip += (new == SKIP) - (old == SKIP)
-            if new == GOOD and (old == ASSUMED_BAD or old == DENIED):
-                self.returned.append(pid)
             ev, plane = self.paths[pid]
             rec = PathStateChanged(ev, plane, STATE_NAMES[old], STATE_NAMES[new], reason, now, self.peer)
             self.log.append(rec)

@@ -53,10 +53,7 @@ class RoundRobin(PathSelector):
     plane that lost one T1 still takes a full share over its other T1s
     (cycling over EVs instead would overload the healthy planes: measured,
     3 dead T0-T1 links on 3 planes made iterations 20 % slower).
-    Within a plane, non-GOOD EVs are skipped. An EV just back in service
-    (``health.returned``) takes the next packet, whatever its plane: the
-    repaired route carries data (and is proven) at once, not whenever the
-    plane order and the plane's cursor come by.
+    Within a plane, non-GOOD EVs are skipped.
     """
 
     def __init__(self, paths, health):
@@ -65,7 +62,6 @@ class RoundRobin(PathSelector):
         for pid, (_ev, plane) in enumerate(self.paths):
             by_plane.setdefault(plane, []).append(pid)
         self.columns = [by_plane[p] for p in sorted(by_plane)]  # pids of each plane
-        self.place = {pid: (p, col.index(pid)) for p, col in enumerate(self.columns) for pid in col}
         self.cursor = [0] * len(self.columns)                   # next EV to try, per plane
         self.next_plane = 0
         # interleaved order (plane 0 ev a, plane 1 ev a, ...) for the fallback scan
@@ -75,13 +71,6 @@ class RoundRobin(PathSelector):
 
     def select(self, avoid: int = -1) -> int | None:
         state, columns, cursor = self.health.state, self.columns, self.cursor
-        returned = self.health.returned
-        while returned:
-            pid = returned.pop()
-            if state[pid] == GOOD and pid != avoid:
-                plane, i = self.place[pid]
-                cursor[plane] = (i + 1) % len(columns[plane])
-                return pid
         n = len(columns)
         p = self.next_plane
         for _ in range(n):

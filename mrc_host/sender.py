@@ -172,11 +172,6 @@ class Sender:
         if self.route_log.idle_since is not None and (self.queue or self.retxq):
             self.route_log.busy_from(now)   # data written (or declared lost) since the last fill
         cwnd = self.cc.cwnd
-        if health.returned:
-            # a route just back in service gets one packet now, past a full
-            # window if need be (the selector puts it there): it is proven
-            # in one round trip instead of after the next ACK frees room
-            cwnd += 1
         srtt = self.rtt.srtt
         pacer = self.pacer
         allowed = pacer.allowance(now, cwnd, srtt)
@@ -184,7 +179,6 @@ class Sender:
         if sent < allowed:
             sent += self._fill_new_data(now, out, cwnd, allowed - sent)
         pacer.on_sent(sent, now, cwnd, srtt)
-        health.returned.clear()   # (a selector that does not take them leaves them)
         has_data = bool(self.queue or self.retxq)
         if not has_data and self.route_log.idle_since is None:
             self.route_log.idle_from(now)

@@ -179,21 +179,3 @@ def test_the_stats_record_the_stretches_the_connection_had_nothing_to_send():
     assert len(spans) == 1
     start, end = spans[0]
     assert start <= idle_from and end >= resumed - 0.001 and end - start >= 0.2
-
-
-def test_a_lifted_route_takes_the_next_packet_even_with_the_window_full():
-    # route (1, 0) denied, then lifted mid-transfer (the window full: the
-    # sender waits for ACKs), six times at different points of the round
-    # robin: each time the next packet leaves at once, on that route
-    net, a, _b = pair(Impairments(delay=0.005))
-    stream(a.conn, 2000)
-    for round_ in range(6):
-        a.conn.set_denied("denylist", {(1, 0)}, net.now)
-        net.run_for(0.013 + 0.003 * round_)
-        assert a.conn.sender.inflight >= a.conn.cc.cwnd
-        before = len(net.data_sent("a"))
-        a.conn.set_denied("denylist", set(), net.now)
-        t_lift = net.now
-        net.run_for(0.02)
-        first = net.data_sent("a")[before]        # the first packet sent after the lift
-        assert (first.ev, first.plane) in evs_of(1, 0) and first.time == t_lift, f"round {round_}"
