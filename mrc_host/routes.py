@@ -15,7 +15,7 @@ and recovery (repair -> first packet acknowledged on it again) without
 logging every packet. It also keeps the connection's *idle spans*: the
 stretches longer than ``ROUTE_SILENCE_S`` in which the sender had nothing to
 send (no queued data, no retransmission waiting), e.g. a ring all-reduce
-between two steps. No route can carry data then, so recovery is also given
+between two iterations. No route can carry data then, so recovery is also given
 less that time (lab/analysis/metrics.py).
 """
 

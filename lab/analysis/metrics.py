@@ -579,7 +579,7 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         fault's.
     recovery_busy_s: the same, less the time each route's connection had
         nothing to send between the repair and the route's first packet after
-        it (the job between two steps: no route could carry data then).
+        it (the job between two iterations: no route could carry data then).
     rtt: the run's median smoothed RTT, for the ``*_rtts`` figures.
     """
     out = _fault_record(window, "routes")

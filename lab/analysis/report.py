@@ -144,7 +144,7 @@ def _recovery_cell(f: Mapping) -> str:
         return f"{f['routes_unrecovered']} {what}"
     cell = _ms_rtts(f.get("recovery_s"), f.get("recovery_rtts"))
     busy, wall = f.get("recovery_busy_s"), f.get("recovery_s")
-    if _is_number(busy) and _is_number(wall) and busy < wall - 0.0005:
+    if _is_number(busy) and _is_number(wall) and round(1000 * busy) < round(1000 * wall):  # differ in ms shown
         cell += f"; {_ms_rtts(busy, f.get('recovery_busy_rtts'))} with data to send"
     if f.get("routes_still_down"):
         cell += f"; {f['routes_still_down']} still down under another fault"

@@ -216,8 +216,8 @@ class Bench:
                      None if not faults else fmed_rtts is not None and fmed_rtts <= target.FAILOVER_RTTS,
                      {"failover_s": failovers, "rtt_s": rtt, "faults": faults})
         recoveries = [f["recovery_s"] for f in faults if f["recovery_s"] is not None]
-        # judged on the time the connections had data to send: between two steps
-        # of the job no route carries data, however fast MRC takes it back
+        # judged on the time the connections had data to send: between two
+        # iterations of the job no route carries data, however fast MRC takes it back
         busy = [f["recovery_busy_s"] for f in faults if f.get("recovery_busy_s") is not None]
         unrecovered = sum(1 for f in faults if f["routes_unrecovered"])
         rmed, rmax = _median_max(recoveries)
