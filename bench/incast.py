@@ -38,6 +38,7 @@ ROWS = [
     ("completion (s)", lambda r: f"{r.completion_s:.3f}" if r.completion_s is not None else "incomplete"),
     ("ideal (s)", lambda r: f"{r.ideal_s:.3f}"),
     ("completion / ideal", lambda r: f"{r.ratio:.2f}" if r.ratio is not None else "-"),
+    ("Jain fairness (senders' rates)", lambda r: f"{r.jain:.3f}" if r.jain is not None else "-"),
     ("verified (byte-exact)", lambda r: "yes" if r.verified else "NO"),
     ("RTOs", lambda r: r.rtos),
     ("SACK-gap losses", lambda r: r.sack_losses),

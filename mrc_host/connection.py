@@ -232,6 +232,7 @@ class MrcConnection:
                  inflight=s.inflight, probe_bytes=self.health.probe_bytes, **self.health.counters())
         d["routes"] = s.route_log.records(self.health.route_state_names())
         d["idle_spans"] = s.route_log.idle_records()
+        d["cc_trace"] = s.cc_trace.rows
         d["per_path"] = [
             {"ev": ev, "plane": pl, "state": self.health.state_name(pid),
              "sent": s.pkts_sent[pid], "acked": s.pkts_acked[pid],

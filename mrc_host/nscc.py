@@ -2,7 +2,11 @@
 
 Modelled on the Ultra Ethernet sender-side NSCC (what MRC's API calls
 uet-1.0-nscc). Queueing delay = RTT sample - base RTT (the smallest sample
-seen); the target is max(nscc_target_delay, nscc_target_rtts x base RTT).
+seen); the target is max(nscc_target_delay, nscc_target_rtts x base RTT,
+nscc_target_packets x one packet's time at the NIC's line rate when that is
+known): a queue shorter than one packet is no signal a link can give, and in
+the lab one packet's time (6.6 ms at 10 Mb/s) is above the RTT the agents'
+own processing adds.
 Each ACK falls in one of four quadrants:
 
     no ECN, delay < target   proportional increase: the window grows by up to
@@ -49,10 +53,11 @@ class Nscc:
 
     def __init__(self, cwnd_init: int, cwnd_min: int, cwnd_max: int, *, target_rtts: float = 0.5,
                  target_delay: float = 0.0005, md_gain: float = 0.8, pi_gain: float = 0.25,
-                 fair_packets: float = 1.0, qa_delay: float = 4.0):
+                 fair_packets: float = 1.0, qa_delay: float = 4.0, packet_delay: float = 0.0):
         self.cwnd = float(cwnd_init)
         self.cwnd_min, self.cwnd_max = cwnd_min, cwnd_max
-        self.target_rtts, self.target_delay = target_rtts, target_delay
+        self.target_rtts = target_rtts
+        self.target_delay = target_delay if target_delay > packet_delay else packet_delay
         self.md_gain, self.pi_gain, self.fair_packets = md_gain, pi_gain, fair_packets
         self.qa_delay = qa_delay
         self.base_rtt: float | None = None
@@ -67,10 +72,12 @@ class Nscc:
 
     @classmethod
     def from_params(cls, params: "TransportParams") -> "Nscc":
+        packet_time = params.frame_time()
         return cls(params.cwnd_init, params.cwnd_min, params.cwnd_max,
                    target_rtts=params.nscc_target_rtts, target_delay=params.nscc_target_delay,
                    md_gain=params.nscc_md_gain, pi_gain=params.nscc_pi_gain,
-                   fair_packets=params.nscc_fair_packets, qa_delay=params.nscc_qa_delay)
+                   fair_packets=params.nscc_fair_packets, qa_delay=params.nscc_qa_delay,
+                   packet_delay=params.nscc_target_packets * packet_time)
 
     @property
     def target(self) -> float:

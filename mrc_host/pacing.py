@@ -20,22 +20,35 @@ UNPACED = 1 << 30   # "as many as the window allows"
 
 
 class Pacer:
-    """gain: pacing rate as a multiple of cwnd / srtt (0: no pacing)
+    """gain: pacing rate as a multiple of cwnd / srtt (0: no window pacing)
     burst: packets that may leave back to back (at least 1)
+    line_interval: the NIC's own floor, seconds per packet at its line rate
+        over every plane (0: unknown). The agent's emulated NIC hands packets
+        to its ports' shapers at once, where a real NIC pulls them at line rate
+        and never queues its own traffic; pacing at the line rate keeps the
+        shaper's queue (which marks no ECN) empty, so what the congestion
+        controller measures is the fabric's delay.
     """
 
-    __slots__ = ("gain", "burst", "next_slot")
+    __slots__ = ("gain", "burst", "line_interval", "next_slot")
 
-    def __init__(self, gain: float, burst: int):
+    def __init__(self, gain: float, burst: int, line_interval: float = 0.0):
         self.gain = gain
         self.burst = burst if burst > 1 else 1
+        self.line_interval = line_interval
         self.next_slot = 0.0     # virtual send time of the next packet
 
     def interval(self, cwnd: float, srtt: float | None) -> float:
-        """Seconds between two packets; 0 = unpaced (pacing off or no RTT measured yet)."""
+        """Seconds between two packets; 0 = unpaced (no line rate, and pacing off or no RTT yet)."""
+        line = self.line_interval
         if self.gain <= 0 or srtt is None or cwnd <= 0:
-            return 0.0
-        return srtt / (self.gain * cwnd)
+            return line
+        window = srtt / (self.gain * cwnd)
+        return window if window > line else line
+
+    def line_bound(self, cwnd: float, srtt: float | None) -> bool:
+        """The NIC's line rate, not the window, sets the pace."""
+        return self.line_interval > 0 and self.interval(cwnd, srtt) == self.line_interval
 
     def _first_slot(self, now: float, interval: float) -> float:
         earliest = now - (self.burst - 1) * interval
@@ -58,7 +71,14 @@ class Pacer:
         if count and interval:
             self.next_slot = self._first_slot(now, interval) + count * interval
 
-    def release_time(self, now: float, cwnd: float, srtt: float | None) -> float:
-        """When the next packet may leave (``now`` or earlier: at once)."""
+    def release_time(self, now: float, cwnd: float, srtt: float | None, waiting: int = 1) -> float:
+        """When the next packet may leave (``now`` or earlier: at once). At line rate, when
+        as many of the ``waiting`` packets as one burst holds may: a sender held by its NIC
+        wakes once per burst (one packet per plane, which no port queues), not once per packet."""
         interval = self.interval(cwnd, srtt)
-        return self._first_slot(now, interval) if interval else now
+        if not interval:
+            return now
+        first = self._first_slot(now, interval)
+        if interval != self.line_interval or waiting < 2:
+            return first
+        return first + ((waiting if waiting < self.burst else self.burst) - 1) * interval

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from .wire import FRAME_OVERHEAD
+
 # EVs a connection uses on each plane when nobody says otherwise; the fabric
 # description (topologies/fabric.py) takes its default from here, so an agent
 # started by hand and the lab's fabric agree.
@@ -56,10 +58,15 @@ class TransportParams:
         burst into the host's NIC queue (0.0: no pacing)
     pacing_burst: packets that may leave back to back after an idle moment,
         and the catch-up allowed when the event loop wakes late (2)
+    line_rate_bps: the NIC's port rate, bits/s per plane (0.0: unknown). When
+        known, the sender never sends faster than its NIC's ports (pacing.py),
+        so its own port queues stay empty, as a real NIC's do
     nscc_target_rtts / nscc_target_delay: NSCC's target queueing delay above
         the base (minimum) RTT: max(nscc_target_delay, nscc_target_rtts x base
         RTT) (0.5 / 0.0005 s: the floor stays above a loaded host's scheduling
         jitter when the base RTT is tiny)
+    nscc_target_packets: the target is also at least this many packets' time
+        at the NIC's line rate, when line_rate_bps is known (1.0)
     nscc_md_gain: NSCC's decrease on ECN with delay above target: cwnd x
         (1 - gain x (delay - target) / delay), at most once per base RTT and
         by at most half (0.8)
@@ -101,8 +108,10 @@ class TransportParams:
     cc: str = "aimd"
     pacing_gain: float = 0.0
     pacing_burst: int = 2
+    line_rate_bps: float = 0.0
     nscc_target_rtts: float = 0.5
     nscc_target_delay: float = 0.0005
+    nscc_target_packets: float = 1.0
     nscc_md_gain: float = 0.8
     nscc_pi_gain: float = 0.25
     nscc_fair_packets: float = 1.0
@@ -113,6 +122,12 @@ class TransportParams:
         if isinstance(self.qps, bool) or not isinstance(self.qps, int) or self.qps < 1:
             raise ValueError(f"transport parameter qps (the baseline's queue pairs per plane) must be an "
                              f"integer >= 1, got {self.qps!r}")
+
+    def frame_time(self) -> float:
+        """Seconds one DATA packet takes on a NIC port at line_rate_bps (0.0: rate unknown)."""
+        if self.line_rate_bps <= 0:
+            return 0.0
+        return (self.payload_size + FRAME_OVERHEAD) * 8 / self.line_rate_bps
 
     @classmethod
     def from_dict(cls, d: dict) -> "TransportParams":

@@ -29,6 +29,7 @@ from collections import deque
 from typing import Callable
 
 from . import wire
+from .cc_trace import CcTrace
 from .congestion import CongestionControl
 from .counters import Counters
 from .events import WriteComplete
@@ -132,9 +133,19 @@ class Sender:
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
         self.pkts_acked = [0] * len(self.paths)
-        self.pacer = Pacer(params.pacing_gain, params.pacing_burst)
+        self.pacer = self._pacer(params)
         self.pace_at: float | None = None          # when the pacer lets the next packet go
-        self.app_limited = True                    # as of the last fill: window room, nothing to send
+        self.cc_trace = CcTrace()
+        self.window_limited = False                # as of the last fill: the window, not the application or the NIC, held data back
+
+    def _pacer(self, params: TransportParams) -> Pacer:
+        """Window pacing (pacing_gain) under the NIC's line rate (line_rate_bps, per plane):
+        at line rate one packet per plane may leave at once, which each port's shaper
+        sends without queueing."""
+        if params.line_rate_bps <= 0:
+            return Pacer(params.pacing_gain, params.pacing_burst)
+        planes = len({plane for _, plane in self.paths})
+        return Pacer(params.pacing_gain, max(params.pacing_burst, planes), params.frame_time() / planes)
 
     # --- API ---------------------------------------------------------------------------------
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
@@ -182,10 +193,21 @@ class Sender:
         has_data = bool(self.queue or self.retxq)
         if not has_data and self.route_log.idle_since is None:
             self.route_log.idle_from(now)
-        # the window had room and nothing waited: the application, not the window, limits us
-        self.app_limited = not has_data and self.inflight < cwnd
         paced = has_data and sent == allowed and self.inflight < cwnd
-        self.pace_at = pacer.release_time(now, cwnd, srtt) if paced else None
+        # a window with room and nothing waiting (the application limits us), or data
+        # held back only by the NIC's line rate, is no reason to grow the window
+        self.window_limited = (has_data or self.inflight >= cwnd) and not (paced and pacer.line_bound(cwnd, srtt))
+        self.pace_at = pacer.release_time(now, cwnd, srtt, self._waiting(cwnd, pacer.burst)) if paced else None
+
+    def _waiting(self, cwnd: float, most: int) -> int:
+        """Packets that could leave now if the pacer allowed, counted up to ``most``."""
+        waiting = len(self.retxq)
+        for msg in self.queue:
+            if waiting >= most:
+                break
+            waiting += -(-(msg.length - msg.next_off) // self.payload_size)
+        room = int(cwnd - self.inflight)
+        return min(waiting, room, most)
 
     def _fill_retransmissions(self, now: float, out: list, cwnd: float, allowed: int) -> int:
         """Resend packets declared lost, up to the window and ``allowed``; how many went."""
@@ -324,8 +346,10 @@ class Sender:
             pid = self.path_index.get((ev, plane))
             if pid is not None:
                 self.health.on_ecn_echo(pid, now)
-        self.cc.on_ack_feedback(newly, now, rtt_sample, ecn, self.rtt.srtt or self.rtt.rto,
-                                not self.app_limited)
+        cc = self.cc
+        cc.on_ack_feedback(newly, now, rtt_sample, ecn, self.rtt.srtt or self.rtt.rto, self.window_limited)
+        if now >= self.cc_trace.next_at:
+            self.cc_trace.record(now, cc.cwnd, self.rtt.srtt, self.rtt.min_rtt, self.pacer.interval(cc.cwnd, self.rtt.srtt))
         self._detect_sack_losses(now)
 
     def _acked(self, pkt: _Packet, now: float) -> None:

@@ -60,6 +60,11 @@ ACK_HDR_LEN = ACK.size      # 32
 NACK_HDR_LEN = NACK.size    # 20
 PROBE_HDR_LEN = PROBE.size  # 24
 
+# A DATA packet's bytes on a NIC port besides its payload: Ethernet, IPv6 (the
+# larger of the lab's two IP headers, so a pacer at line rate is never faster
+# than the port), UDP and the MRC header.
+FRAME_OVERHEAD = 14 + 40 + 8 + DATA_HDR_LEN
+
 HDR_LEN = {
     T_DATA: DATA_HDR_LEN,
     T_ACK: ACK_HDR_LEN,

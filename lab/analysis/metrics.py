@@ -447,6 +447,9 @@ def rebase_route_times(stats: Mapping, t0: float) -> dict:
         if isinstance(conn.get("idle_spans"), list):
             out["idle_spans"] = [[shift(v) for v in pair] if isinstance(pair, list) else pair
                                  for pair in conn["idle_spans"]]
+        if isinstance(conn.get("cc_trace"), list):   # rows of mrc_host/cc_trace.py, time first
+            out["cc_trace"] = [[shift(row[0]), *row[1:]] if isinstance(row, list) and row else row
+                               for row in conn["cc_trace"]]
         return out
 
     peers = stats.get("peers")

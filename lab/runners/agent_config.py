@@ -8,6 +8,7 @@ transport parameter overrides.
 from __future__ import annotations
 
 from faults.scenario_record import LAB_PAYLOAD_SIZE
+from mrc_host.params import TransportParams
 from topologies.fabric import FabricSpec
 from topologies.srv6_plan import Srv6Plan
 
@@ -45,7 +46,15 @@ def lab_window(spec: FabricSpec, transport: str, qps: int = 1) -> int:
 
 
 def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> dict:
-    """The agents' transport parameters: the lab's window, then the run's overrides."""
+    """The agents' transport parameters for this fabric, then the run's overrides.
+
+    MRC under NSCC gets its NIC's line rate and nothing else: it paces at that
+    rate (so its own shaper never queues, as a real NIC's port never does) and
+    steers its own window. A window-only controller (AIMD, fixed; the baseline's
+    queue pairs) gets the lab's window of about one BDP, pinned (see above)."""
+    cc = overrides.get("cc", TransportParams.cc)
+    if transport == "mrc" and cc == "nscc":
+        return {"line_rate_bps": spec.link_bps, **overrides}
     window = lab_window(spec, transport, overrides.get("qps", 1))
     return {"cwnd_init": window, "cwnd_max": window, **overrides}
 

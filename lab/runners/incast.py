@@ -82,6 +82,7 @@ class IncastResult:
     ideal_s: float
     completion_s: float | None = None     # None: not every byte arrived within the timeout
     ratio: float | None = None
+    jain: float | None = None        # Jain's index over the senders' rates (bytes / time to placed)
     verified: bool = False           # every message arrived and matched byte for byte
     rtos: int = 0                    # packets declared lost by retransmission timeout
     nacks_received: int = 0          # NACKs the senders received
@@ -274,6 +275,7 @@ def _fill(result: IncastResult, done: dict, t_start: float) -> None:
     if all(placed.get(n, -1) >= 0 for n in result.senders):
         result.completion_s = round(max(placed.values()) - min(writes.values()), 6)
         result.ratio = round(result.completion_s / result.ideal_s, 3)
+        result.jain = jain_index([result.bytes_per_sender / max(placed[n] - writes[n], 1e-9) for n in result.senders])
 
 
 # ---- incast with a victim flow ------------------------------------------------------------

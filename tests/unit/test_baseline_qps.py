@@ -182,3 +182,14 @@ def test_the_labs_window_is_one_bdp_per_plane_shared_by_its_queue_pairs():
     assert [lab_window(single, "baseline", qps) for qps in (2, 3, 10, 16)] == [5, 4, 1, 1]
     assert lab_transport_params(single, "baseline", {"qps": 4})["cwnd_init"] == 3
     assert lab_transport_params(single, "baseline", {"qps": 4, "cwnd_init": 7})["cwnd_init"] == 7
+
+
+def test_nscc_gets_the_nic_line_rate_and_no_pinned_window():
+    from lab.runners.agent_config import lab_transport_params
+    from topologies.fabric import DEFAULT_FABRIC
+
+    nscc = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "nscc"})
+    assert nscc == {"cc": "nscc", "line_rate_bps": DEFAULT_FABRIC.link_bps}
+    aimd = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "aimd"})
+    assert aimd["cwnd_init"] == aimd["cwnd_max"] and "line_rate_bps" not in aimd
+    assert "line_rate_bps" not in lab_transport_params(DEFAULT_FABRIC, "baseline", {"cc": "nscc"})

@@ -137,3 +137,10 @@ def test_losses_on_a_route_already_out_of_use_do_not_compound_cuts():
     lost = a.counters.sack_losses + a.counters.timeouts
     assert lost >= 2                       # the dead route lost several packets ...
     assert len(cuts) <= 1                  # ... and the window heard of it once at most
+
+
+def test_with_a_known_line_rate_the_target_is_at_least_one_packet_time():
+    params = TransportParams(cc="nscc", line_rate_bps=10e6, payload_size=8192)
+    cc = Nscc.from_params(params)
+    assert cc.target == pytest.approx(params.frame_time())   # 6.6 ms: no link queues less than a packet
+    assert Nscc.from_params(TransportParams(cc="nscc")).target == pytest.approx(0.0005)   # rate unknown
