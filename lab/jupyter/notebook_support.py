@@ -384,6 +384,12 @@ def per_path(counters: Mapping[str, Mapping]) -> dict[tuple[int, int], dict]:
     return dict(sorted(out.items()))
 
 
+def connections(counters: Mapping[str, Mapping]) -> list[tuple[str, Mapping]]:
+    """(host -> peer, its stats) of every connection in one transport's counters.json."""
+    return [(f"{host}->{peer}", conn) for host, stats in sorted(counters.items())
+            for peer, conn in sorted((stats.get("peers") or {}).items()) if isinstance(conn, Mapping)]
+
+
 def per_connection(counters: Mapping[str, Mapping], names: Iterable[str]) -> list[tuple]:
     """Rows (host -> peer, counter values...) of the connections that sent data."""
     rows = []

@@ -10,8 +10,10 @@ all-reduce (efficiency, CPU-bound); `flap` (MRC P100 vs clean, baseline
 stall, link-down failover and recovery); `gray-failure` (black-hole
 failover and recovery); full pass only: `t1-reboot`, `controller-crash`,
 `production-day` (failover and recovery over all its faults); incast 8-to-1
-with and without trimming. The clean step also counts MRC's path
-retirements (none expected without a fault).
+with and without trimming; congestion control (`cc`): MRC under NSCC beside
+AIMD on a clean all-reduce, the 8-to-1 incast and an incast with a victim
+flow, on CC_DATAPLANE. The clean step also counts MRC's path retirements
+(none expected without a fault).
 """
 
 from __future__ import annotations
@@ -140,10 +142,13 @@ def agent_step(quick: bool) -> Iterator[Figure]:
                  f">= {target.AGENT_PPS:,}", pps >= target.AGENT_PPS and out["complete"], out)
 
 
-def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None, **job_overrides) -> dict:
-    """Run library scenario `name` on `dataplane`, with other transports or job settings if given."""
+def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None, transport_params: dict | None = None,
+         **job_overrides) -> dict:
+    """Run library scenario `name` on `dataplane`, with other transports, transport parameters
+    or job settings if given."""
     scenario = load_scenario(name)
     scenario = replace(scenario, transports=transports or scenario.transports,
+                       transport_params=transport_params if transport_params is not None else scenario.transport_params,
                        fabric=replace(scenario.fabric, dataplane=dataplane),
                        job=replace(scenario.job, **job_overrides))
     path, summary = run_experiment(scenario, root)
@@ -160,6 +165,26 @@ def _probe_period(scenario: Scenario, rtt: float) -> float:
     max(probe_interval, probe_interval_rtts x SRTT), its transport parameters over the defaults)."""
     params = TransportParams.from_dict(dict(scenario.transport_params))
     return max(params.probe_interval, params.probe_interval_rtts * rtt)
+
+
+# The `cc` step's data plane: on this machine kind the clean all-reduce on OpenFlow is
+# CPU-bound whatever the controller (README), which would hide what the controller does.
+CC_DATAPLANE = "srv6"
+CC_COMPARED = ("nscc", "aimd")   # judged on the first
+
+
+def median_queueing_delay(stats: dict) -> float | None:
+    """Median queueing delay (SRTT - min RTT) over every MRC connection's cc trace rows:
+    what the queues along its paths (and the agents' own processing) added to the RTT."""
+    delays = sorted(row[3] for host in stats.values() for conn in host.get("peers", {}).values()
+                    for row in conn.get("cc_trace") or () if isinstance(row, list) and len(row) > 3)
+    return delays[len(delays) // 2] if delays else None
+
+
+def nscc_target(stats: dict) -> float | None:
+    """NSCC's target queueing delay, as its connections reported it."""
+    return next((conn["target_qdelay"] for host in stats.values() for conn in host.get("peers", {}).values()
+                 if conn.get("target_qdelay")), None)
 
 
 class Bench:
@@ -319,6 +344,23 @@ class Bench:
                      f"{tail.ratio:.2f}, {tail.rtos} RTOs" if tail.ratio else "incomplete",
                      "reported (the timeouts trimming avoids)", None, tail.as_dict())
 
+    def cc_step(self) -> Iterator[Figure]:
+        from lab.plumbing.session import lab_session
+        from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, run_incast
+        from lab.runners.incast import run_incast_victim
+        from lab.runners.paper import INCAST_FABRIC, INCAST_SENDERS, PASSES
+
+        dp = CC_DATAPLANE
+        clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},
+                          iterations=20 if self.quick else 50) for cc in CC_COMPARED}
+        with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=dp)) as session:
+            incast = {cc: run_incast(session, BENCH_INCAST_SENDERS, BENCH_INCAST_BYTES, params={"cc": cc})
+                      for cc in CC_COMPARED}
+        with lab_session(replace(INCAST_FABRIC, dataplane=dp)) as session:
+            victim = {cc: run_incast_victim(session, INCAST_SENDERS, PASSES[self.quick].victim_s, params={"cc": cc})
+                      for cc in CC_COMPARED}
+        yield from cc_figures(clean, incast, victim)
+
     def steps(self) -> list[tuple[str, Callable[[], Iterator[Figure]]]]:
         steps = [("fabric", lambda: fabric_step(self.quick, self.dataplane)), ("agent", lambda: agent_step(self.quick)),
                  ("clean", self.clean_step), ("flap", self.flap_step), ("gray-failure", self.gray_step)]
@@ -327,10 +369,48 @@ class Bench:
                       ("production-day", self.production_day_step)]
         if not self.quick:
             steps.append(("noisy-day", self.noisy_step))
-        return steps + [("incast", self.incast_step)]
+        return steps + [("incast", self.incast_step), ("cc", self.cc_step)]
 
     def run(self) -> list[Figure]:
         return run_steps("bench", self.steps(), self.say)
+
+
+def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
+    """The `cc` step's figures: each controller's result side by side, judged on NSCC's."""
+    first = CC_COMPARED[0]
+    where = f"{CC_DATAPLANE}, MRC"
+    runs = {cc: clean[cc]["summary"]["mrc"] for cc in CC_COMPARED}
+    stats = {cc: json.loads((Path(clean[cc]["path"]) / "counters.json").read_text()).get("mrc", {})
+             for cc in CC_COMPARED}
+    nscc = runs[first]
+    yield Figure(f"cc: clean efficiency ({where}; {first} no window pinned)",
+                 "; ".join(f"{cc} {r['efficiency']:.3f}{' CPU-bound' if r['cpu_bound'] else ''}"
+                           for cc, r in runs.items()),
+                 f"{first} >= {target.CC_CLEAN_EFFICIENCY:g}, not CPU-bound",
+                 nscc["efficiency"] >= target.CC_CLEAN_EFFICIENCY and not nscc["cpu_bound"],
+                 {cc: {"path": clean[cc]["path"], "mrc": r} for cc, r in runs.items()})
+    delay = {cc: median_queueing_delay(stats[cc]) for cc in CC_COMPARED}
+    goal = nscc_target(stats[first])
+    yield Figure(f"cc: clean median queueing delay (SRTT - min RTT; {where})",
+                 "; ".join(f"{cc} {_ms(d)}" for cc, d in delay.items()),
+                 f"{first} <= its target ({_ms(goal)})",
+                 delay[first] is not None and goal is not None and delay[first] <= goal,
+                 {"median_qdelay_s": delay, "nscc_target_s": goal})
+    shape = f"{len(incast[first].senders)}-to-1 x {incast[first].bytes_per_sender >> 20} MB"
+    yield Figure(f"cc: incast {shape}, trimming, all-reduce RTO floor: completion / ideal, RTOs, Jain",
+                 "; ".join(f"{cc} {_num(r.ratio)}, {r.rtos} RTOs, Jain {_num(r.jain, '.3f')}"
+                           for cc, r in incast.items()),
+                 f"{first} <= {target.CC_INCAST_RATIO:g}, 0 RTOs, Jain >= {target.CC_INCAST_JAIN:g}",
+                 bool(incast[first].ratio and incast[first].ratio <= target.CC_INCAST_RATIO
+                      and incast[first].rtos == 0 and (incast[first].jain or 0) >= target.CC_INCAST_JAIN
+                      and incast[first].verified),
+                 {cc: r.as_dict() for cc, r in incast.items()})
+    yield Figure("cc: incast with a victim flow: victim's rate beside the incast / alone (senders' Jain)",
+                 "; ".join(f"{cc} {_num(r.victim_ratio)} (Jain {_num(r.jain, '.3f')})" for cc, r in victim.items()),
+                 f"{first} >= {target.CC_VICTIM_SHARE:g}",
+                 bool(victim[first].victim_ratio is not None and victim[first].victim_ratio >= target.CC_VICTIM_SHARE
+                      and victim[first].verified),
+                 {cc: {k: v for k, v in r.as_dict().items() if k not in ("incast", "alone")} for cc, r in victim.items()})
 
 
 def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say: Callable[[str], None]) -> list:

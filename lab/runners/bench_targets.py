@@ -22,6 +22,11 @@ RECOVERY_RTTS = 3.0              # recovery median (repair -> first DATA acked t
                                  # RTTs + the probe period (the first probe must find the path back)
 CLEAN_RETIREMENTS = 0            # paths retired (into ASSUMED_BAD) in a clean run: each is a false alarm
 INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and zero RTOs)
+# congestion control (the `cc` step): MRC under NSCC, no window pinned, beside AIMD in one run
+CC_CLEAN_EFFICIENCY = 0.90       # clean MRC all-reduce under NSCC (and its median queueing delay <= its target)
+CC_INCAST_RATIO = 1.1            # 8-to-1 incast with trimming and the all-reduce's RTO floor: completion / ideal
+CC_INCAST_JAIN = 0.95            # ...its senders' rates, Jain's index (and zero RTOs)
+CC_VICTIM_SHARE = 0.95           # incast with a victim flow: the victim's rate beside the incast / alone
 NOISY_DAY_STALLS = 0             # noisy-day: MRC iterations slower than k x its own clean median
 NOISY_DAY_P99_VS_BASELINE = 1 / 3  # noisy-day: MRC P99 / baseline P99
 PROBE_BYTES_SHARE = 0.01         # noisy-day: MRC probe bytes (PROBE header + IP/UDP) / DATA payload bytes

@@ -33,7 +33,8 @@ from lab.runners import paper
 EXPECTED_PNGS = {
     "01-tour": ["fabric_plane.png", "fabric_planes.png"],
     "02-mrc-vs-baseline": ["iteration_timeline.png", "slowdown.png", "iteration_cdf.png"],
-    "03-path-health": ["path_state.png", "assumed_bad_over_time.png", "mapper_denylist.png", "per_path_signals.png"],
+    "03-path-health": ["path_state.png", "assumed_bad_over_time.png", "mapper_denylist.png", "per_path_signals.png",
+                       "cc_trace.png"],
     "04-trimming-and-incast": ["trimming_counters.png", "trimming_cdf.png"],
     "05-fabric-scale": ["nics_vs_radix.png", "switch_counts.png"],
     # one per kind of row a paper run has; all four from a full run

@@ -1,0 +1,54 @@
+"""The bench's `cc` step figures (lab/runners/bench.py): judged on NSCC, both controllers shown."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from lab.runners import bench
+from lab.runners import bench_targets as target
+
+
+def clean_run(tmp_path, cc: str, efficiency: float, delays: list[float]):
+    path = tmp_path / cc
+    path.mkdir()
+    rows = [[0.02 * i, 10.0, 0.004, d, 0.0] for i, d in enumerate(delays)]
+    conn = {"cc_trace": rows, **({"target_qdelay": 0.0066} if cc == "nscc" else {})}
+    (path / "counters.json").write_text(json.dumps({"mrc": {"h0": {"peers": {"h1": conn}}}}))
+    return {"path": str(path), "summary": {"mrc": {"efficiency": efficiency, "cpu_bound": False}}}
+
+
+def incast_run(rtos: int, jain: float):
+    return SimpleNamespace(ratio=1.03, rtos=rtos, jain=jain, verified=True, senders=["h1"] * 8,
+                           bytes_per_sender=1 << 20, as_dict=lambda: {})
+
+
+def victim_run(share: float):
+    return SimpleNamespace(victim_ratio=share, jain=0.99, verified=True, as_dict=lambda: {})
+
+
+def test_each_figure_shows_both_controllers_and_judges_nscc(tmp_path):
+    clean = {"nscc": clean_run(tmp_path, "nscc", 0.91, [0.001, 0.002, 0.003]),
+             "aimd": clean_run(tmp_path, "aimd", 0.95, [0.014, 0.015, 0.016])}
+    incast = {"nscc": incast_run(0, 0.99), "aimd": incast_run(4, 0.99)}
+    victim = {"nscc": victim_run(0.97), "aimd": victim_run(0.80)}
+    figures = list(bench.cc_figures(clean, incast, victim))
+    assert [f.ok for f in figures] == [True, True, True, True]
+    assert all("nscc" in f.value and "aimd" in f.value for f in figures)
+    assert "2 ms" in figures[1].value and "15 ms" in figures[1].value and "7 ms" in figures[1].target
+    assert figures[3].target == f"nscc >= {target.CC_VICTIM_SHARE:g}"
+
+
+def test_a_miss_by_nscc_fails_whatever_aimd_did(tmp_path):
+    clean = {"nscc": clean_run(tmp_path, "nscc", 0.80, [0.010, 0.011]),
+             "aimd": clean_run(tmp_path, "aimd", 0.95, [0.001])}
+    incast = {"nscc": incast_run(1, 0.99), "aimd": incast_run(0, 0.99)}
+    victim = {"nscc": victim_run(0.90), "aimd": victim_run(0.99)}
+    assert [f.ok for f in bench.cc_figures(clean, incast, victim)] == [False, False, False, False]
+
+
+def test_median_queueing_delay_pools_every_connections_trace():
+    stats = {"h0": {"peers": {"h1": {"cc_trace": [[0, 1, 0.01, 0.001, 0], [0.02, 1, 0.01, 0.003, 0]]},
+                              "h2": {"cc_trace": [[0, 1, 0.01, 0.005, 0]]}}}}
+    assert bench.median_queueing_delay(stats) == 0.003
+    assert bench.median_queueing_delay({"h0": {"peers": {"h1": {}}}}) is None
