@@ -233,6 +233,7 @@ class MrcConnection:
         d["routes"] = s.route_log.records(self.health.route_state_names())
         d["idle_spans"] = s.route_log.idle_records()
         d["cc_trace"] = s.cc_trace.rows
+        d["rto_log"] = s.rto_log
         d["per_path"] = [
             {"ev": ev, "plane": pl, "state": self.health.state_name(pid),
              "sent": s.pkts_sent[pid], "acked": s.pkts_acked[pid],

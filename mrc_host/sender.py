@@ -48,6 +48,9 @@ EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is 
 GAP_LOSSES_KEPT = 1024  # SACK-gap losses remembered for a DUPLICATE ACK to prove needless
 
 
+RTO_LOG_ROWS = 100   # timeouts recorded in detail per connection (every one is counted)
+
+
 class _Message:
     __slots__ = ("msg_id", "data", "remote_offset", "length", "next_off", "unacked")
 
@@ -136,6 +139,7 @@ class Sender:
         self.pacer = self._pacer(params)
         self.pace_at: float | None = None          # when the pacer lets the next packet go
         self.cc_trace = CcTrace()
+        self.rto_log: list[list] = []    # the first RTO_LOG_ROWS timeouts: [t, psn, waited, rto, srtt, resends, (ev, plane)]
         self.window_limited = False                # as of the last fill: the window, not the application or the NIC, held data back
 
     def _pacer(self, params: TransportParams) -> Pacer:
@@ -536,6 +540,9 @@ class Sender:
         if pkt is not None and now >= pkt.sent + self.rtt.current():
             self.sendq.popleft()
             self.c.timeouts += 1
+            if len(self.rto_log) < RTO_LOG_ROWS:
+                self.rto_log.append([round(now, 6), pkt.psn, round(now - pkt.sent, 6), round(self.rtt.current(), 6),
+                                     self.rtt.srtt and round(self.rtt.srtt, 6), pkt.retx, list(self.paths[pkt.pid])])
             self._lost(pkt, now, "rto")
             self.rtt.on_timeout()
         self.health.expire(now)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from faults.scenario_record import LAB_PAYLOAD_SIZE
 from mrc_host.params import TransportParams
 from topologies.fabric import FabricSpec
+from topologies.port_program import PortConfig
 from topologies.srv6_plan import Srv6Plan
 
 # The emulated NIC hands every packet the window allows to its port's shaper
@@ -30,6 +31,22 @@ STORE_AND_FORWARD_PACKETS = 2
 LAB_FIXED_DELAY_S = 0.0066
 
 
+# Trimming bounds every switch queue: a DATA packet leaves a port behind at
+# most trim_threshold bytes at link rate, or is cut to a header that jumps the
+# queue and comes back as a NACK. A path crosses at most TRIMMING_HOPS such
+# queues (the source T0's uplink, the T1's downlink, the last hop), so a packet
+# still unacknowledged after all of them and the lab's fixed delays is lost,
+# not queued: that is NSCC's RTO floor. Below it, under an 8-to-1 incast the
+# first windows' packets that were queued, not trimmed, timed out after 62-85
+# ms (RTO 61-84 ms: SRTT 11-17 ms + 4 x RTTVAR) and were resent needlessly.
+TRIMMING_HOPS = 3
+
+
+def queueing_bound(spec: FabricSpec) -> float:
+    """Longest a DATA packet can wait in the fabric's trimming queues, plus the lab's fixed delays (s)."""
+    return TRIMMING_HOPS * PortConfig(rate_bps=int(spec.link_bps)).trim_threshold * 8 / spec.link_bps + LAB_FIXED_DELAY_S
+
+
 def plane_window(spec: FabricSpec) -> int:
     """Packets in flight that fill one plane's path (about one BDP, see above)."""
     packet_bits = LAB_PAYLOAD_SIZE * 8
@@ -48,13 +65,15 @@ def lab_window(spec: FabricSpec, transport: str, qps: int = 1) -> int:
 def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> dict:
     """The agents' transport parameters for this fabric, then the run's overrides.
 
-    MRC under NSCC gets its NIC's line rate and nothing else: it paces at that
-    rate (so its own shaper never queues, as a real NIC's port never does) and
-    steers its own window. A window-only controller (AIMD, fixed; the baseline's
-    queue pairs) gets the lab's window of about one BDP, pinned (see above)."""
+    MRC under NSCC gets what a NIC is configured with for its fabric: its line
+    rate, at which it paces (so its own shaper never queues, as a real NIC's
+    port never does), and an RTO above the fabric's queueing bound (see above);
+    it steers its own window. A window-only controller (AIMD, fixed; the
+    baseline's queue pairs) gets the lab's window of about one BDP, pinned."""
     cc = overrides.get("cc", TransportParams.cc)
     if transport == "mrc" and cc == "nscc":
-        return {"line_rate_bps": spec.link_bps, **overrides}
+        rto_min = max(TransportParams.rto_min, round(queueing_bound(spec), 3))
+        return {"line_rate_bps": spec.link_bps, "rto_min": rto_min, **overrides}
     window = lab_window(spec, transport, overrides.get("qps", 1))
     return {"cwnd_init": window, "cwnd_max": window, **overrides}
 

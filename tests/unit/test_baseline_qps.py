@@ -189,7 +189,7 @@ def test_nscc_gets_the_nic_line_rate_and_no_pinned_window():
     from topologies.fabric import DEFAULT_FABRIC
 
     nscc = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "nscc"})
-    assert nscc == {"cc": "nscc", "line_rate_bps": DEFAULT_FABRIC.link_bps}
+    assert nscc == {"cc": "nscc", "line_rate_bps": DEFAULT_FABRIC.link_bps, "rto_min": 0.151}   # 3 x 60 KB at 10 Mb/s
     aimd = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "aimd"})
     assert aimd["cwnd_init"] == aimd["cwnd_max"] and "line_rate_bps" not in aimd
     assert "line_rate_bps" not in lab_transport_params(DEFAULT_FABRIC, "baseline", {"cc": "nscc"})

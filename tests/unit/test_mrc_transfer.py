@@ -194,6 +194,9 @@ def test_a_silent_peer_costs_one_route_per_timeout_and_the_transfer_resumes():
     h = a.conn.health
     out = sum(s != "GOOD" for s in h.route_state_names())
     assert 0 < out <= a.conn.counters.timeouts <= 5
+    log = a.conn.stats()["rto_log"]            # each timeout in detail: which packet, how long it waited
+    assert len(log) == a.conn.counters.timeouts
+    assert all(waited >= rto > 0 and isinstance(path, list) for _t, _psn, waited, rto, _srtt, _resends, path in log)
     net.imp.dead_planes.clear()
     assert net.run_until(all_written(net, "a", 1), timeout=5)
 
