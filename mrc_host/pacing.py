@@ -30,11 +30,14 @@ class Pacer:
         controller measures is the fabric's delay.
     """
 
-    __slots__ = ("gain", "burst", "line_interval", "next_slot")
+    __slots__ = ("gain", "burst", "batch", "line_interval", "next_slot")
 
     def __init__(self, gain: float, burst: int, line_interval: float = 0.0):
         self.gain = gain
         self.burst = burst if burst > 1 else 1
+        # at line rate packets leave in batches of half a burst: one wakeup per batch, and
+        # the other half of the burst absorbs an event loop that wakes late
+        self.batch = self.burst // 2 if self.burst > 1 else 1
         self.line_interval = line_interval
         self.next_slot = 0.0     # virtual send time of the next packet
 
@@ -73,12 +76,12 @@ class Pacer:
 
     def release_time(self, now: float, cwnd: float, srtt: float | None, waiting: int = 1) -> float:
         """When the next packet may leave (``now`` or earlier: at once). At line rate, when
-        as many of the ``waiting`` packets as one burst holds may: a sender held by its NIC
-        wakes once per burst (one packet per plane, which no port queues), not once per packet."""
+        as many of the ``waiting`` packets as one batch holds may: a sender held by its NIC
+        wakes once per batch, not once per packet."""
         interval = self.interval(cwnd, srtt)
         if not interval:
             return now
         first = self._first_slot(now, interval)
         if interval != self.line_interval or waiting < 2:
             return first
-        return first + ((waiting if waiting < self.burst else self.burst) - 1) * interval
+        return first + ((waiting if waiting < self.batch else self.batch) - 1) * interval

@@ -190,6 +190,8 @@ class Sender:
         srtt = self.rtt.srtt
         pacer = self.pacer
         allowed = pacer.allowance(now, cwnd, srtt)
+        if allowed < pacer.batch and pacer.line_bound(cwnd, srtt) and allowed < self._waiting(cwnd, pacer.batch):
+            allowed = 0   # at line rate a whole batch leaves at once: one wakeup per batch, not one per ACK
         sent = self._fill_retransmissions(now, out, cwnd, allowed)
         if sent < allowed:
             sent += self._fill_new_data(now, out, cwnd, allowed - sent)
@@ -201,7 +203,7 @@ class Sender:
         # a window with room and nothing waiting (the application limits us), or data
         # held back only by the NIC's line rate, is no reason to grow the window
         self.window_limited = (has_data or self.inflight >= cwnd) and not (paced and pacer.line_bound(cwnd, srtt))
-        self.pace_at = pacer.release_time(now, cwnd, srtt, self._waiting(cwnd, pacer.burst)) if paced else None
+        self.pace_at = pacer.release_time(now, cwnd, srtt, self._waiting(cwnd, pacer.batch)) if paced else None
 
     def _waiting(self, cwnd: float, most: int) -> int:
         """Packets that could leave now if the pacer allowed, counted up to ``most``."""

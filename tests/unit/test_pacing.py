@@ -70,12 +70,14 @@ def test_the_nic_line_rate_is_a_floor_under_window_pacing():
     assert Pacer(0.0, 2, line_interval=0.002).interval(10, 0.01) == 0.002
 
 
-def test_at_line_rate_the_sender_wakes_once_per_burst():
-    pacer = Pacer(gain=0.0, burst=4, line_interval=0.001)
-    pacer.on_sent(4, 1.0, 10, 0.01)          # a burst after idle: slots from 0.997 s, the next at 1.001 s
+def test_at_line_rate_the_sender_wakes_once_per_batch_of_half_a_burst():
+    pacer = Pacer(gain=0.0, burst=8, line_interval=0.001)
+    assert pacer.batch == 4
+    pacer.on_sent(8, 1.0, 10, 0.01)          # a burst after idle: slots from 0.993 s, the next at 1.001 s
     assert pacer.release_time(1.0, 10, 0.01, waiting=10) == pytest.approx(1.004)   # when 4 slots have come
     assert pacer.release_time(1.0, 10, 0.01, waiting=2) == pytest.approx(1.002)    # only 2 to send
     assert pacer.release_time(1.0, 10, 0.01, waiting=1) == pytest.approx(1.001)
+    assert pacer.allowance(1.0075, 10, 0.01) == 7      # woke 3.5 ms late: the rest of the burst catches up
 
 
 def line_paced_pair(params: TransportParams):
