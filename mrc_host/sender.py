@@ -144,7 +144,7 @@ class Sender:
 
     def _pacer(self, params: TransportParams) -> Pacer:
         """Window pacing (pacing_gain) under the NIC's line rate (line_rate_bps, per plane):
-        at line rate one packet per plane may leave at once, which each port's shaper
+        at line rate up to one packet per plane may leave at once, which each port's shaper
         sends without queueing."""
         if params.line_rate_bps <= 0:
             return Pacer(params.pacing_gain, params.pacing_burst)
