@@ -15,16 +15,17 @@ def clean_run(tmp_path, cc: str, efficiency: float, delays: list[float]):
     rows = [[0.02 * i, 10.0, 0.004, d, 0.0] for i, d in enumerate(delays)]
     conn = {"cc_trace": rows, **({"target_qdelay": 0.0066} if cc == "nscc" else {})}
     (path / "counters.json").write_text(json.dumps({"mrc": {"h0": {"peers": {"h1": conn}}}}))
-    return {"path": str(path), "summary": {"mrc": {"efficiency": efficiency, "cpu_bound": False}}}
+    return {"path": str(path), "summary": {"mrc": {"efficiency": efficiency, "cpu_bound": False, "unexplained_loss": 0}}}
 
 
-def incast_run(rtos: int, jain: float):
+def incast_run(rtos: int, jain: float, unexplained: int = 0):
     return SimpleNamespace(ratio=1.03, rtos=rtos, jain=jain, verified=True, senders=["h1"] * 8,
-                           bytes_per_sender=1 << 20, as_dict=lambda: {})
+                           bytes_per_sender=1 << 20, unexplained=unexplained, as_dict=lambda: {})
 
 
-def victim_run(share: float):
-    return SimpleNamespace(victim_ratio=share, jain=0.99, verified=True, as_dict=lambda: {})
+def victim_run(share: float, unexplained: int = 0):
+    return SimpleNamespace(victim_ratio=share, jain=0.99, verified=True, as_dict=lambda: {},
+                           alone=SimpleNamespace(unexplained=0), incast=SimpleNamespace(unexplained=unexplained))
 
 
 def test_each_figure_shows_both_controllers_and_judges_nscc(tmp_path):
@@ -36,7 +37,7 @@ def test_each_figure_shows_both_controllers_and_judges_nscc(tmp_path):
     assert [f.ok for f in figures] == [True, True, True, True]
     assert all("nscc" in f.value and "aimd" in f.value for f in figures)
     assert "2 ms" in figures[1].value and "15 ms" in figures[1].value and "7 ms" in figures[1].target
-    assert figures[3].target == f"nscc >= {target.CC_VICTIM_SHARE:g}"
+    assert figures[3].target == f"nscc >= {target.CC_VICTIM_SHARE:g}, 0 lost"
 
 
 def test_a_miss_by_nscc_fails_whatever_aimd_did(tmp_path):
@@ -52,3 +53,12 @@ def test_median_queueing_delay_pools_every_connections_trace():
                               "h2": {"cc_trace": [[0, 1, 0.01, 0.005, 0]]}}}}
     assert bench.median_queueing_delay(stats) == 0.003
     assert bench.median_queueing_delay({"h0": {"peers": {"h1": {}}}}) is None
+
+
+def test_unexplained_loss_fails_an_incast_figure_and_is_shown(tmp_path):
+    clean = {"nscc": clean_run(tmp_path, "nscc", 0.91, [0.001]), "aimd": clean_run(tmp_path, "aimd", 0.95, [0.01])}
+    incast = {"nscc": incast_run(0, 0.99, unexplained=3), "aimd": incast_run(0, 0.99)}
+    victim = {"nscc": victim_run(0.97, unexplained=10), "aimd": victim_run(0.80)}
+    figures = list(bench.cc_figures(clean, incast, victim))
+    assert [f.ok for f in figures] == [True, True, False, False]
+    assert "3 lost unexplained" in figures[2].value and "10 lost unexplained" in figures[3].value
