@@ -244,7 +244,7 @@ def _run(session: Session, result: BandwidthResult, flows: list[Flow], configs: 
     ledger = audit.DownLinkLedger(spec)
     timeline = FaultTimeline(session, list(faults), transport=result.transport, t0=None, log=result.fault_log,
                              observer=ledger) if faults else None
-    monitor, t_start, done = None, None, {}
+    monitor, t_start, done, before = None, None, {}, None
     try:
         for h, config in configs.items():
             workers.start(h, "lab.inhost.bwworker", config, session.workdir / f"streams-{spec.host_name(h)}.json")
@@ -260,11 +260,15 @@ def _run(session: Session, result: BandwidthResult, flows: list[Flow], configs: 
             if on_start is not None:
                 on_start(t_start)
             done = {name: workers.expect(name, "DONE") for name in workers.procs}
-        fill_conservation(result, audit.conservation(before, audit.settled_snapshot(spec), ledger.marks))
     except (BandwidthError, WorkerError, FaultError) as exc:
         result.error = str(exc)
     finally:
         final = workers.stop()
+    if before is not None and not result.error:
+        # after the agents stopped: until then they go on resending what the streams left
+        # unacknowledged (a large window's worth, for seconds under RTO backoff), and a
+        # snapshot in that traffic reads every packet still queued as a loss
+        fill_conservation(result, audit.conservation(before, audit.settled_snapshot(spec), ledger.marks))
     result.stats = {name: s["counters"] for name, s in final.items()}
     if monitor is not None:
         fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= result.duration_s + CPU_INTERVAL_S])

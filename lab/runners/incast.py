@@ -160,7 +160,7 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     result = IncastResult(transport, rname, [spec.host_name(h) for h in senders_h], bytes_per_sender,
                           total, ideal, params=params)
     workers = HostWorkers(session)
-    monitor = None
+    monitor, before, done = None, None, {}
     try:
         for h in roles:
             workers.start(h, "lab.inhost.incastworker", configs[h], session.workdir / f"incast-{spec.host_name(h)}.json")
@@ -174,18 +174,17 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
             if on_start is not None:
                 on_start(t_start)
             done = {name: workers.expect(name, "DONE") for name in workers.procs}
-        conservation = audit.conservation(before, audit.settled_snapshot(spec))
     except (IncastError, WorkerError) as exc:
         result.error = str(exc)
-        done, conservation = {}, None
+        done = {}
     finally:
         final = workers.stop()
         result.stats = {name: s["counters"] for name, s in final.items()}
     if done:
         result.path_events = path_events_from(final, t_start)
         _fill(result, done, t_start)
-    if conservation is not None:
-        fill_conservation(result, conservation)
+        # after the agents stopped, as every runner: nothing of theirs is still on its way
+        fill_conservation(result, audit.conservation(before, audit.settled_snapshot(spec)))
     if monitor is not None:
         # only the samples that cover the transfer (each covers the interval before its t)
         end = (result.completion_s or timeout) + CPU_INTERVAL_S
