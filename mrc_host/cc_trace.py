@@ -11,7 +11,7 @@ from __future__ import annotations
 
 CC_TRACE_INTERVAL_S = 0.02
 CC_TRACE_ROWS = 20000      # 400 s at one row per interval
-CC_TRACE_COLUMNS = ("t", "cwnd", "srtt", "qdelay", "pacing_pps")
+CC_TRACE_COLUMNS = ("t", "cwnd", "srtt", "qdelay", "pacing_pps")   # each row's fields, in order
 
 
 class CcTrace:
@@ -23,8 +23,8 @@ class CcTrace:
 
     def record(self, now: float, cwnd: float, srtt: float | None, min_rtt: float | None,
                pacing_interval: float) -> None:
-        """One row, if the interval has passed since the last (cheap when it has not)."""
-        if now < self.next_at or srtt is None or len(self.rows) >= CC_TRACE_ROWS:
+        """One row; the caller calls only once ``now`` reached ``next_at`` (the per-ACK check)."""
+        if srtt is None or len(self.rows) >= CC_TRACE_ROWS:
             return
         self.next_at = now + CC_TRACE_INTERVAL_S
         qdelay = srtt - min_rtt if min_rtt is not None else 0.0

@@ -33,7 +33,7 @@ from .cc_trace import CcTrace
 from .congestion import CongestionControl
 from .counters import Counters
 from .events import WriteComplete
-from .pacing import Pacer
+from .pacing import UNPACED, Pacer
 from .params import TransportParams
 from .path_health import INF, R_GOOD, R_SUSPECT, USABLE, PathHealth
 from .path_select import PathSelector
@@ -190,7 +190,9 @@ class Sender:
         srtt = self.rtt.srtt
         pacer = self.pacer
         allowed = pacer.allowance(now, cwnd, srtt)
-        if allowed < pacer.batch and pacer.line_bound(cwnd, srtt) and allowed < self._waiting(cwnd, pacer.batch):
+        # held by the NIC's line rate (never when unpaced: the default path pays one comparison)
+        at_line = allowed != UNPACED and pacer.line_bound(cwnd, srtt)
+        if at_line and allowed < pacer.batch and allowed < self._waiting(cwnd, pacer.batch):
             allowed = 0   # at line rate a whole batch leaves at once: one wakeup per batch, not one per ACK
         sent = self._fill_retransmissions(now, out, cwnd, allowed)
         if sent < allowed:
@@ -202,7 +204,7 @@ class Sender:
         paced = has_data and sent == allowed and self.inflight < cwnd
         # a window with room and nothing waiting (the application limits us), or data
         # held back only by the NIC's line rate, is no reason to grow the window
-        self.window_limited = (has_data or self.inflight >= cwnd) and not (paced and pacer.line_bound(cwnd, srtt))
+        self.window_limited = (has_data or self.inflight >= cwnd) and not (paced and at_line)
         self.pace_at = pacer.release_time(now, cwnd, srtt, self._waiting(cwnd, pacer.batch)) if paced else None
 
     def _waiting(self, cwnd: float, most: int) -> int:
@@ -354,7 +356,7 @@ class Sender:
                 self.health.on_ecn_echo(pid, now)
         cc = self.cc
         cc.on_ack_feedback(newly, now, rtt_sample, ecn, self.rtt.srtt or self.rtt.rto, self.window_limited)
-        if now >= self.cc_trace.next_at:
+        if now >= self.cc_trace.next_at:   # checked here: the ACK path skips the call between rows
             self.cc_trace.record(now, cc.cwnd, self.rtt.srtt, self.rtt.min_rtt, self.pacer.interval(cc.cwnd, self.rtt.srtt))
         self._detect_sack_losses(now)
 

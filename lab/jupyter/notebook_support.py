@@ -392,12 +392,8 @@ def connections(counters: Mapping[str, Mapping]) -> list[tuple[str, Mapping]]:
 
 def per_connection(counters: Mapping[str, Mapping], names: Iterable[str]) -> list[tuple]:
     """Rows (host -> peer, counter values...) of the connections that sent data."""
-    rows = []
-    for host, stats in sorted(counters.items()):
-        for peer, conn in sorted((stats.get("peers") or {}).items()):
-            if conn.get("data_sent", 0):
-                rows.append((f"{host}->{peer}", *(conn.get(n, 0) for n in names)))
-    return rows
+    return [(name, *(conn.get(n, 0) for n in names)) for name, conn in connections(counters)
+            if conn.get("data_sent", 0)]
 
 
 def fault_markers(ax, events: Sequence[Mapping]) -> int:

@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 from faults.scenario import JobSettings, Scenario, load_scenario
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
+from mrc_host.cc_trace import CC_TRACE_COLUMNS
 from mrc_host.params import TransportParams
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.project import PROJECT_ROOT
@@ -171,13 +172,14 @@ def _probe_period(scenario: Scenario, rtt: float) -> float:
 # CPU-bound whatever the controller (README), which would hide what the controller does.
 CC_DATAPLANE = "srv6"
 CC_COMPARED = ("nscc", "aimd")   # judged on the first
+QDELAY = CC_TRACE_COLUMNS.index("qdelay")
 
 
 def median_queueing_delay(stats: dict) -> float | None:
     """Median queueing delay (SRTT - min RTT) over every MRC connection's cc trace rows:
     what the queues along its paths (and the agents' own processing) added to the RTT."""
-    delays = sorted(row[3] for host in stats.values() for conn in host.get("peers", {}).values()
-                    for row in conn.get("cc_trace") or () if isinstance(row, list) and len(row) > 3)
+    delays = sorted(row[QDELAY] for host in stats.values() for conn in host.get("peers", {}).values()
+                    for row in conn.get("cc_trace") or () if isinstance(row, list) and len(row) > QDELAY)
     return delays[len(delays) // 2] if delays else None
 
 

@@ -176,7 +176,6 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
             done = {name: workers.expect(name, "DONE") for name in workers.procs}
     except (IncastError, WorkerError) as exc:
         result.error = str(exc)
-        done = {}
     finally:
         final = workers.stop()
         result.stats = {name: s["counters"] for name, s in final.items()}

@@ -227,7 +227,7 @@ def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
     if mrc_ratio is None:
         return False, "no: the victim delivered nothing alone"
     same = mrc_ratio >= target.PAPER_VICTIM_UNAFFECTED
-    return same, (f"{'yes' if same else 'no'}: MRC's victim (NSCC) kept {mrc_ratio:.2f} of its rate alone "
+    return same, (f"{'yes' if same else 'no'}: MRC's victim ({INCAST_MRC_PARAMS['cc'].upper()}) kept {mrc_ratio:.2f} of its rate alone "
                   f"(unaffected: >= {target.PAPER_VICTIM_UNAFFECTED:g})")
 
 
