@@ -8,6 +8,7 @@ stand in for planes (loopback accepts all of 127/8). The sender writes
     .venv/bin/python bench/agent_throughput.py --mb 100
     .venv/bin/python bench/agent_throughput.py --mb 50 --transport baseline
     .venv/bin/python bench/agent_throughput.py --mb 20 --profile   # cProfile both agents
+    .venv/bin/python bench/agent_throughput.py --mb 20 --payload 8192 --cc nscc --line-rate-mbps 10
 
 Prints data packets/s, goodput, CPU seconds per packet of each process and
 the retransmit count.
@@ -35,7 +36,8 @@ def make_configs(a):
     ips = {"tx": [f"127.0.{10 + p}.1" for p in range(a.planes)],
            "rx": [f"127.0.{10 + p}.2" for p in range(a.planes)]}
     common = dict(evs=list(range(a.evs)), payload_size=a.payload, transport=a.transport,
-                  cc=a.cc, params={"cwnd_init": a.cwnd, "cwnd_max": max(a.cwnd, 1024)},
+                  cc=a.cc, params={"cwnd_init": a.cwnd, "cwnd_max": max(a.cwnd, 1024),
+                                   "line_rate_bps": a.line_rate_mbps * 1e6},
                   recv_buffer_size=a.msg_kb * 1024 * a.outstanding * 2)
     return (AgentConfig(host_id="tx", plane_ips=ips["tx"], peers={"rx": ips["rx"]},
                         listen_ips=ips["tx"], **common),
@@ -109,6 +111,8 @@ def main(argv=None):
     ap.add_argument("--evs", type=int, default=8, help="EVs per plane")
     ap.add_argument("--cwnd", type=int, default=256)
     ap.add_argument("--cc", default="fixed")
+    ap.add_argument("--line-rate-mbps", type=float, default=0.0,
+                    help="pace at this NIC line rate per plane, as the lab's NSCC runs do (0: unpaced)")
     ap.add_argument("--transport", default="mrc", choices=["mrc", "baseline"])
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--linger", type=float, default=0.5)
