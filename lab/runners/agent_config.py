@@ -37,8 +37,8 @@ LAB_FIXED_DELAY_S = 0.0066
 # queues (the source T0's uplink, the T1's downlink, the last hop), so a packet
 # still unacknowledged after all of them and the lab's fixed delays is lost,
 # not queued: that is NSCC's RTO floor. Below it, under an 8-to-1 incast the
-# first windows' packets that were queued, not trimmed, timed out after 62-85
-# ms (RTO 61-84 ms: SRTT 11-17 ms + 4 x RTTVAR) and were resent needlessly.
+# first windows' packets that were queued, not trimmed, outwaited an RTO of
+# SRTT + 4 x RTTVAR and were resent needlessly (the agents' rto_log shows it).
 TRIMMING_HOPS = 3
 
 
