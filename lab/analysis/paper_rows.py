@@ -85,9 +85,10 @@ def capacity_points(row: dict) -> dict[str, list[tuple[int, float, float]]]:
     measured from the row's bandwidth runs as the runner measured them."""
     # the links row keeps its plane count; a run written before it did ran on LINKS_FABRIC
     planes = row["raw"].get("planes", paper.LINKS_FABRIC.planes)
+    phase_s = row["raw"].get("phase_s")     # None in a run written before the row kept it
     points = {}
     for how, run in row["raw"]["runs"].items():
-        measured = paper.run_phases(run)
+        measured = paper.run_phases(run, phase_s)
         # rate / (the clean rate x the capacity left); [] without a clean first phase
         shares = paper.capacity_shares(measured, planes)
         points[how] = [(down, (planes - down) / planes, share * (planes - down) / planes)

@@ -175,6 +175,14 @@ def test_links_down_per_bin_follows_the_log_not_the_plan():
     assert down == [0, 0, 0, 0, 0, None, None, 2, 2, 2, None, None, 0, 0, 0]
 
 
+def test_a_slow_repair_is_a_transition_not_a_phase():
+    # four links repaired one after another over 0.8 s: a 2-bin run of "2 down" on the way back
+    fault_log = log(*[(1.05, "start")] * 4, (2.05, "end"), (2.3, "end"), (2.85, "end"), (3.0, "end"))
+    run = {"bin_s": 0.2, "fault_log": fault_log, "flows": [{"mbps": [80.0] * 20}]}
+    assert [d for d, _ in paper.run_phases(run, phase_s=1.0)] == [0, 4, 0]
+    assert [d for d, _ in paper.run_phases(run, phase_s=None)] == [0, 4, 2, 0], "unknown phase length: every steady run"
+
+
 def test_phases_and_capacity_shares():
     series = [80, 80, 999, 40, 42, 999, 80]
     down = [0, 0, None, 4, 4, None, 0]
@@ -185,10 +193,13 @@ def test_phases_and_capacity_shares():
 
 
 def test_capacity_shape():
-    same, why = paper.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]})
+    planned = {"one by one": 2, "together": 2}
+    same, why = paper.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned)
     assert same and "together 0.85" in why
-    assert not paper.capacity_shape({"together": [1.0, target.PAPER_TRACKS_CAPACITY - 0.01]})[0]
-    assert paper.capacity_shape({"together": []}) == (False, "no: no phase measured")
+    assert not paper.capacity_shape({"together": [1.0, target.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2})[0]
+    assert paper.capacity_shape({"together": []}, {"together": 3}) == (False, "no: together measured 0 of 3 phases")
+    same, why = paper.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned)
+    assert not same and why == "no: one by one measured 1 of 2 phases", "a phase lost to slow faults is not hidden"
 
 
 def test_link_timelines_take_down_one_more_link_each_phase():
