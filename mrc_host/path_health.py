@@ -35,10 +35,12 @@ SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a 
              than the one that made it suspect-->    GOOD (it carried traffic after that)
            --its probe unanswered for the probe
              timeout (``PROBE_TIMEOUT_RTOS`` RTOs)--> ASSUMED_BAD, unless one of the holds:
-             * stall: more than half of the routes are SUSPECT at once: the host or
-               the peer was descheduled, not the fabric (``stall_holds``); at most
-               ``STALL_HOLDS_MAX`` probe timeouts in a row (a stall ends, a dead
-               fabric does not);
+             * stall: more than half of the routes are SUSPECT, or were made
+               suspect within the last ``STALL_WINDOW_RTTS`` RTTs (a late ACK
+               clears a suspicion of reordering at once): the host or the peer
+               was descheduled, not the fabric (``stall_holds``); at most
+               ``STALL_HOLDS_MAX`` holds in a row (a stall ends, a dead fabric
+               does not);
              * plane floor: no other GOOD route on its plane and no SACK-gap
                evidence (only RTOs): never retire a plane's last route on an RTO
                alone (``floor_holds``);
@@ -105,6 +107,7 @@ PROBE_WIRE_BYTES = wire.PROBE_HDR_LEN + 28       # + IPv4 and UDP headers
 PROBE_ALLOWANCE = 64 * PROBE_WIRE_BYTES           # budget before any data moved
 PROBE_TIMEOUT_RTOS = 2                            # a probe is unanswered after this many RTOs
 STALL_HOLDS_MAX = 4                               # probe timeouts in a row a stall may explain
+STALL_WINDOW_RTTS = 2                             # suspicions this recent count as "at once"
 LATE_REPLIES_KEPT = 256                           # timed-out probes whose late reply still counts
 LOSSY_RTTS = 16                                   # a route suspected this often this soon is lossy
 LOSSY_SUSPICIONS = 3
@@ -148,6 +151,7 @@ class PathHealth:
         self.denials: list[set] = [set() for _ in range(nr)]
         self.suspect_reason = [""] * nr
         self.suspect_sent = [INF] * nr       # send time of the packet that made it suspect
+        self.suspected_at = [-INF] * nr      # when it last became suspect
         self.gap_suspicions: list[list[float]] = [[] for _ in range(nr)]   # recent SACK-gap suspicions
         self.replied_at = [-INF] * nr        # when a probe of the route was last answered
         self.held = [0] * nr                 # stall holds of the route in a row
@@ -289,6 +293,7 @@ class PathHealth:
         self.rstate[rid] = new
         if new == R_SUSPECT:
             self.suspect_reason[rid] = reason
+            self.suspected_at[rid] = now
             self.next_probe[rid] = now
         elif new == R_BAD:
             self.consecutive[rid] = 0
@@ -367,7 +372,7 @@ class PathHealth:
         if st == R_GOOD:
             self.suspect_sent[rid] = sent
             self._set_route(rid, R_SUSPECT, reason, now)
-        if lossy and not self._hold(rid):
+        if lossy and not self._hold(rid, now):
             self._set_route(rid, R_BAD, "lossy", now)
 
     def on_overdue(self, pid: int, sent: float, now: float) -> None:
@@ -481,17 +486,19 @@ class PathHealth:
         if st == R_GOOD:
             self._set_route(rid, R_SUSPECT, "probe_lost", now)
         elif st == R_SUSPECT:
-            hold = self._hold(rid)
+            hold = self._hold(rid, now)
             if hold:
                 self.next_probe[rid] = now       # held: stay SUSPECT, ask again
             else:
                 self._set_route(rid, R_BAD, self.suspect_reason[rid], now)
 
-    def _hold(self, rid: int) -> bool:
-        """Why a suspect route whose probe went unanswered must not be retired."""
+    def _hold(self, rid: int, now: float) -> bool:
+        """Why a suspect route must not be retired (its probe went unanswered, or it looks lossy)."""
         states = self.rstate
         live = [r for r in range(len(states)) if states[r] != R_DENIED]
-        if 2 * sum(states[r] == R_SUSPECT for r in live) > len(live) and self.held[rid] < STALL_HOLDS_MAX:
+        recent = now - max(STALL_WINDOW_RTTS * self._srtt(), self.params.probe_interval)
+        hit = sum(states[r] == R_SUSPECT or self.suspected_at[r] >= recent for r in live)
+        if 2 * hit > len(live) and self.held[rid] < STALL_HOLDS_MAX:
             self.held[rid] += 1
             self.stall_holds += 1
             return True
