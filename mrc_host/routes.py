@@ -12,7 +12,9 @@ gaps longer than ``ROUTE_SILENCE_S`` between two consecutive data packets
 sent on it (or acknowledged on it). That is enough to measure failover
 (fault instant -> last packet sent on a route through the failed element)
 and recovery (repair -> first packet acknowledged on it again) without
-logging every packet. It also keeps the connection's *idle spans*: the
+logging every packet. Its *dropped* count per route (data packets declared
+lost without a trim, less those found delivered after all) is what a fault
+on the route cost the connection. It also keeps the connection's *idle spans*: the
 stretches longer than ``ROUTE_SILENCE_S`` in which the sender had nothing to
 send (no queued data, no retransmission waiting), e.g. a ring all-reduce
 between two iterations. No route can carry data then, so recovery is also given
@@ -48,7 +50,7 @@ def routes_for(paths: Sequence[tuple[int, int]], t1s: int | None, same_rack: boo
 class RouteLog:
     """Per-route data counters and silences (see the module docstring)."""
 
-    __slots__ = ("keys", "sent", "acked", "first_sent", "last_sent", "first_acked", "last_acked",
+    __slots__ = ("keys", "sent", "acked", "dropped", "first_sent", "last_sent", "first_acked", "last_acked",
                  "send_silences", "ack_silences", "idle_spans", "idle_since")
 
     def __init__(self, keys: Sequence[Hashable]):
@@ -56,6 +58,8 @@ class RouteLog:
         self.keys = list(keys)
         self.sent = [0] * n
         self.acked = [0] * n
+        self.dropped = [0] * n    # data packets the fabric dropped on it (declared lost, not trimmed,
+                                  # less those that arrived after all): what a fault on it cost
         self.first_sent: list = [None] * n
         self.last_sent: list = [None] * n
         self.first_acked: list = [None] * n
@@ -73,6 +77,13 @@ class RouteLog:
             self.send_silences[rid].append((last, now))
         self.last_sent[rid] = now
         self.sent[rid] += 1
+
+    def on_drop(self, rid: int) -> None:
+        self.dropped[rid] += 1
+
+    def on_delivered_after_all(self, rid: int) -> None:
+        """A packet counted in on_drop arrived after all (the loss was reordering)."""
+        self.dropped[rid] -= 1
 
     def on_ack(self, rid: int, now: float) -> None:
         last = self.last_acked[rid]
@@ -102,7 +113,7 @@ class RouteLog:
         out = []
         for rid, (plane, t1) in enumerate(self.keys):
             out.append({"plane": plane, "t1": t1, "state": states[rid],
-                        "sent": self.sent[rid], "acked": self.acked[rid],
+                        "sent": self.sent[rid], "acked": self.acked[rid], "dropped": self.dropped[rid],
                         "first_sent": self.first_sent[rid], "last_sent": self.last_sent[rid],
                         "first_acked": self.first_acked[rid], "last_acked": self.last_acked[rid],
                         "send_silences": [list(s) for s in self.send_silences[rid]],

@@ -65,7 +65,7 @@ class _Message:
 
 class _Packet:
     __slots__ = ("psn", "msg", "off", "length", "last", "pid", "sent", "txseq", "retx",
-                 "lost", "acked", "lost_pid", "gap_loss")
+                 "lost", "acked", "lost_pid", "gap_loss", "dropped")
 
     def __init__(self, psn, msg, off, length, last):
         self.psn = psn
@@ -81,6 +81,7 @@ class _Packet:
         self.acked = False
         self.lost_pid = -1   # path of the transmission that was lost
         self.gap_loss = False  # declared lost by a SACK gap (not RTO or trim)
+        self.dropped = False   # its last loss was a drop (not a trim), counted on its route
 
 
 class Sender:
@@ -347,6 +348,7 @@ class Sender:
             lost_pid = self.gap_lost.pop(acked_psn, None)
             if lost_pid is not None:
                 self.c.spurious_losses += 1
+                self.route_log.on_delivered_after_all(self.route_of_pid[lost_pid])
                 self._reordering(lost_pid)
         ecn = bool(flags & wire.F_ECN_ECHO)
         if ecn:
@@ -389,6 +391,9 @@ class Sender:
     def _spurious(self, pkt: _Packet) -> None:
         """``pkt`` was declared lost and arrived anyway."""
         self.c.spurious_losses += 1
+        if pkt.dropped:
+            pkt.dropped = False
+            self.route_log.on_delivered_after_all(self.route_of_pid[pkt.lost_pid])
         if pkt.gap_loss:
             pkt.gap_loss = False
             self.gap_lost.pop(pkt.psn, None)
@@ -493,6 +498,9 @@ class Sender:
         self.inflight -= 1
         if reason != "sack_gap":
             pkt.gap_loss = False
+        pkt.dropped = reason != "trim"
+        if pkt.dropped:
+            self.route_log.on_drop(self.route_of_pid[pkt.pid])
         if reason == "trim":
             self.retxq.appendleft(pkt)
             self.health.on_trim(pkt.pid, now)

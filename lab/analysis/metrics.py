@@ -17,10 +17,11 @@ counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
             ``Agent.stats()`` dict (counters under "peers") is accepted too.
             An MRC connection's stats (peers -> <peer>) hold "routes": one
             record per (plane, t1) route to that peer (t1 null within a rack):
-            {"plane", "t1", "state", "sent", "acked", "first_sent",
+            {"plane", "t1", "state", "sent", "acked", "dropped", "first_sent",
             "last_sent", "first_acked", "last_acked", "send_silences",
             "ack_silences"}, counting DATA packets (first sends and
-            retransmissions); a silence is [last packet before, first packet
+            retransmissions; "dropped": those declared lost without a trim
+            and not found delivered after all); a silence is [last packet before, first packet
             after] of a gap > ROUTE_SILENCE_S (mrc_host/routes.py), one still
             open at the end of the run is not listed. Times on the run's clock.
 fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}

@@ -29,6 +29,7 @@ PAPER = {
                                       "follows the capacity left, with no stall"),
     "incast": PaperClaim("Fig. 18", "incast beside a victim flow: MRC's victim is unaffected; the incast "
                                     "senders share the target fairly"),
+    "flaps": PaperClaim("section 3", "a T0-T1 link flap costs a connection very few packets, often just one"),
 }
 
 
@@ -55,3 +56,5 @@ VICTIM_KEEPS = Shape("Fig. 18", "unaffected", 1.0,
                      "the victim flow's rate beside the incast / its rate alone")
 INCAST_FAIRNESS = Shape("Fig. 18", "share the target fairly", 1.0,
                         "Jain's index over the incast senders' rates (1: equal shares)")
+FLAP_COST = Shape("section 3", "very few packets, often just one", 1.0,
+                  "data packets one T0-T1 link flap made a connection lose")

@@ -5,6 +5,7 @@
     paper_loss.png           share of the loss-free rate kept vs the loss rate at every NIC (Fig. 16)
     paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Fig. 9c/9d)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
+    paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
 
 The lab's figures come from the run (lab/analysis/paper_rows.py); the paper's are the shapes of
 lab/analysis/paper_figures.py, drawn in black and dashed and labelled as shapes. Every panel
@@ -22,10 +23,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from lab.analysis import paper_figures as shape  # noqa: E402
 from lab.analysis import paper_rows  # noqa: E402
+from lab.runners import bench_targets as target  # noqa: E402
 from lab.runners import paper  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
-        "links": "paper_links_down.png", "incast": "paper_incast_victim.png"}
+        "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png"}
 ROCE_1QP, ROCE_16QP = paper.roce_label(1), paper.roce_label(16)
 RUN_ORDER = (paper.MRC, paper.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {paper.MRC: "tab:blue", paper.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -83,7 +85,7 @@ def legend_once(ax, **kw) -> None:
     ax.legend(unique.values(), unique.keys(), **kw)
 
 
-# ---- the four figures ----------------------------------------------------------------------------
+# ---- the figures ----------------------------------------------------------------------------
 def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
     """One panel per collective: each run's efficiency; the paper's RoCE 1 QP at ~half over its bar."""
     fig, axes = plt.subplots(1, len(found), figsize=(6.5 * len(found), 5.5), sharey=True, squeeze=False)
@@ -218,5 +220,30 @@ def incast_victim(found: list[tuple[object, dict]], path: Path) -> Path:
     return save(fig, path)
 
 
-DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim}
+def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
+    """How many flaps cost a connection 0, 1, 2, ... data packets; the paper's "often just one" at 1
+    and the lab's reading of "very few" as the limit of the median."""
+    (_, row), = found
+    costs = paper_rows.flap_costs(row)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    top = max(costs + [target.PAPER_FLAP_FEW_PACKETS + 1])
+    counts = [costs.count(n) for n in range(top + 1)]
+    ax.bar(range(top + 1), counts, width=0.7, color=RUN_COLORS[paper.MRC],
+           label=f"MRC: {len(costs)} (flap, connection) pairs" if costs else "MRC: no flap measured")
+    s = shape.FLAP_COST
+    ax.axvline(s.value, **PAPER_STYLE, label=paper_label(s, "a flap costs"))
+    ax.axvline(target.PAPER_FLAP_FEW_PACKETS + 0.5, color="grey", ls=":",
+               label=f"the lab's \"very few\": median <= {target.PAPER_FLAP_FEW_PACKETS}")
+    ax.set_xticks(range(top + 1))
+    ax.set_xlabel("data packets a connection lost to one flap")
+    ax.set_ylabel("(flap, connection) pairs")
+    title(ax, f"What a T0-T1 link flap costs ({paper.PAPER['flaps'].figure})", row)
+    ax.grid(alpha=0.3, axis="y")
+    mark_untrusted(ax, row)
+    legend_once(ax, loc="upper right", fontsize=8)
+    return save(fig, path)
+
+
+DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
+           "flaps": flap_cost}
 assert set(DRAWERS) == set(PNGS) == set(paper.PAPER)

@@ -99,3 +99,8 @@ def capacity_points(row: dict) -> dict[str, list[tuple[int, float, float]]]:
 def victims(row: dict) -> dict[str, tuple[float | None, float | None]]:
     """Incast with a victim: run label -> (victim's rate beside the incast / alone, Jain's index over the senders)."""
     return {label: (run.get("victim_ratio"), run.get("jain")) for label, run in row["raw"].items()}
+
+
+def flap_costs(row: dict) -> list[int]:
+    """T0-T1 flap cost: data packets each connection lost to each flap, as the runner counted them."""
+    return list(row["raw"].get("costs", []))

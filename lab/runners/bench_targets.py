@@ -40,3 +40,4 @@ PAPER_LOSS_MRC_KEEPS = HEAVY_LOSS_MRC_KEEPS.value  # Fig. 16: MRC at 1 % NIC los
                                                   # paper's ~1/3, typed in lab/analysis/paper_figures.py)
 PAPER_VICTIM_UNAFFECTED = 0.9    # Fig. 18: MRC's victim flow keeps at least this share of its rate alone
 PAPER_TRACKS_CAPACITY = 0.8      # Fig. 9c/9d: MRC's throughput with NIC links down / (its clean rate x share left)
+PAPER_FLAP_FEW_PACKETS = 3       # section 3: "very few packets": the median a T0-T1 flap costs a connection

@@ -19,6 +19,7 @@ the baseline's full 5-tuple (docs/faults.md).
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -66,10 +67,12 @@ class Pass:
     max_seconds: float     # cap on one job
     link_phase_s: float    # each phase of the NIC-links row: a whole number of 200 ms bins, 2 or more
     victim_s: float        # each stream of the incast-with-a-victim row
+    flaps: int             # T0-T1 flaps of the flap-cost row, one per plane (at most the planes)
+    flap_s: float          # each flap's link is down this long, then up as long before the next
 
 
-PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=2.0),   # --quick
-          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=5.0)}
+PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=2.0, flaps=4, flap_s=1.0),  # --quick
+          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=5.0, flaps=8, flap_s=1.0)}
 
 MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
@@ -97,6 +100,10 @@ def links_title() -> str:
     return f"{PAPER['links'].figure}: {LINKS_DOWN} NIC links of one host down one by one, then together"
 
 
+def flaps_title() -> str:
+    return f"{PAPER['flaps'].figure}: packets a T0-T1 link flap costs a connection"
+
+
 def incast_title() -> str:
     return (f"{PAPER['incast'].figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
             f"({INCAST_FABRIC.planes} planes)")
@@ -107,7 +114,7 @@ def row_titles() -> list[tuple[str, object, str]]:
     notebooks/06-paper-vs-lab.ipynb finds a run's rows, and names the missing ones, by these titles."""
     return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
-            + [("links", None, links_title()), ("incast", None, incast_title())])
+            + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title())])
 
 
 @dataclass
@@ -338,10 +345,28 @@ class Paper:
                        {label: victim_text(r) for label, r in results.items()}, same, why, ok, trust_why,
                        {label: r.as_dict() for label, r in results.items()})
 
+    def flaps_row(self) -> Iterator[PaperRow]:
+        from lab.plumbing.session import lab_session
+        from lab.runners.bandwidth import default_pair, run_bandwidth
+
+        spec, run = LINKS_FABRIC, PASSES[self.quick]
+        faults = flap_timeline(spec, run.flaps, run.flap_s)
+        self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
+        with lab_session(spec) as session:
+            r = run_bandwidth(session, run.flap_s * (2 * run.flaps + 1), "mrc", faults=faults)
+        a, b = (f"h{h}" for h in default_pair(spec))
+        costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
+        same, why = flap_shape(costs)
+        ok, trust_why = trust({MRC: {"verified": r.verified and not r.error, "cpu_bound": r.cpu_bound,
+                                     "unexplained_loss": r.unexplained}})
+        yield PaperRow(flaps_title(), PAPER["flaps"].result, {MRC: flap_text(costs, elsewhere)},
+                       same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, "run": r.as_dict()})
+
     def steps(self) -> list[tuple[str, Callable[[], Iterator[PaperRow]]]]:
         return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in COLLECTIVES]
                 + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
-                + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row)])
+                + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row),
+                   ("T0-T1 flap cost", self.flaps_row)])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -359,7 +384,9 @@ def plan(quick: bool) -> list[str]:
     return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, one by one, then together; "
                                        f"{step:g} s phases)", f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
                                        f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
-                                       f"RoCE-like with {roce} QPs on one plane)"]
+                                       f"RoCE-like with {roce} QPs on one plane)",
+                                       f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
+                                       f"one per plane, under an MRC bandwidth test)"]
 
 
 def victim_verdict_part(r) -> dict:
@@ -471,3 +498,54 @@ def markdown(rows: list[PaperRow], header: str) -> str:
 def to_json(rows: list[PaperRow], meta: dict) -> dict:
     return {**meta, "rows": [asdict(r) for r in rows]}
 
+
+# ---- T0-T1 flap cost (section 3) ------------------------------------------------------------------
+def flap_timeline(spec: FabricSpec, flaps: int, flap_s: float) -> list[FaultEvent]:
+    """One T0-T1 link of host 0's rack per plane, down flap_s each, flap_s apart: flap k on plane k,
+    towards T1 k mod spines. Each kills one route of each direction of the bandwidth test."""
+    if not 0 < flaps <= spec.planes:
+        raise ValueError(f"flaps must be 1..{spec.planes} (one per plane), got {flaps}")
+    return [FaultEvent(at=flap_s * (2 * k + 1), kind="link_flap", target=f"t0p{k}r0-t1p{k}s{k % spec.spines}",
+                       duration=flap_s) for k in range(flaps)]
+
+
+def flapped_route(fault: FaultEvent) -> tuple[int, int]:
+    """(plane, T1) of the route a flap_timeline fault kills."""
+    t0, t1 = fault.target.split("-")
+    return int(t0[3:t0.index("r")]), int(t1[t1.index("s") + 1:])
+
+
+def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tuple[list[int], int]:
+    """(data packets each connection lost on each flapped route, flap by flap, a->b then b->a;
+    packets dropped on every other route of both), from the agents' route records (their
+    "dropped": declared lost without a trim, less those found delivered after all)."""
+    flapped = set(routes)
+    per_direction, elsewhere = [], 0
+    for src, dst in ((a, b), (b, a)):
+        records = stats.get(src, {}).get("peers", {}).get(dst, {}).get("routes", [])
+        dropped = {(r["plane"], r["t1"]): r.get("dropped", 0) for r in records}
+        per_direction.append([dropped.get(route, 0) for route in routes])
+        elsewhere += sum(n for route, n in dropped.items() if route not in flapped)
+    costs = [n for flap in zip(*per_direction) for n in flap]
+    return costs, elsewhere
+
+
+def flap_shape(costs: list[int]) -> tuple[bool, str]:
+    """Section 3: a flap costs a connection very few packets (median <= PAPER_FLAP_FEW_PACKETS)."""
+    if not costs:
+        return False, "no: no flap measured"
+    median = statistics.median(costs)
+    same = median <= target.PAPER_FLAP_FEW_PACKETS
+    ones = sum(c <= 1 for c in costs)
+    return same, (f"{'yes' if same else 'no'}: median {median:g} packets per flap and connection "
+                  f"(very few: <= {target.PAPER_FLAP_FEW_PACKETS}); {ones} of {len(costs)} cost one or none")
+
+
+def flap_text(costs: list[int], elsewhere: int) -> str:
+    """The data packets each flap cost each connection; those lost elsewhere should be none
+    (the fabric's own drop counters count ACKs, probes and the mappers' probes too, so they
+    are no measure of what a connection lost)."""
+    if not costs:
+        return "no flap measured"
+    return (f"data packets lost per flap and connection {', '.join(map(str, costs))} (median "
+            f"{statistics.median(costs):g}, max {max(costs)}); {elsewhere} on the routes not flapped")

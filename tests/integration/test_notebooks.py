@@ -37,8 +37,9 @@ EXPECTED_PNGS = {
                        "cc_trace.png"],
     "04-trimming-and-incast": ["trimming_counters.png", "trimming_cdf.png"],
     "05-fabric-scale": ["nics_vs_radix.png", "switch_counts.png"],
-    # one per kind of row a paper run has; all four from a full run
-    "06-paper-vs-lab": ["paper_collisions.png", "paper_loss.png", "paper_links_down.png", "paper_incast_victim.png"],
+    # one per kind of row a paper run has; all five from a full run
+    "06-paper-vs-lab": ["paper_collisions.png", "paper_loss.png", "paper_links_down.png", "paper_incast_victim.png",
+                        "paper_flap_cost.png"],
 }
 PAPER_NOTEBOOK = "06-paper-vs-lab"        # reads a paper run (paper.json), not an experiment's run
 READS_A_RUN = sorted(n for n in EXPECTED_PNGS if n != PAPER_NOTEBOOK)

@@ -1,6 +1,7 @@
-"""One real row of `lab/run.py paper` (root, about 25 s): NIC links taken down one by one and
-together under an MRC bandwidth test (Fig. 9c/9d), on the default fabric, srv6; saved as the
-command saves its report (the paper_links_run fixture, conftest.py)."""
+"""Two real rows of `lab/run.py paper --quick` (root): NIC links taken down one by one and
+together under an MRC bandwidth test (Fig. 9c/9d, about 25 s), saved as the command saves its
+report (the paper_links_run fixture, conftest.py); and the T0-T1 flap cost (section 3, about
+20 s). Both on the default fabric, srv6."""
 
 import json
 
@@ -30,3 +31,20 @@ def test_the_row_is_saved_as_the_command_saves_it(paper_links_run):
     assert saved["quick"] is True and {"machine", "date", "elapsed_s"} <= set(saved)
     assert [r["figure"] for r in saved["rows"]] == [paper.links_title()]
     assert paper.links_title() in (paper_links_run.path / "paper.md").read_text()
+
+
+def test_flap_cost_row_on_a_real_fabric(no_leftovers, tmp_path):
+    rows = list(paper.Paper(quick=True, root=tmp_path, say=lambda text: None).flaps_row())
+    assert [r.figure for r in rows] == [paper.flaps_title()]
+    row = rows[0]
+    run = row.raw["run"]
+    assert run["verified"] and not run["error"], row.trust_reason
+    costs, flaps = row.raw["costs"], paper.PASSES[True].flaps
+    assert len(costs) == 2 * flaps, "each flap, each direction"
+    assert sum(costs) > 0, "a dead route that carried traffic cost its connection nothing"
+    # the per-route counts add up to the connections' own loss counters
+    declared = sum(f["counters"]["sack_losses"] + f["counters"]["timeouts"] - f["counters"]["spurious_losses"]
+                   for f in run["flows"])
+    assert sum(costs) + row.raw["elsewhere"] == declared, row.lab
+    assert [e["target"] for e in run["fault_log"] if e["kind"] == "fault_start"] == [
+        f.target for f in paper.flap_timeline(paper.LINKS_FABRIC, flaps, paper.PASSES[True].flap_s)]

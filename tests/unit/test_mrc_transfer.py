@@ -229,6 +229,28 @@ def test_acks_overtaken_by_newer_ones_still_count():
     assert a.conn.counters.acks_received > 100
 
 
+def test_each_route_counts_the_packets_the_fabric_dropped_on_it():
+    dead = (2, 1)
+    net, a, b = pair(Impairments(dead_paths={dead}))
+    a.conn.write(payload(300_000, 1), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    log, sender = a.conn.sender.route_log, a.conn.sender
+    on_dead = len([r for r in net.data_sent("a") if (r.ev, r.plane) == dead])
+    dead_route = log.keys[sender.route_of_pid[PATHS.index(dead)]]
+    assert on_dead > 0
+    assert {key: n for key, n in zip(log.keys, log.dropped) if n} == {dead_route: on_dead}
+
+
+def test_a_loss_that_was_reordering_is_taken_back_from_its_route():
+    net, a, b = pair(Impairments(reorder=0.3, reorder_delay=50e-6), seed=11)
+    a.conn.write(payload(200_000, 11), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=5)
+    net.run_for(0.05)                                 # the last duplicates are acked
+    c = a.conn.counters
+    assert c.sack_losses > 0 and c.spurious_losses > 0
+    assert sum(a.conn.sender.route_log.dropped) == c.sack_losses + c.timeouts - c.spurious_losses == 0
+
+
 def test_reordering_widens_the_reorder_window_instead_of_retiring_paths():
     """Packets delayed by up to half an RTT: the first mistakes widen the
     reorder window (RACK); after that, reordering alone retires no path."""

@@ -77,7 +77,8 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     quick, full = paper.plan(quick=True), paper.plan(quick=False)
     lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=paper.NIC_LOSS_LEVELS[-1]).name
     assert lossy_16 in full and lossy_16 not in quick
-    assert "RoCE-like with 1, 8 QPs" in full[-1]
+    assert any("incast with a victim" in step and "RoCE-like with 1, 8 QPs" in step for step in full)
+    assert full[-1] == "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)"
     roce, multi = paper.INCAST_ROCE_FABRIC, paper.INCAST_FABRIC
     assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
     assert roce.evs_per_plane >= max(paper.INCAST_ROCE_QPS) and roce.hosts == multi.hosts
@@ -217,3 +218,34 @@ def test_unwritable_results_directory_is_refused_before_the_lab(tmp_path):
     blocker.write_text("")
     done = CliRunner().invoke(app, ["paper", "--quick", "--results", str(blocker / "r")])
     assert done.exit_code == 2 and "cannot write results under" in done.output and "Traceback" not in done.output
+
+
+# ---- T0-T1 flap cost (section 3) ------------------------------------------------------------------
+def test_the_flaps_take_one_route_per_plane_in_turn():
+    faults = paper.flap_timeline(paper.LINKS_FABRIC, 4, 1.0)
+    assert [(f.at, f.duration, f.target) for f in faults] == [
+        (1.0, 1.0, "t0p0r0-t1p0s0"), (3.0, 1.0, "t0p1r0-t1p1s1"), (5.0, 1.0, "t0p2r0-t1p2s0"), (7.0, 1.0, "t0p3r0-t1p3s1")]
+    assert [paper.flapped_route(f) for f in faults] == [(0, 0), (1, 1), (2, 0), (3, 1)]
+    with pytest.raises(ValueError, match="one per plane"):
+        paper.flap_timeline(paper.LINKS_FABRIC, paper.LINKS_FABRIC.planes + 1, 1.0)
+
+
+def routes(**dropped):
+    """Route records of one connection: dropped packets by "p<plane>t<t1>"."""
+    return [{"plane": int(k[1]), "t1": int(k[3]), "dropped": n} for k, n in dropped.items()]
+
+
+def test_flap_costs_are_read_from_each_connections_flapped_routes():
+    stats = {"h0": {"peers": {"h2": {"routes": routes(p0t0=2, p0t1=0, p1t1=1, p1t0=1)}}},
+             "h2": {"peers": {"h0": {"routes": routes(p0t0=3, p1t1=0)}}}}
+    costs, elsewhere = paper.flap_costs(stats, "h0", "h2", [(0, 0), (1, 1)])
+    assert costs == [2, 3, 1, 0], "flap by flap, each direction"
+    assert elsewhere == 1, "a drop on a route no flap touched is counted apart"
+    assert paper.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
+
+
+def test_flap_shape():
+    same, why = paper.flap_shape([1, 1, 2, 4])
+    assert same and why.startswith("yes: median 1.5 packets") and "2 of 4 cost one or none" in why
+    assert not paper.flap_shape([4, 5, 3, 9])[0]
+    assert paper.flap_shape([]) == (False, "no: no flap measured")
