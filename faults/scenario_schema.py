@@ -34,7 +34,7 @@ from faults.scenario_record import (
     JobSettings,
 )
 from mrc_host.congestion import CONTROLLERS
-from mrc_host.params import TransportParams
+from mrc_host.params import BASELINE_CCS, TransportParams
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC
 
 PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
@@ -96,12 +96,13 @@ class _JobModel(_Strict):
 
 def _transport_params_model() -> type[BaseModel]:
     """Every TransportParams field with its own type; the numbers are counts, times or
-    gains, so >= 0; the one name (cc) is one of the congestion controllers."""
+    gains, so >= 0; the names (cc, baseline_cc) are one of their congestion controllers."""
     hints = typing.get_type_hints(TransportParams)
+    names = {"cc": tuple(CONTROLLERS), "baseline_cc": BASELINE_CCS}
     return create_model(
         "_TransportParamsModel",
         __base__=_Strict,
-        **{f.name: (Literal[tuple(CONTROLLERS)], f.default) if f.name == "cc"
+        **{f.name: (Literal[names[f.name]], f.default) if f.name in names
            else (hints[f.name], Field(f.default, ge=0)) for f in fields(TransportParams)},
     )
 

@@ -14,6 +14,11 @@ Receiver: accepts only the next expected PSN, places it, acks cumulatively
 trimmed header of the expected PSN is NACKed with reason TRIMMED.
 Sender: on NACK(psn) or RTO, go back to that PSN (RTO: the oldest unacked)
 and resend everything from there.
+
+With ``baseline_cc: dcqcn`` it is RoCE as the MRC paper ran it: the receiver
+answers CE-marked DATA with a CNP (an ACK flagged ECN_ECHO, at most one per
+``dcqcn_cnp_interval``) and the sender paces its packets at its DCQCN rate
+(mrc_host/dcqcn.py), the window staying the cap it is without it.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Hashable, Optional, Sequence
 
 from . import wire
 from .counters import Counters
+from .dcqcn import Dcqcn
 from .events import Event, MessageComplete, ProtocolError, WriteComplete
 from .params import TransportParams
 from .receiver import MessageProgress, place
@@ -75,6 +81,9 @@ class BaselineConnection:
         self.last_progress = 0.0
         self.sent_at: dict[int, float] = {}   # psn -> first send time (RTT samples)
         self.msg_ids = wire.MessageIds()
+        self.dcqcn = Dcqcn(params.line_rate_bps, params) if params.baseline_cc == "dcqcn" else None
+        self.pace_at = 0.0                    # DCQCN: the next packet leaves no earlier
+        self.last_cnp = -float("inf")         # DCQCN notification point: when the last CNP went
         # receiver
         self.buf = memoryview(bytearray(recv_buffer_size) if recv_buffer is None else recv_buffer).cast("B")
         self.rcv_conn: int | None = None
@@ -115,8 +124,14 @@ class BaselineConnection:
             self._events.append(ProtocolError(str(e), self.peer))
             return
         if isinstance(h, wire.DataHeader):
+            if ecn_ce:
+                self._on_ce(h, now)
             self._on_data(datagram, h)
         elif isinstance(h, wire.AckHeader) and h.conn == self.conn_id:
+            if h.flags & wire.F_ECN_ECHO:
+                self.counters.ecn_echoes += 1
+                if self.dcqcn is not None:
+                    self.dcqcn.on_cnp(now)
             self._on_ack(h.cum_psn, h.acked_psn, now)
         elif isinstance(h, wire.NackHeader) and h.conn == self.conn_id:
             self.counters.nacks_received += 1
@@ -169,6 +184,18 @@ class BaselineConnection:
         else:
             self.last = (ev, plane, psn)
 
+    def _on_ce(self, h: wire.DataHeader, now: float) -> None:
+        """A CE-marked DATA packet: under DCQCN a CNP to its sender, at most one per interval."""
+        self.counters.ecn_ce_received += 1
+        if self.dcqcn is None or now - self.last_cnp < self.params.dcqcn_cnp_interval:
+            return
+        if self.rcv_conn is not None and h.conn != self.rcv_conn:
+            return
+        self.last_cnp = now
+        self.counters.cnps_sent += 1
+        self._out.append((wire.encode_ack(wire.F_ECN_ECHO, h.ev, h.plane, h.conn, self.expected, 0, h.psn),
+                          h.ev, h.plane))
+
     def _ack(self, ev, plane, psn) -> None:
         self.pending = 0
         self.counters.acks_sent += 1
@@ -220,7 +247,15 @@ class BaselineConnection:
             self.rtt.on_timeout()
 
     def next_deadline(self) -> float | None:
-        return self.last_progress + self.rtt.current() if self.segs else None
+        rto = self.last_progress + self.rtt.current() if self.segs else None
+        if self.dcqcn is not None and self._can_send():
+            return self.pace_at if rto is None or self.pace_at < rto else rto
+        return rto
+
+    def _can_send(self) -> bool:
+        """A packet would leave now but for pacing: something to (re)send within the window."""
+        in_window = ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF) < self.window
+        return in_window and (bool(self.queue) or self.snd_nxt != self.snd_max)
 
     def datagrams_to_send(self, now: float) -> list:
         if self.pending:
@@ -231,7 +266,10 @@ class BaselineConnection:
         c = self.counters
         if not self.segs:
             self.last_progress = now
+        dcqcn = self.dcqcn
         while ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF) < self.window:
+            if dcqcn is not None and now < self.pace_at:
+                break
             psn = self.snd_nxt
             seg = self.segs.get(psn)
             flags = wire.F_RETX
@@ -261,10 +299,17 @@ class BaselineConnection:
             c.data_sent += 1
             c.data_bytes_sent += length
             self.snd_nxt = (psn + 1) & 0xFFFFFFFF
+            if dcqcn is not None:
+                dcqcn.on_sent(length, now)
+                gap = dcqcn.packet_time(length + wire.FRAME_OVERHEAD)
+                # a late wakeup may catch up by one packet, no more: the rate holds on average
+                self.pace_at = (self.pace_at if self.pace_at > now - gap else now - gap) + gap
         return out
 
     def stats(self) -> dict:
         d = self.counters.as_dict()
         d.update(path=list(self.path), rto=self.rtt.current(), srtt=self.rtt.srtt,
                  inflight=(self.snd_nxt - self.snd_una) & 0xFFFFFFFF)
+        if self.dcqcn is not None:
+            d["dcqcn"] = self.dcqcn.state()
         return d

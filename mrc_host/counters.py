@@ -15,6 +15,7 @@ COUNTER_NAMES = (
     "nacks_sent",         # NACKs sent (receiver side)
     "ecn_ce_received",    # DATA packets that arrived with CE (receiver side)
     "ecn_echoes",         # ACKs with ECN_ECHO received (sender side)
+    "cnps_sent",          # DCQCN congestion notifications sent (the baseline's receiver side)
     "acks_sent",
     "acks_received",
     "data_received",      # DATA packets placed (new, not duplicates)

@@ -226,5 +226,6 @@ class MultiRailBaseline:
         d.update(rto=max(r["rto"] for r in rails), inflight=sum(r["inflight"] for r in rails),
                  receive_queue_pairs=len(self._rail_list) - len(self._senders),
                  rails=[{"plane": r["path"][1], "ev": r["path"][0], "rto": r["rto"], "srtt": r["srtt"],
-                         "inflight": r["inflight"]} for r in rails])
+                         "inflight": r["inflight"], **({"dcqcn": r["dcqcn"]} if "dcqcn" in r else {})}
+                        for r in rails])
         return d

@@ -10,6 +10,7 @@ from .wire import FRAME_OVERHEAD
 # description (topologies/fabric.py) takes its default from here, so an agent
 # started by hand and the lab's fabric agree.
 DEFAULT_EVS_PER_PLANE = 8
+BASELINE_CCS = ("none", "dcqcn")   # the baseline's congestion control (TransportParams.baseline_cc)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,20 @@ class TransportParams:
         them, each a go-back-N flow sending from its own EV (UDP source port),
         so the fabric's ECMP hash places each one on its own; at most the
         EVs of a plane (mrc_host/multirail.py)
+    baseline_cc: the baseline's congestion control, "none" (its fixed window,
+        the default) or "dcqcn" (each queue pair paced at a DCQCN rate,
+        mrc_host/dcqcn.py; needs line_rate_bps): RoCE as the MRC paper ran it
+    dcqcn_timer: DCQCN's rate-increase and alpha timer, s (0.055: its 55 us
+        x 1000, the lab's RTTs being about 1000 x a datacenter's)
+    dcqcn_cnp_interval: the receiver sends at most one CNP per queue pair per
+        this, s (0.05: DCQCN's 50 us x 1000)
+    dcqcn_g: DCQCN's alpha gain (1/256)
+    dcqcn_ai_share / dcqcn_hai_share: additive and hyper increase steps as
+        shares of the line rate (0.001: DCQCN's 40 Mb/s at 40 Gb/s / 0.005)
+    dcqcn_fast_recovery: increase events of fast recovery before additive
+        increase (5)
+    dcqcn_byte_counter: data bytes sent per byte-counter increase event
+        (10_000_000: DCQCN's 10 MB)
     """
 
     payload_size: int = 1024
@@ -117,11 +132,22 @@ class TransportParams:
     nscc_fair_packets: float = 1.0
     nscc_qa_delay: float = 4.0
     qps: int = 1
+    baseline_cc: str = "none"
+    dcqcn_timer: float = 0.055
+    dcqcn_cnp_interval: float = 0.05
+    dcqcn_g: float = 1 / 256
+    dcqcn_ai_share: float = 0.001
+    dcqcn_hai_share: float = 0.005
+    dcqcn_fast_recovery: int = 5
+    dcqcn_byte_counter: int = 10_000_000
 
     def __post_init__(self) -> None:
         if isinstance(self.qps, bool) or not isinstance(self.qps, int) or self.qps < 1:
             raise ValueError(f"transport parameter qps (the baseline's queue pairs per plane) must be an "
                              f"integer >= 1, got {self.qps!r}")
+        if self.baseline_cc not in BASELINE_CCS:
+            raise ValueError(f"transport parameter baseline_cc must be one of {', '.join(BASELINE_CCS)}, "
+                             f"got {self.baseline_cc!r}")
 
     def frame_time(self) -> float:
         """Seconds one DATA packet takes on a NIC port at line_rate_bps (0.0: rate unknown)."""

@@ -211,10 +211,24 @@ def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> d
     ports facing hosts, as UEC/MRC do)."""
     from topologies import port_program
 
-    last_hop = {spec.switch_intf(l.b, l.b_port) for l in spec.links if l.kind == "host-t0"}
+    last_hop = last_hop_ports(spec)
     return {port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
                                           ecn=port not in last_hop)
             for port in ports}
+
+
+def last_hop_ports(spec: FabricSpec) -> set[str]:
+    """The T0 ports facing hosts: what leaves one is delivered."""
+    return {spec.switch_intf(l.b, l.b_port) for l in spec.links if l.kind == "host-t0"}
+
+
+def mark_ecn_on_last_hops(spec: FabricSpec) -> None:
+    """ECN marking on the last hops too, on a live fabric built with switch_port_configs: a RoCE
+    fabric marks every hop for DCQCN, where UEC/MRC's (and the lab's) trim at the last hop."""
+    from topologies import port_program
+
+    for port in sorted(last_hop_ports(spec)):
+        port_program.set_ecn(port, True)
 
 
 def prepare_ovs_tx_buffer(configs: dict) -> int:

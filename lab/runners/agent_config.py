@@ -69,13 +69,17 @@ def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> d
     rate, at which it paces (so its own shaper never queues, as a real NIC's
     port never does), and an RTO above the fabric's queueing bound (see above);
     it steers its own window. A window-only controller (AIMD, fixed; the
-    baseline's queue pairs) gets the lab's window of about one BDP, pinned."""
+    baseline's queue pairs) gets the lab's window of about one BDP, pinned;
+    the baseline under DCQCN also its line rate, at which each queue pair
+    starts and which its rate never passes."""
     cc = overrides.get("cc", TransportParams.cc)
     if transport == "mrc" and cc == "nscc":
         rto_min = max(TransportParams.rto_min, round(queueing_bound(spec), 3))
         return {"line_rate_bps": spec.link_bps, "rto_min": rto_min, **overrides}
     window = lab_window(spec, transport, overrides.get("qps", 1))
-    return {"cwnd_init": window, "cwnd_max": window, **overrides}
+    rate = ({"line_rate_bps": spec.link_bps}
+            if transport != "mrc" and overrides.get("baseline_cc") == "dcqcn" else {})
+    return {"cwnd_init": window, "cwnd_max": window, **rate, **overrides}
 
 
 def agent_config(spec: FabricSpec, host: int, peers: list[int], *, transport: str, payload_size: int,

@@ -50,8 +50,10 @@ NIC_LOSS_LEVELS = (0.001, 0.01)
 INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
 INCAST_SENDERS = 3
 INCAST_MRC_PARAMS = {"cc": "nscc"}   # MRC's transport parameters in this row (docs/paper.md)
-# ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs
+# ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs,
+# under DCQCN with ECN marked on every hop, as the paper's RoCE fabric ran (docs/paper.md)
 INCAST_ROCE_QPS = (1, 8)
+INCAST_ROCE_CC = "dcqcn"
 INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.planes * INCAST_FABRIC.link_mbps,
                              evs_per_plane=max(INCAST_ROCE_QPS))
 # Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
@@ -78,8 +80,9 @@ MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
 
 
-def roce_label(qps: int, link_mbps: float = ROCE_LINK_MBPS) -> str:
-    return f"RoCE-like, 1 plane x {link_mbps:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
+def roce_label(qps: int, link_mbps: float = ROCE_LINK_MBPS, cc: str = "none") -> str:
+    under = "" if cc == "none" else f" + {cc.upper()}"
+    return f"RoCE-like{under}, 1 plane x {link_mbps:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
 
 
 def run_name(quick: bool) -> str:
@@ -324,6 +327,7 @@ class Paper:
     def incast_row(self) -> Iterator[PaperRow]:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import INCAST_PARAMS, run_incast_victim
+        from topologies.builder import mark_ecn_on_last_hops
 
         duration = PASSES[self.quick].victim_s
         results = {}
@@ -335,9 +339,11 @@ class Paper:
             results[MULTI_RAIL] = run_incast_victim(session, INCAST_SENDERS, duration, "baseline",
                                                     params=dict(INCAST_PARAMS))
         with lab_session(INCAST_ROCE_FABRIC) as session:
+            mark_ecn_on_last_hops(session.spec)
             for qps in INCAST_ROCE_QPS:
-                results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps)] = run_incast_victim(
-                    session, INCAST_SENDERS, duration, "baseline", params=dict(INCAST_PARAMS, qps=qps))
+                results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps, INCAST_ROCE_CC)] = run_incast_victim(
+                    session, INCAST_SENDERS, duration, "baseline",
+                    params=dict(INCAST_PARAMS, qps=qps, baseline_cc=INCAST_ROCE_CC))
         runs = {label: victim_verdict_part(r) for label, r in results.items()}
         same, why = victim_shape(results[MRC].victim_ratio)
         ok, trust_why = trust(runs)
@@ -384,7 +390,7 @@ def plan(quick: bool) -> list[str]:
     return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, one by one, then together; "
                                        f"{step:g} s phases)", f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
                                        f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
-                                       f"RoCE-like with {roce} QPs on one plane)",
+                                       f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
                                        f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
                                        f"one per plane, under an MRC bandwidth test)"]
 

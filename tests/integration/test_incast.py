@@ -96,3 +96,30 @@ def test_victim_incast_figures_are_those_of_its_series(victim):
     assert victim.victim_mbps == run.flow("h5", "h1").mean_mbps
     assert victim.victim_alone_mbps == victim.alone.flow("h5", "h1").mean_mbps > 0
     assert victim.victim_ratio == round(victim.victim_mbps / victim.victim_alone_mbps, 3)
+
+
+def test_roce_under_dcqcn_is_cut_by_cnps_on_a_fabric_marking_every_hop():
+    """The RoCE-like baseline (one plane, 1 QP) under DCQCN, with ECN on the last hops too:
+    3 senders into one host's single 20 Mb/s port mark its queue, whatever the timing."""
+    from dataclasses import replace
+
+    from lab.plumbing import cleanup
+    from lab.plumbing.lock import lab_lock
+    from topologies.builder import mark_ecn_on_last_hops
+
+    roce = replace(SPEC, planes=1, link_mbps=2 * SPEC.link_mbps)
+    with lab_lock():
+        cleanup.clean()
+        with lab_session(roce) as session:
+            mark_ecn_on_last_hops(roce)
+            r = run_incast_victim(session, VICTIM_SENDERS, 1.0, "baseline",
+                                  params=dict(INCAST_PARAMS, baseline_cc="dcqcn"))
+        assert not any(cleanup.leftovers().values())
+    assert r.error is None and r.verified
+    stats = r.incast.stats
+    cnps = sum(conn.get("cnps_sent", 0) for conn in stats["h0"]["peers"].values())
+    assert cnps > 0, "the target's port marked nothing, or its agent sent no CNP"
+    rails = [rail["dcqcn"] for s in r.senders for rail in stats[s]["peers"]["h0"]["rails"]]
+    assert sum(rail["cnps_received"] for rail in rails) == sum(
+        stats[s]["peers"]["h0"]["ecn_echoes"] for s in r.senders) > 0
+    assert min(rail["rate_bps"] for rail in rails) < roce.link_bps, "no sender's rate was cut"

@@ -193,3 +193,6 @@ def test_nscc_gets_the_nic_line_rate_and_no_pinned_window():
     aimd = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "aimd"})
     assert aimd["cwnd_init"] == aimd["cwnd_max"] and "line_rate_bps" not in aimd
     assert "line_rate_bps" not in lab_transport_params(DEFAULT_FABRIC, "baseline", {"cc": "nscc"})
+    dcqcn = lab_transport_params(DEFAULT_FABRIC, "baseline", {"baseline_cc": "dcqcn"})
+    assert dcqcn["line_rate_bps"] == DEFAULT_FABRIC.link_bps and dcqcn["cwnd_init"] == dcqcn["cwnd_max"]
+    assert TransportParams.from_dict(dcqcn).baseline_cc == "dcqcn"

@@ -77,7 +77,7 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     quick, full = paper.plan(quick=True), paper.plan(quick=False)
     lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=paper.NIC_LOSS_LEVELS[-1]).name
     assert lossy_16 in full and lossy_16 not in quick
-    assert any("incast with a victim" in step and "RoCE-like with 1, 8 QPs" in step for step in full)
+    assert any("incast with a victim" in step and "RoCE-like + DCQCN with 1, 8 QPs" in step for step in full)
     assert full[-1] == "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)"
     roce, multi = paper.INCAST_ROCE_FABRIC, paper.INCAST_FABRIC
     assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
@@ -123,6 +123,7 @@ def test_json_has_every_row():
 def test_roce_label_names_plane_rate_and_queue_pairs():
     assert roce_label(1) == "RoCE-like, 1 plane x 80 Mb/s, 1 QP"
     assert roce_label(16) == "RoCE-like, 1 plane x 80 Mb/s, 16 QPs"
+    assert roce_label(8, 20, "dcqcn") == "RoCE-like + DCQCN, 1 plane x 20 Mb/s, 8 QPs"
 
 
 @pytest.mark.parametrize("setup", [Setup("allreduce"), Setup("alltoall", single_plane=True, qps=16),
