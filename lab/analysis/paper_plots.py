@@ -78,6 +78,16 @@ def save(fig, path: Path) -> Path:
     return path
 
 
+def finish(fig, ax, row: dict, text: str, path: Path, **legend) -> Path:
+    """A one-panel bar figure's last touches: title with the row's verdicts, grid, the
+    untrusted mark, the legend (upper right), saved at `path`."""
+    title(ax, text, row)
+    ax.grid(alpha=0.3, axis="y")
+    mark_untrusted(ax, row)
+    legend_once(ax, loc="upper right", **legend)
+    return save(fig, path)
+
+
 def legend_once(ax, **kw) -> None:
     """A legend with each label once (a shape drawn on several panels or levels)."""
     handles, labels = ax.get_legend_handles_labels()
@@ -213,11 +223,7 @@ def incast_victim(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_xticks(range(len(groups)), [name for name, _, _ in groups])
     ax.set_ylim(0, 1.3)
     ax.set_ylabel("share (1: unaffected / equal shares)")
-    title(ax, f"Incast beside a victim flow ({paper.PAPER['incast'].figure})", row)
-    ax.grid(alpha=0.3, axis="y")
-    mark_untrusted(ax, row)
-    legend_once(ax, loc="upper right", fontsize=7)
-    return save(fig, path)
+    return finish(fig, ax, row, f"Incast beside a victim flow ({paper.PAPER['incast'].figure})", path, fontsize=7)
 
 
 def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
@@ -237,11 +243,7 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_xticks(range(top + 1))
     ax.set_xlabel("data packets a connection lost to one flap")
     ax.set_ylabel("(flap, connection) pairs")
-    title(ax, f"What a T0-T1 link flap costs ({paper.PAPER['flaps'].figure})", row)
-    ax.grid(alpha=0.3, axis="y")
-    mark_untrusted(ax, row)
-    legend_once(ax, loc="upper right", fontsize=8)
-    return save(fig, path)
+    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({paper.PAPER['flaps'].figure})", path, fontsize=8)
 
 
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
