@@ -241,6 +241,7 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.axvline(target.PAPER_FLAP_FEW_PACKETS + 0.5, color="grey", ls=":",
                label=f"the lab's \"very few\": median <= {target.PAPER_FLAP_FEW_PACKETS}")
     ax.set_xticks(range(top + 1))
+    ax.set_ylim(0, max(counts + [1]) * 1.6)          # room for the legend above the bars
     ax.set_xlabel("data packets a connection lost to one flap")
     ax.set_ylabel("(flap, connection) pairs")
     return finish(fig, ax, row, f"What a T0-T1 link flap costs ({paper.PAPER['flaps'].figure})", path, fontsize=8)
