@@ -58,6 +58,10 @@ class Injector:
         self.session, self.target, self.params = session, target, dict(params or {})
         self.spec = session.spec
         self.active = False
+        self.now = time.monotonic          # the clock's now; the timeline gives its own
+        # when the last start or repair took effect on the fabric (clock time), if the
+        # injector can tell: after its commands, before the checks that verify them
+        self.in_effect: float | None = None
 
     def start(self) -> None:
         raise NotImplementedError
@@ -90,6 +94,7 @@ class _LinksDown(Injector):
     def start(self) -> None:
         self.active = True
         set_admin(self.admin, up=False)
+        self.in_effect = self.now()        # the link carries nothing from here on
         wait_operstate(self.ends, up=False, what=f"{self}: set down")
 
     def repair(self) -> None:
@@ -97,6 +102,7 @@ class _LinksDown(Injector):
             restore_ports(self.session.fabric, self.admin, f"{self}: set up")
         else:
             set_admin(self.admin, up=True)
+        self.in_effect = self.now()        # up at both ends (srv6: with its routes back)
         wait_operstate(self.ends, up=True, what=f"{self}: set up")
         if self.spec.dataplane == "srv6":
             check_static(self.session.fabric, self.admin, f"{self}: set up")

@@ -11,6 +11,10 @@ production; a test passes a ManualClock and advances it, and every action
 then due runs in the test's own thread. Each start/repair appends to `log`:
     {"t": s after t0, "kind": "fault_start" | "fault_end", "fault", "target",
      "transport", "took_s", ...params}
+"t" is when the action began and "took_s" how long it took, its checks
+included; "effective_s", when the injector can tell, is how long after "t"
+the fault (or its repair) took effect on the fabric: a link carries nothing
+once its ends are set down, some 10-20 ms into the action (an `ip` command).
 `stop()` (or leaving the `with`) repairs whatever is still active, waits
 until the fabric is verifiably healthy (faults.injectors.fabric_healthy),
 and re-raises the first injector error. An error is also logged as
@@ -41,6 +45,8 @@ class FaultTimeline:
         self.observer = observer
         # built now: a bad target fails before the job starts
         self.injectors = [(ev, make_injector(session, ev)) for ev in events]
+        for _ev, inj in self.injectors:
+            inj.now = self.clock.now
         # a restore waits out the routing hold-down before the fabric counts as healthy
         self.healthy_timeout = healthy_timeout if healthy_timeout is not None else \
             getattr(session.controller, "hold_down", DEFAULT_HOLD_DOWN) + 10.0
@@ -106,6 +112,7 @@ class FaultTimeline:
         if self.observer:
             self.observer("before", action, ev)
         started = self.clock.now()
+        inj.in_effect = None
         try:
             inj.start() if action == "start" else inj.repair()
         except Exception as exc:
@@ -113,8 +120,10 @@ class FaultTimeline:
             if self.error is None:
                 self.error = exc
             return False
-        self._record("fault_start" if action == "start" else "fault_end", ev, started,
-                     took_s=round(self.clock.now() - started, 6))
+        took = {"took_s": round(self.clock.now() - started, 6)}
+        if inj.in_effect is not None:
+            took["effective_s"] = round(inj.in_effect - started, 6)
+        self._record("fault_start" if action == "start" else "fault_end", ev, started, **took)
         if self.observer:
             self.observer("after", action, ev)
         return True

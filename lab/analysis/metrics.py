@@ -10,7 +10,9 @@ iteration   {"transport", "iteration", "start", "end", "duration", "verified",
              "rank_times": [[start, end], ...]}
 event       {"t", "kind", ...}; kinds used here:
             "fault_start" / "fault_end": + "fault", "target", "transport"
-                (optional "paths": [[plane, ev], ...] naming the paths it cuts)
+                (optional "paths": [[plane, ev], ...] naming the paths it cuts;
+                optional "effective_s": how long after "t" it took effect, which
+                the fault window then starts or ends at)
             "path_state": + "transport", "host", "peer", "plane", "ev",
                 "old", "new", "reason"
 counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
@@ -168,16 +170,22 @@ def fault_windows(events: Iterable[Mapping], transport: str | None = None) -> li
         if kind == "fault_start":
             open_.setdefault(key, []).append(ev)
         elif open_.get(key):
-            windows.append(_window(open_[key].pop(0), ev["t"]))
+            windows.append(_window(open_[key].pop(0), _instant(ev)))
     windows += [_window(ev, None) for starts in open_.values() for ev in starts]
     return sorted(windows, key=lambda w: w.start)
+
+
+def _instant(ev: Mapping) -> float:
+    """When a fault event took effect: its action's start plus ``effective_s`` when the
+    injector measured it (faults/timeline.py), else the action's start."""
+    return float(ev["t"]) + float(ev.get("effective_s", 0.0))
 
 
 def _window(start_ev: Mapping, end: float | None) -> FaultWindow:
     paths = start_ev.get("paths")
     return FaultWindow(
         fault=str(start_ev.get("fault", "fault")), target=str(start_ev.get("target", "")),
-        transport=start_ev.get("transport"), start=float(start_ev["t"]),
+        transport=start_ev.get("transport"), start=_instant(start_ev),
         end=None if end is None else float(end),
         paths=None if paths is None else tuple((int(p), int(e)) for p, e in paths))
 

@@ -77,6 +77,19 @@ def test_fires_on_the_job_clock_repairs_after_duration_and_at_stop(actions, cloc
     assert clock.pending() == 0
 
 
+def test_the_instant_an_injector_says_its_fault_took_effect_is_logged(actions, clock, monkeypatch):
+    class Measured(Recorder):
+        def start(self):
+            super().start()
+            self.in_effect = self.clock.now() + 0.0125     # its command took 12.5 ms
+
+    monkeypatch.setattr(timeline, "make_injector", lambda session, ev: Measured(actions, clock, ev.target))
+    log = []
+    with make([FaultEvent(at=1.0, kind="link_flap", target="a", duration=1.0)], clock, log):
+        clock.advance(3.0)
+    assert [(e["kind"], e.get("effective_s")) for e in log] == [("fault_start", 0.0125), ("fault_end", None)]
+
+
 def test_a_repair_runs_before_a_start_due_at_the_same_instant(actions, clock):
     events = [FaultEvent(at=2.0, kind="loss", target="later", duration=1.0),
               FaultEvent(at=1.0, kind="link_flap", target="first", duration=1.0)]

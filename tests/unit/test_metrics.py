@@ -106,6 +106,17 @@ def test_fault_windows_pair_start_and_end_per_target_and_transport():
     assert len(fault_windows(shared, "baseline")) == 1 == len(fault_windows(shared, "mrc"))
 
 
+def test_a_fault_window_runs_from_when_the_fault_took_effect_to_when_its_repair_did():
+    evs = [{"t": 1.0, "kind": "fault_start", "fault": "link_flap", "target": "x", "transport": "mrc",
+            "took_s": 0.03, "effective_s": 0.012},
+           {"t": 2.0, "kind": "fault_end", "fault": "link_flap", "target": "x", "transport": "mrc",
+            "took_s": 0.03, "effective_s": 0.02}]
+    (w,) = fault_windows(evs, "mrc")
+    assert (w.start, w.end) == (1.012, 2.02)
+    unmeasured = [{k: v for k, v in e.items() if k != "effective_s"} for e in evs]
+    assert [(x.start, x.end) for x in fault_windows(unmeasured, "mrc")] == [(1.0, 2.0)]
+
+
 # ---- bandwidth and ideal ------------------------------------------------------------------------
 
 def test_bandwidth_math():
