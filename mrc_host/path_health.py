@@ -19,7 +19,8 @@ GOOD       --loss without trim on any of its EVs-->  SUSPECT; a probe goes at on
            --a packet on it overdue (the sender: a
              packet sent after it was acked, and it is
              older than the route's own SRTT + max(4
-             RTTVAR, SRTT/4); no loss yet)-->         SUSPECT the same way: load moves off a
+             RTTVAR, SRTT/4), that margin at most one
+             SRTT; no loss yet)-->                    SUSPECT the same way: load moves off a
              dead route about one RTT after its first unanswered packet, a loss
              declaration (and retransmission) waits for the reorder window
            --its ``LOSSY_SUSPICIONS``-th SACK-gap suspicion

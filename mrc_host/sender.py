@@ -421,9 +421,12 @@ class Sender:
     def _route_rtt_sample(self, rid: int, rtt: float) -> None:
         """Fold an RTT sample of route ``rid`` in; a packet on it is overdue after
         the route's own SRTT plus max(4 RTTVAR, a quarter of the connection's
-        SRTT): each route is judged by its own queues (planes differ by tens of
-        ms when loaded) and its own jitter (a busy host), not by another route's
-        RTT, so reordering between routes does not make one suspect."""
+        SRTT), that margin at most the connection's SRTT: each route is judged by
+        its own queues (planes differ by tens of ms when loaded) and its own
+        jitter (a busy host), not by another route's RTT, so reordering between
+        routes does not make one suspect; and a jittery host (RTTVAR of tens of
+        ms) still leaves a dead route within about two RTTs, a suspicion being
+        cheap (an ACK clears it)."""
         srtt = self.route_srtt[rid]
         if srtt is None:
             srtt, var = rtt, rtt / 2
@@ -431,8 +434,9 @@ class Sender:
             var = 0.75 * self.route_rttvar[rid] + 0.25 * abs(srtt - rtt)
             srtt = 0.875 * srtt + 0.125 * rtt
         self.route_srtt[rid], self.route_rttvar[rid] = srtt, var
-        quarter = (self.rtt.srtt or rtt) / 4
-        self.overdue_after[rid] = srtt + (4 * var if 4 * var > quarter else quarter)
+        conn_srtt = self.rtt.srtt or rtt
+        margin = 4 * var if 4 * var > conn_srtt / 4 else conn_srtt / 4
+        self.overdue_after[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)
 
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions

@@ -2,6 +2,8 @@
 (4 planes x 8 EVs, 2 T1s per plane, 4 active EVs per plane) under the
 failures the lab injects, on a simulated clock."""
 
+import pytest
+
 from mrc_host import wire
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import PathStateChanged, WriteComplete
@@ -179,3 +181,17 @@ def test_the_stats_record_the_stretches_the_connection_had_nothing_to_send():
     assert len(spans) == 1
     start, end = spans[0]
     assert start <= idle_from and end >= resumed - 0.001 and end - start >= 0.2
+
+
+def test_a_jittery_route_still_counts_a_packet_overdue_within_two_rtts():
+    """RTT samples swinging 5-60 ms (a busy host): 4 RTTVAR alone would wait ~80 ms past
+    the route's SRTT; the margin is capped at the connection's SRTT."""
+    net, a, _b = pair()
+    sender = a.conn.sender
+    for i in range(40):
+        sample = 0.005 if i % 2 else 0.06
+        sender.rtt.sample(sample)
+        sender._route_rtt_sample(0, sample)
+    srtt, var = sender.route_srtt[0], sender.route_rttvar[0]
+    assert 4 * var > sender.rtt.srtt, "the samples were not jittery enough to test the cap"
+    assert sender.overdue_after[0] == pytest.approx(srtt + sender.rtt.srtt)
