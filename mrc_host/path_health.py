@@ -65,7 +65,8 @@ SKIP          an ACK for it echoed ECN: passed over for ``skip_time`` (at least
               is GOOD), moving load off the congested EV
 GOOD          usable
 Selectors take GOOD, then SKIP, then SUSPECT EVs: no data goes on a suspect
-or retired route while another route is usable.
+or retired route while another route is usable. A route back in use gets the
+next packet (``returned``): its first ACK tells at once that it works.
 
 Probes
 ------
@@ -184,6 +185,10 @@ class PathHealth:
         self.state = [GOOD] * n              # read directly by path selectors (hot path)
         self.n_skip = 0
         self.next_skip_expiry = INF
+        # an active EV of each route just back in use (from ASSUMED_BAD or DENIED): the
+        # selector sends the next packet on it, so its first ACK (recovery) comes one
+        # RTT after its return, not a turn of the plane's EVs later
+        self.returned: list[int] = []
         self.losses = [0] * n
         self.trims = [0] * n
         self.ecn = [0] * n
@@ -308,6 +313,9 @@ class PathHealth:
         if (old in (R_BAD, R_DENIED)) != (new in (R_BAD, R_DENIED)):
             self._rebalance(plane, now, reason)
         self._refresh(self.route_pids[rid], reason, now)
+        if old in (R_BAD, R_DENIED) and new == R_GOOD:
+            self.returned += [p for p in self.route_pids[rid] if self.state[p] == GOOD][:1]
+            del self.returned[:-len(self.route_keys)]   # a selector that never reads it
 
     # --- timers in RTTs -----------------------------------------------------------------------
     def _srtt(self) -> float:

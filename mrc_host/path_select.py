@@ -71,6 +71,11 @@ class RoundRobin(PathSelector):
 
     def select(self, avoid: int = -1) -> int | None:
         state, columns, cursor = self.health.state, self.columns, self.cursor
+        returned = self.health.returned
+        while returned:                      # a route just back in use goes first
+            pid = returned.pop()
+            if state[pid] == GOOD and pid != avoid:
+                return pid
         n = len(columns)
         p = self.next_plane
         for _ in range(n):
@@ -105,6 +110,7 @@ class RandomSpray(PathSelector):
 
     def select(self, avoid: int = -1) -> int | None:
         state = self.health.state
+        self.health.returned.clear()         # random spray has no order to break
         good = [p for p, s in enumerate(state) if s == GOOD and p != avoid]
         if not good:
             good = [p for p, s in enumerate(state) if s == SKIP and p != avoid]

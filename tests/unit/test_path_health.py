@@ -232,6 +232,19 @@ def test_round_robin_alternates_planes_and_skips_unusable():
     assert rr.select() is None
 
 
+def test_a_route_back_in_use_gets_the_next_packet():
+    h = health(planes=4, evs=8, params=replace(PARAMS, active_evs_per_plane=4))
+    rr = RoundRobin(h.paths, h)
+    back = aliases(h, 1, 2)
+    h.set_denied("denylist", [h.route_keys[h.route_of_pid[back[0]]]], now=1.0)
+    [rr.select() for _ in range(5)]
+    h.set_denied("denylist", [], now=2.0)                    # lifted: the route is back
+    first = rr.select()
+    assert first in back and h.state[first] == GOOD
+    picks = [rr.select() for _ in range(8)]
+    assert len({h.paths[p][1] for p in picks}) == 4, "then the planes take their turns again"
+
+
 def test_round_robin_gives_every_plane_an_equal_share_when_evs_are_retired():
     """A plane's NIC port is the bottleneck: a plane that lost half its EVs
     (one T1) still gets its full share, spread over its remaining EVs."""
