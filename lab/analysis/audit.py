@@ -67,29 +67,49 @@ KERNEL_OWN_SENT = ("Ip6OutRequests",)
 KERNEL_OWN_TAKEN = ("Ip6InDelivers", "Ip6InMcastPkts")
 
 
+SNAPSHOT_TRIES = 3   # reads of one router's ports until its own counters held still across them
+
+
 def snapshot(spec: FabricSpec) -> dict:
     """Every switch port's counters by port name; on srv6 also each router's kernel
-    counters by router name (router_entry)."""
+    counters by router name (router_entry).
+
+    A router's ports are read between two reads of its own counters, again (up to
+    SNAPSHOT_TRIES times) until those held still: a packet of the router's own (an
+    ICMPv6 neighbour or MLD message on a kernel timer) sent or taken in between the
+    two files' reads would otherwise read as one lost, or one made up, at a router
+    no fault touched."""
     bpf = port_program.all_counters()
-    ports, router_pids = {}, {}
+    ports_of: dict = defaultdict(list)
     for link in spec.links:
         ends = [(link.b, link.b_port)] + ([(link.a, link.a_port)] if link.kind == "t0-t1" else [])
         for switch, port in ends:
-            name = spec.switch_intf(switch, port)
-            counters = bpf.get(name, {})
-            ports[name] = {
-                "switch": switch,
-                "host_facing": link.kind == "host-t0",
-                "rx": read_counter(name, "rx_packets"),
-                "tx": read_counter(name, "tx_packets"),
-                **{k: counters.get(k, 0) for k in NAMED},
-            }
-            pid = port_program.port_namespace(name)  # None: an OpenFlow port, audited as before
-            if pid is not None:
-                ports[name]["kernel_dropped"] = sum(read_counter(name, k) for k in KERNEL_PORT_DROPS)
-                router_pids[switch] = pid
-    return ports | {str(switch): router_entry(switch, netns.ipv6_counters(pid))
-                    for switch, pid in router_pids.items()}
+            ports_of[switch].append((spec.switch_intf(switch, port), link.kind == "host-t0"))
+    out = {}
+    for switch, names in ports_of.items():
+        pid = port_program.port_namespace(names[0][0])  # None: an OpenFlow switch, audited as before
+        own = router_entry(switch, netns.ipv6_counters(pid)) if pid is not None else None
+        for _ in range(SNAPSHOT_TRIES):
+            ports = {name: _port_entry(name, switch, facing, bpf.get(name, {}), pid is not None)
+                     for name, facing in names}
+            if pid is None:
+                break
+            first, own = own, router_entry(switch, netns.ipv6_counters(pid))
+            if first == own:
+                break
+        out |= ports
+        if pid is not None:
+            out[str(switch)] = own
+    return out
+
+
+def _port_entry(name: str, switch, host_facing: bool, counters: dict, router: bool) -> dict:
+    entry = {"switch": switch, "host_facing": host_facing,
+             "rx": read_counter(name, "rx_packets"), "tx": read_counter(name, "tx_packets"),
+             **{k: counters.get(k, 0) for k in NAMED}}
+    if router:
+        entry["kernel_dropped"] = sum(read_counter(name, k) for k in KERNEL_PORT_DROPS)
+    return entry
 
 
 # The closing snapshot waits for a quiet fabric: a packet one switch has received and
