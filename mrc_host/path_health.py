@@ -314,8 +314,10 @@ class PathHealth:
             self._rebalance(plane, now, reason)
         self._refresh(self.route_pids[rid], reason, now)
         if old in (R_BAD, R_DENIED) and new == R_GOOD:
-            self.returned += [p for p in self.route_pids[rid] if self.state[p] == GOOD][:1]
-            del self.returned[:-len(self.route_keys)]   # a selector that never reads it
+            first = next((p for p in self.route_pids[rid] if self.state[p] == GOOD), None)
+            if first is not None:
+                self.returned.append(first)
+                del self.returned[:-len(self.route_keys)]   # a selector that never reads it
 
     # --- timers in RTTs -----------------------------------------------------------------------
     def _srtt(self) -> float:

@@ -23,9 +23,10 @@ counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
             "last_sent", "first_acked", "last_acked", "send_silences",
             "ack_silences"}, counting DATA packets (first sends and
             retransmissions; "dropped": those declared lost without a trim
-            and not found delivered after all); a silence is [last packet before, first packet
-            after] of a gap > ROUTE_SILENCE_S (mrc_host/routes.py), one still
-            open at the end of the run is not listed. Times on the run's clock.
+            and not found delivered after all); a silence is [last packet
+            before, first packet after] of a gap > ROUTE_SILENCE_S
+            (mrc_host/routes.py), one still open at the end of the run is
+            not listed. Times on the run's clock.
 fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}
 conservation {transport: {"sent", "received", "named_drops": {...},
              "unexplained_per_link": {link: n}}}

@@ -33,6 +33,7 @@ from lab.runners import bench_targets as target
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+from topologies.names import T0T1Link
 
 DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the baseline
 # The RoCE-like baseline's own environment: one plane with the default fabric's aggregate rate,
@@ -319,8 +320,7 @@ class Paper:
             lab[f"MRC, {how}"] = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
                                            for (d, rate), x in zip(measured, shares[how]))
         same, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()})
-        ok, trust_why = trust({f"MRC, {how}": {"verified": r.verified, "cpu_bound": r.cpu_bound,
-                                               "unexplained_loss": r.unexplained} for how, r in runs.items()})
+        ok, trust_why = trust({f"MRC, {how}": stream_verdict_part(r) for how, r in runs.items()})
         yield PaperRow(links_title(), PAPER["links"].result, lab, same, why, ok, trust_why,
                        {"shares": shares, "planes": spec.planes, "phase_s": step, "runs": records})
 
@@ -360,11 +360,10 @@ class Paper:
         self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
         with lab_session(spec) as session:
             r = run_bandwidth(session, run.flap_s * (2 * run.flaps + 1), "mrc", faults=faults)
-        a, b = (f"h{h}" for h in default_pair(spec))
+        a, b = (spec.host_name(h) for h in default_pair(spec))
         costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
         same, why = flap_shape(costs)
-        ok, trust_why = trust({MRC: {"verified": r.verified and not r.error, "cpu_bound": r.cpu_bound,
-                                     "unexplained_loss": r.unexplained}})
+        ok, trust_why = trust({MRC: stream_verdict_part(r)})
         yield PaperRow(flaps_title(), PAPER["flaps"].result, {MRC: flap_text(costs, elsewhere)},
                        same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, "run": r.as_dict()})
 
@@ -393,6 +392,11 @@ def plan(quick: bool) -> list[str]:
                                        f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
                                        f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
                                        f"one per plane, under an MRC bandwidth test)"]
+
+
+def stream_verdict_part(r) -> dict:
+    """A BandwidthResult as the trust judgement reads a run."""
+    return {"verified": r.verified and not r.error, "cpu_bound": r.cpu_bound, "unexplained_loss": r.unexplained}
 
 
 def victim_verdict_part(r) -> dict:
@@ -511,14 +515,14 @@ def flap_timeline(spec: FabricSpec, flaps: int, flap_s: float) -> list[FaultEven
     towards T1 k mod spines. Each kills one route of each direction of the bandwidth test."""
     if not 0 < flaps <= spec.planes:
         raise ValueError(f"flaps must be 1..{spec.planes} (one per plane), got {flaps}")
-    return [FaultEvent(at=flap_s * (2 * k + 1), kind="link_flap", target=f"t0p{k}r0-t1p{k}s{k % spec.spines}",
+    return [FaultEvent(at=flap_s * (2 * k + 1), kind="link_flap", target=str(T0T1Link(k, 0, k % spec.spines)),
                        duration=flap_s) for k in range(flaps)]
 
 
 def flapped_route(fault: FaultEvent) -> tuple[int, int]:
     """(plane, T1) of the route a flap_timeline fault kills."""
-    t0, t1 = fault.target.split("-")
-    return int(t0[3:t0.index("r")]), int(t1[t1.index("s") + 1:])
+    link = T0T1Link.parse(fault.target)
+    return link.plane, link.spine
 
 
 def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tuple[list[int], int]:
