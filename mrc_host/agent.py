@@ -8,7 +8,10 @@ packet). Sockets:
   one preallocated buffer.
 - send: one socket per (plane, ev), bound to (plane ip, 0xC000 + ev) with
   IP_TOS = ECT(0): the EV rides in the UDP source port, the plane is the
-  NIC port the socket's address belongs to.
+  NIC port the socket's address belongs to. With ``control_priority`` set, a
+  second socket per (plane, ev), bound to the same address, sends the control
+  datagrams (ACK, NACK, probes) with that SO_PRIORITY: the host's NIC shaper
+  puts them ahead of its queued DATA (topologies/shaping.py).
 
 IPv6 plane addresses (the srv6 data plane, docs/srv6.md) take the same
 sockets in AF_INET6 (receive on ``::``), with the traffic class for the
@@ -93,6 +96,8 @@ class AgentConfig:
         (a peer in the same rack is reached without crossing a T1; the
         denylist names hosts and racks by number)
     denylist_path: the host-wide denylist file (denylist.py) to honour, or None
+    control_priority: the SO_PRIORITY of the sockets control datagrams leave by
+        (the host NIC shaper's control class), or None: one socket per (plane, ev)
     route_addresses: peer -> per plane, the address each route to it is written
         as, indexed by T1 (a peer in another rack; EV e takes routes.route_of's T1)
         or the peer's own address alone (same rack); None: send to the peer's
@@ -117,6 +122,7 @@ class AgentConfig:
     host_places: dict = field(default_factory=dict)
     denylist_path: str | None = None
     route_addresses: dict | None = None
+    control_priority: int | None = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "AgentConfig":
@@ -248,21 +254,34 @@ class Agent:
             s.setblocking(False)
             self.sel.register(s, selectors.EVENT_READ)
             self.recv_socks.append(s)
-        # send_socks[plane][ev]
-        self.send_socks: list[dict[int, socket.socket]] = []
-        for ip in cfg.plane_ips:
-            per_ev = {}
-            for ev in cfg.evs:
-                s = socket.socket(family, socket.SOCK_DGRAM)
-                if self.ipv6:
-                    s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, wire.ECT0)
-                    zero_checksums(s, receive=False)
-                else:
-                    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, cfg.sndbuf)
-                s.bind((ip, wire.ev_to_port(ev)))
-                per_ev[ev] = s
-            self.send_socks.append(per_ev)
+        # send_socks[plane][ev]; control_socks[plane][ev]: the same, or their twins
+        # that send at the control priority
+        self.send_socks = [self._plane_sockets(family, ip) for ip in cfg.plane_ips]
+        self.control_socks = self.send_socks
+        if cfg.control_priority is not None:
+            self.control_socks = [self._plane_sockets(family, ip, cfg.control_priority)
+                                  for ip in cfg.plane_ips]
+
+    def _plane_sockets(self, family, ip: str, priority: int | None = None) -> dict[int, socket.socket]:
+        """ev -> a socket bound to (ip, the EV's port) sending ECT(0), at `priority` if given."""
+        cfg = self.config
+        per_ev = {}
+        for ev in cfg.evs:
+            s = socket.socket(family, socket.SOCK_DGRAM)
+            if self.ipv6:
+                s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, wire.ECT0)
+                zero_checksums(s, receive=False)
+            else:
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, cfg.sndbuf)
+            if cfg.control_priority is not None:
+                # a data socket and its control twin share the EV's address
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if priority is not None:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
+            s.bind((ip, wire.ev_to_port(ev)))
+            per_ev[ev] = s
+        return per_ev
 
     def _make_connections(self) -> None:
         cfg = self.config
@@ -464,12 +483,13 @@ class Agent:
             self.garbage += conn.counters.dropped - before
 
     def _send_all(self, now: float) -> None:
-        socks = self.send_socks
+        data_socks, control_socks = self.send_socks, self.control_socks
         for peer, conn in self._conn_list:
             out = conn.datagrams_to_send(now)
             if out:
                 dests = self.peer_dests[peer]
                 for dgram, ev, plane in out:
+                    socks = data_socks if dgram[1] == wire.T_DATA else control_socks
                     try:
                         socks[plane][ev].sendto(dgram, dests[plane][ev])
                     except (IndexError, KeyError):
@@ -533,7 +553,7 @@ class Agent:
         for s in self.recv_socks:
             self.sel.unregister(s)
             s.close()
-        for per_ev in self.send_socks:
+        for per_ev in self.send_socks + (self.control_socks if self.control_socks is not self.send_socks else []):
             for s in per_ev.values():
                 s.close()
         if self.nic.events is not None:

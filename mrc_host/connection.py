@@ -227,7 +227,8 @@ class MrcConnection:
     def stats(self) -> dict:
         s = self.sender
         d = self.counters.as_dict()
-        d.update(cwnd=round(self.cc.cwnd, 1), srtt=s.srtt, rto=s.current_rto(),
+        d.update(cwnd=round(self.cc.cwnd, 1), srtt=s.srtt, min_rtt=s.rtt.min_rtt, rto=s.current_rto(),
+                 reorder_window=s.reorder_window(),
                  pacing_interval=s.pacer.interval(self.cc.cwnd, s.srtt), **self.cc.stats(),
                  inflight=s.inflight, probe_bytes=self.health.probe_bytes, **self.health.counters())
         d["routes"] = s.route_log.records(self.health.route_state_names())

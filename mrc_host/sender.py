@@ -43,7 +43,7 @@ from .rtt import RttEstimator
 _encode_data_header = wire.encode_data_header
 _encode_probe = wire.encode_probe
 _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
-REO_MULT_MAX = 16   # reorder window grows to at most 16 x min_rtt/4 (and never past srtt)
+REO_MULT_MAX = 16   # reorder window grows to at most 16 x its base/4 (and never past srtt)
 EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is the original's
 GAP_LOSSES_KEPT = 1024  # SACK-gap losses remembered for a DUPLICATE ACK to prove needless
 
@@ -409,13 +409,17 @@ class Sender:
     def reorder_window(self) -> float:
         """How long past the RTT of a later-sent packet that was acked an
         earlier packet may still arrive before it counts as lost (RACK, RFC
-        8985): mult x min_rtt/4, at most srtt. Spraying sends back-to-back
+        8985): mult x base/4, at most srtt. Spraying sends back-to-back
         packets over paths with different queues, so "acked N packets later"
-        alone mistakes reordering for loss."""
+        alone mistakes reordering for loss. RACK's base is min_rtt; here it is
+        at least srtt/2, because when queueing dominates the RTT (an ACK that
+        met empty queues sets a min_rtt of a millisecond beside an srtt of
+        twenty) the routes' queues, not the path length, set the reordering."""
         min_rtt, srtt = self.rtt.min_rtt, self.rtt.srtt
         if min_rtt is None:
             return 0.0
-        w = self.reo_mult * min_rtt / 4
+        base = min_rtt if srtt is None or min_rtt > srtt / 2 else srtt / 2
+        w = self.reo_mult * base / 4
         return w if srtt is None or w < srtt else srtt
 
     def _route_rtt_sample(self, rid: int, rtt: float) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from topologies import shaping
 from topologies.commands import COMMAND_TIMEOUT_S, run_command
 from topologies.fabric import FabricSpec
 from topologies.tables import all_tables
@@ -145,7 +146,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSetting
     settings: sets and restores the sysctl the build needs (see GlobalSettings)
 
     shaping: shape every link to spec.link_mbps (switch ports through the
-        port program, host NICs with tbf); off only for functional tests
+        port program, host NICs by host_nic_shaper); off only for functional tests
     trimming: switch ports trim DATA packets on congestion (True) or
         tail-drop them (False): the lab-wide switch of the port program
     """
@@ -196,13 +197,13 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSetting
     return fabric
 
 
-def tbf_qdisc(dev: str, spec: FabricSpec) -> str:
-    """The tc arguments that shape `dev` to the fabric's link rate (a host NIC here;
-    every port of the srv6 fabric, topologies/srv6_builder.py)."""
-    # burst holds two jumbo frames; the limit is large so the qdisc never drops
-    # (the sender's socket blocks instead, as a NIC back-pressures).
-    burst = 2 * (spec.mtu + 14)
-    return f"qdisc replace dev {dev} root tbf rate {spec.link_mbps}mbit burst {burst} limit 4000000"
+def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
+    """tc batch lines that shape host NIC port `dev` to the fabric's link rate,
+    its agent's control datagrams ahead of its DATA (topologies/shaping.py)."""
+    # burst: two jumbo frames at line speed after an idle spell, as a NIC sends
+    # them; the queues are large so the qdisc never drops (the sender's socket
+    # blocks instead, as a NIC back-pressures).
+    return shaping.priority_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14), "bfifo limit 4000000")
 
 
 def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> dict:
@@ -305,7 +306,7 @@ def _configure_host(fabric: Fabric, h: int, shaping: bool) -> None:
             f"ethtool -K {dev} tx off rx off >/dev/null 2>&1",
         ]
         if shaping:
-            lines.append("tc " + tbf_qdisc(dev, spec))
+            lines.append("tc -batch - <<'EOF'\n" + "\n".join(host_nic_shaper(dev, spec)) + "\nEOF")
         for peer in range(spec.hosts):
             if peer != h:
                 neigh.append(f"neigh replace {spec.host_ip(peer, p)} lladdr {spec.host_mac(peer, p)} "

@@ -7,20 +7,14 @@ one), and each port is attached with ``tc filter ... egress bpf da
 object-pinned``. Per-port configuration (a ``PortCfg`` record), virtual-queue
 state and counters live in hash maps keyed by ifindex (topologies/port_maps.py).
 
-Each attached port gets this shaping qdisc (``attach``)::
-
-    htb 1: (default 1:20)
-      1:1  rate R ceil R
-        1:10 prio 0 rate 0.9R ceil R  <- trimmed headers, ACK/NACK/PROBE(_REPLY), ARP
-             pfifo, limit far above what the virtual queue admits
-        1:20 prio 1 rate 0.1R ceil R  <- DATA and non-lab traffic
-             pfifo, same
-    clsact, egress: bpf da (the port program; it sets skb->priority = 1:10 / 1:20)
-
-htb classifies on skb->priority before its own filters, and the clsact
-egress hook runs before the root qdisc's enqueue, so the program picks the
-class. The program's virtual queue (drained at R) bounds what it admits, so
-the pfifos never fill: every loss has a counter in the port program.
+Each attached port gets the lab's two-class shaper (topologies/shaping.py:
+htb with a control class 1:10 for trimmed headers, ACK/NACK/PROBE(_REPLY) and
+ARP, and 1:20 for DATA and non-lab traffic, each under a pfifo), and clsact
+with the program at egress, which sets skb->priority to the class. htb
+classifies on skb->priority before its own filters, and the clsact egress hook
+runs before the root qdisc's enqueue, so the program picks the class. The
+program's virtual queue (drained at R) bounds what it admits, so the pfifos
+never fill: every loss has a counter in the port program.
 
 Public API (all need root)::
 
@@ -58,6 +52,7 @@ from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part o
     PortMaps, PortProgramError)
 from topologies.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
 from topologies.project import PROJECT_ROOT
+from topologies.shaping import CLASS_HI, CLASS_LO, priority_shaper
 
 OBJECT = PROJECT_ROOT / "build" / "port_program.o"
 BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_port_program.sh"
@@ -67,11 +62,6 @@ BPFFS = Path("/sys/fs/bpf")
 LAB_PIN_ROOT = BPFFS / "mrclab"  # the lab's own pins: what cleanup removes
 PIN_ROOT = Path(os.environ.get("MRCLAB_BPF_PINS", str(LAB_PIN_ROOT)))
 
-# qdisc layout (tc classids); the program writes these into skb->priority
-HTB_HANDLE = 0x0001_0000
-CLASS_ROOT = 0x0001_0001
-CLASS_HI = 0x0001_0010   # "1:10"
-CLASS_LO = 0x0001_0020   # "1:20"
 FILTER_PREF = 1
 HTB_BURST_S = 0.001
 FILTER_HANDLE = 1
@@ -322,26 +312,13 @@ def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
     lines = []
     if c.rate_bps:
         r = c.rate_bps
-        lo = max(r // 10, 8000)
         # the pfifos must never drop: far above what the virtual queue admits
         # (queue_limit bytes of packets of at least 42 bytes)
         limit = max(10_000, 4 * c.effective_queue_limit // 42)
-        q = f"dev {ifname}"
         # burst: tc's default is ~1 frame; 1 ms of line rate (>= 2 frames)
         # tolerates late qdisc watchdog wakeups at high rates, and costs the
         # real queue at most that much delay versus the virtual queue's model.
-        b = max(int(r * HTB_BURST_S / 8), 3028)
-        bb = f"burst {b} cburst {b} quantum 1514"
-        lines += [
-            f"qdisc add {q} root handle 1: htb default 20",
-            f"class add {q} parent 1: classid 1:1 htb rate {r}bit ceil {r}bit {bb}",
-            f"class add {q} parent 1:1 classid 1:10 htb rate {r - lo}bit ceil {r}bit "
-            f"prio 0 {bb}",
-            f"class add {q} parent 1:1 classid 1:20 htb rate {lo}bit ceil {r}bit "
-            f"prio 1 {bb}",
-            f"qdisc add {q} parent 1:10 handle 10: pfifo limit {limit}",
-            f"qdisc add {q} parent 1:20 handle 20: pfifo limit {limit}",
-        ]
+        lines += priority_shaper(ifname, r, max(int(r * HTB_BURST_S / 8), 3028), f"pfifo limit {limit}")
     lines += [f"qdisc add dev {ifname} clsact",
               f"filter add dev {ifname} egress pref {FILTER_PREF} handle {FILTER_HANDLE} "
               f"bpf da object-pinned {prog}"]

@@ -22,8 +22,8 @@ every static route. No interface needs a link-local address, nothing runs
 neighbour discovery or duplicate address detection, and the ports carry no
 IPv6 chatter of their own.
 
-Shaping as on the OpenFlow fabric: a host's NIC ports by the same tbf
-(builder.tbf_qdisc); every router port by the switch port program
+Shaping as on the OpenFlow fabric: a host's NIC ports by the same two-class
+shaper (builder.host_nic_shaper); every router port by the switch port program
 (trimming, ECN, priority classes, fault hooks; builder.switch_port_configs),
 attached at its egress from inside its router's namespace. The program's
 maps are keyed by ifindex, which the kernel keeps unique per namespace
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 from mrc_host.udp6 import zero_checksums
 from topologies import netns
-from topologies.builder import BuildError, require_root, run_node_script, sh, switch_port_configs, tbf_qdisc
+from topologies.builder import BuildError, require_root, run_node_script, sh, switch_port_configs, host_nic_shaper
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
 from topologies.srv6_plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
@@ -150,7 +150,7 @@ class Srv6Fabric:
 def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True) -> Srv6Fabric:
     """Build the srv6 fabric and return it running, every static route installed.
 
-    shaping: shape every port to spec.link_mbps (host NICs by tbf, router ports
+    shaping: shape every port to spec.link_mbps (host NICs by host_nic_shaper, router ports
         through the switch port program); off only for functional tests
     trimming: router ports trim DATA packets on congestion (True) or tail-drop them"""
     from mininet.log import setLogLevel
@@ -240,7 +240,7 @@ def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
         ip_lines += _port_lines(ifname, router_port_mac(t0, spec.t0_host_port(h))) + [
             f"addr add {plan.host_address(h, plane)}/128 dev {ifname} nodad",
             f"route add {plan.host_gateway_prefix(h, plane)} via {PEER} dev {ifname}"]
-        tc_lines += [tbf_qdisc(ifname, spec)] if shaping else []
+        tc_lines += host_nic_shaper(ifname, spec) if shaping else []
     ip_lines += _baseline_host_lines(fabric, h)
     return [_batch("ip", ip_lines)] + ([_batch("tc", tc_lines)] if tc_lines else [])
 

@@ -8,7 +8,7 @@ to its sender (topologies/srv6_plan.py reflection_address):
 
 Sent as an Ethernet frame on an AF_PACKET socket per NIC port, past the host's
 shaping queue (PACKET_QDISC_BYPASS, as on OpenFlow: a probe measures the fabric,
-not this host's backlog, and that tbf holds seconds of data), with a zero UDP
+not this host's backlog, and its DATA queue holds seconds of data), with a zero UDP
 checksum: every End rewrites the destination address the checksum would cover.
 Received on a UDP socket bound to the host's own plane address, accepting zero
 checksums (UDP_NO_CHECK6_RX). Each router takes one off the hop limit, so a

@@ -10,6 +10,7 @@ from __future__ import annotations
 from faults.scenario_record import LAB_PAYLOAD_SIZE
 from mrc_host.params import TransportParams
 from topologies.fabric import FabricSpec
+from topologies import shaping
 from topologies.port_program import PortConfig
 from topologies.srv6_plan import Srv6Plan
 
@@ -96,6 +97,8 @@ def agent_config(spec: FabricSpec, host: int, peers: list[int], *, transport: st
         "transport": transport,
         "params": params,
         "stats_path": stats_path,
+        # its ACKs and probes ahead of its DATA in its NIC shaper
+        "control_priority": shaping.CONTROL_PRIORITY,
         **extra,
     }
 

@@ -113,3 +113,50 @@ def test_an_idle_agent_never_sleeps_past_its_next_housekeeping():
         a.poll(1.0)
         # (+ 1e-9: the clock's float subtraction at ~1e5 s of uptime rounds by ~1e-11)
         assert waits and all(w is not None and w <= DENYLIST_CHECK_S + 1e-9 for w in waits)
+
+
+class RecordingSocket:
+    """A send socket's stand-in that notes each datagram's type, then sends it."""
+
+    def __init__(self, sock, log):
+        self.sock, self.log = sock, log
+
+    def sendto(self, data, dest):
+        self.log.append(data[1])
+        return self.sock.sendto(data, dest)
+
+    def close(self):
+        self.sock.close()
+
+
+def test_control_datagrams_leave_by_their_own_sockets_at_the_control_priority():
+    """With control_priority set, ACKs/NACKs/probes go out of twin sockets bound to
+    the same EV port with that SO_PRIORITY (the NIC shaper's control class), DATA
+    out of the plain ones."""
+    priority = 5    # any value; the lab's (a tc classid) needs CAP_NET_ADMIN
+    ca, cb = configs(base=40, control_priority=priority)
+    with Agent(ca) as a, Agent(cb) as b:
+        for agent in (a, b):
+            for data_socks, control_socks in zip(agent.send_socks, agent.control_socks):
+                for ev, sock in data_socks.items():
+                    twin = control_socks[ev]
+                    assert twin is not sock and twin.getsockname() == sock.getsockname()
+                    assert twin.getsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY) == priority
+                    assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY) == 0
+        data_log, control_log = [], []
+        for agent in (a, b):
+            agent.send_socks = [{ev: RecordingSocket(s, data_log) for ev, s in per_ev.items()}
+                                for per_ev in agent.send_socks]
+            agent.control_socks = [{ev: RecordingSocket(s, control_log) for ev, s in per_ev.items()}
+                                   for per_ev in agent.control_socks]
+        b.register_buffer("a", bytearray(100_000))
+        h = a.write("b", bytes(50_000), remote_offset=0, msg_id=1)
+        assert drive([a, b], lambda: h.done)
+    assert data_log and set(data_log) == {wire.T_DATA}
+    assert control_log and wire.T_DATA not in control_log and wire.T_ACK in control_log
+
+
+def test_without_a_control_priority_every_datagram_shares_one_socket_per_ev():
+    ca, _cb = configs(base=50)
+    with Agent(ca) as a:
+        assert a.control_socks is a.send_socks

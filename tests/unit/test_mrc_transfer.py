@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from mrc_host import wire
@@ -277,3 +279,18 @@ def test_an_ack_for_a_psn_never_sent_is_dropped():
     sender = a.conn.sender
     sender.on_ack(0, 0, 0, (sender.snd_nxt + 1000) & 0xFFFFFFFF, 0, 0, net.now)
     assert a.conn.counters.dropped == 1
+
+
+def test_the_reorder_window_scales_with_queueing_not_with_a_tiny_min_rtt():
+    """RACK's window is mult x min_rtt/4; when one ACK met empty queues (min RTT
+    1 ms) beside a queueing srtt of 20 ms, the routes' queues set the reordering:
+    the base is then srtt/2."""
+    _net, a, _b = pair(Impairments(), seed=3)
+    sender = a.conn.sender
+    sender.rtt.srtt, sender.reo_mult = 0.020, 1
+    sender.rtt.min_rtt = 0.001
+    assert sender.reorder_window() == pytest.approx(0.020 / 2 / 4)
+    sender.rtt.min_rtt = 0.016
+    assert sender.reorder_window() == pytest.approx(0.016 / 4)    # RACK's own
+    sender.reo_mult = 16
+    assert sender.reorder_window() == pytest.approx(0.020)        # never past srtt
