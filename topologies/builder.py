@@ -203,7 +203,7 @@ def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
     # burst: two jumbo frames at line speed after an idle spell, as a NIC sends
     # them; the queues are large so the qdisc never drops (the sender's socket
     # blocks instead, as a NIC back-pressures).
-    return shaping.priority_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14), "bfifo limit 4000000")
+    return shaping.host_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14), 4_000_000)
 
 
 def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> dict:

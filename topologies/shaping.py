@@ -1,16 +1,24 @@
-"""The two-class shaper every shaped port of the lab gets: switch ports (under
-the port program, topologies/port_program.py) and host NIC ports alike.
+"""The lab's shapers: every shaped port puts control packets ahead of DATA.
+
+A switch port (under the port program, topologies/port_program.py):
 
     htb 1: (default 1:20)
       1:1  rate R ceil R
         1:10 prio 0 rate 0.9R ceil R   <- control: ACK/NACK/PROBE(_REPLY), trimmed headers
         1:20 prio 1 rate 0.1R ceil R   <- DATA and everything else
 
-A packet picks its class by skb->priority (htb reads it before any filter): a
-switch port's program writes it per packet; a host's agent sends its control
-datagrams from sockets whose SO_PRIORITY is CONTROL_PRIORITY. So an ACK waits
-behind no queued DATA at either end, as a NIC's hardware ACKs do not (at the
-lab's 10 Mb/s one queued jumbo frame is 6.6 ms: a third of an RTT).
+the program writing each packet's class into skb->priority (htb reads it
+before any filter). A host NIC port:
+
+    tbf 1: rate R
+      pfifo_fast 10:   band 0 <- skb->priority CONTROL_PRIORITY; band 1 <- the rest
+
+the agent sending its control datagrams from sockets at CONTROL_PRIORITY. So
+an ACK waits behind no queued DATA at either end, as a NIC's hardware ACKs do
+not (at the lab's 10 Mb/s one queued jumbo frame is 6.6 ms: a third of an
+RTT). A host keeps a tbf for its DATA: an htb there (measured, srv6 all-reduce)
+delayed each plane's DATA unevenly enough to reorder the spray past the
+sender's reorder window, hundreds of needless retransmissions a run.
 """
 
 from __future__ import annotations
@@ -18,7 +26,11 @@ from __future__ import annotations
 # tc classids; skb->priority carries one of them
 CLASS_HI = 0x0001_0010   # "1:10"
 CLASS_LO = 0x0001_0020   # "1:20"
-CONTROL_PRIORITY = CLASS_HI
+# A host NIC's tbf holds a pfifo_fast (built into every kernel, where the prio
+# qdisc is a module some kernels lack), whose default priomap puts
+# skb->priority 6 (TC_PRIO_INTERACTIVE, settable without privileges) in band 0,
+# ahead of priority 0 (band 1), where DATA and everything else goes.
+CONTROL_PRIORITY = 6
 
 
 def priority_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> list[str]:
@@ -36,4 +48,16 @@ def priority_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> lis
         f"class add {q} parent 1:1 classid 1:20 htb rate {lo}bit ceil {r}bit prio 1 {bb}",
         f"qdisc add {q} parent 1:10 handle 10: {fifo}",
         f"qdisc add {q} parent 1:20 handle 20: {fifo}",
+    ]
+
+
+def host_shaper(dev: str, rate_bps: int, burst_bytes: int, limit_bytes: int) -> list[str]:
+    """A host NIC port's shaper: a tbf at `rate_bps` over a pfifo_fast, control
+    datagrams (skb->priority CONTROL_PRIORITY) ahead of everything else. Each
+    band holds the port's txqueuelen packets (1000): never full, the sender's
+    socket blocks first, as a NIC back-pressures."""
+    q = f"dev {dev}"
+    return [
+        f"qdisc replace {q} root handle 1: tbf rate {int(rate_bps)}bit burst {burst_bytes} limit {limit_bytes}",
+        f"qdisc add {q} parent 1:1 handle 10: pfifo_fast",
     ]

@@ -133,7 +133,7 @@ def test_control_datagrams_leave_by_their_own_sockets_at_the_control_priority():
     """With control_priority set, ACKs/NACKs/probes go out of twin sockets bound to
     the same EV port with that SO_PRIORITY (the NIC shaper's control class), DATA
     out of the plain ones."""
-    priority = 5    # any value; the lab's (a tc classid) needs CAP_NET_ADMIN
+    priority = 5    # any value: the config's, not a constant of the agent
     ca, cb = configs(base=40, control_priority=priority)
     with Agent(ca) as a, Agent(cb) as b:
         for agent in (a, b):
