@@ -65,6 +65,9 @@ Definitions
   between iterations): another route of that connection must have carried
   data during it. A crossing route busy at the repair kept sending through
   the fault (the fault did not break it): ``routes_kept_sending``, no failover.
+  ``failover_busy_s``: the same less the time the route's connection had
+  nothing to send between the fault and that last packet (no packet went out
+  then to show the route dead).
 - recovery (as a user means it): repair instant -> the first ack on each
   failed route after it, the latest over them; a route acked on both sides
   of the repair with no silence around it counts as ROUTE_SILENCE_S (the
@@ -548,7 +551,8 @@ def in_rtts(seconds: float | None, rtt: float | None) -> float | None:
 
 def _fault_record(window: FaultWindow, basis: str | None) -> dict:
     return {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
-            "basis": basis, "failover_s": None, "failover_rtts": None, "routes_failed": 0,
+            "basis": basis, "failover_s": None, "failover_rtts": None,
+            "failover_busy_s": None, "failover_busy_rtts": None, "routes_failed": 0,
             "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None,
             "recovery_busy_s": None, "recovery_busy_rtts": None, "routes_unrecovered": 0,
             "routes_still_down": 0,
@@ -585,6 +589,9 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     failover_s: fault start -> the last DATA packet sent on a crossing route that
         then stayed silent for the rest of the fault (``routes_failed`` of them;
         ``routes_kept_sending`` crossing routes went on carrying data).
+    failover_busy_s: the same, less the time each route's connection had nothing
+        to send between the fault and that last packet (the job between two
+        iterations: no packet went out to show the route dead then).
     recovery_s: repair -> the first ack on each failed route after it, the
         latest; None when the fault never ended or ``routes_unrecovered`` > 0.
         A failed route that another fault of ``others`` still takes down at
@@ -609,6 +616,8 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
                        else "no route that carried data crosses it")
         return out
     out["failover_s"] = max(quiet for _route, quiet in stopped) - window.start
+    out["failover_busy_s"] = max(quiet - window.start - _idle_within(route, window.start, quiet)
+                                 for route, quiet in stopped)
     if window.end is not None and window.end < run_end:
         down = [w for w in others if w is not window and w.start <= window.end < w.stop]
         back = [route for route, _quiet in stopped if not any(crosses(w, route) for w in down)]
@@ -626,6 +635,7 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     elif window.end is not None:
         out["note"] = "repaired after the last data was sent"
     out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt),
+               failover_busy_rtts=in_rtts(out["failover_busy_s"], rtt),
                recovery_busy_rtts=in_rtts(out["recovery_busy_s"], rtt))
     return out
 

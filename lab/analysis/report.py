@@ -133,9 +133,17 @@ def _ms_rtts(seconds, rtts) -> str:
 def _failover_cell(f: Mapping) -> str:
     unit = "links withdrawn" if f.get("basis") == "routing" else "routes"
     cell = f"{_ms_rtts(f.get('failover_s'), f.get('failover_rtts'))}, {f.get('routes_failed', 0)} {unit}"
+    cell += _busy_part(f.get("failover_busy_s"), f.get("failover_s"), f.get("failover_busy_rtts"))
     if f.get("routes_kept_sending"):
         cell += f"; {f['routes_kept_sending']} kept sending"
     return cell
+
+
+def _busy_part(busy, wall, busy_rtts) -> str:
+    """"; X with data to send" when that figure differs from the wall-clock one in the ms shown."""
+    if _is_number(busy) and _is_number(wall) and round(1000 * busy) < round(1000 * wall):
+        return f"; {_ms_rtts(busy, busy_rtts)} with data to send"
+    return ""
 
 
 def _recovery_cell(f: Mapping) -> str:
@@ -143,9 +151,7 @@ def _recovery_cell(f: Mapping) -> str:
         what = "link(s) never restored" if f.get("basis") == "routing" else "route(s) never acked again"
         return f"{f['routes_unrecovered']} {what}"
     cell = _ms_rtts(f.get("recovery_s"), f.get("recovery_rtts"))
-    busy, wall = f.get("recovery_busy_s"), f.get("recovery_s")
-    if _is_number(busy) and _is_number(wall) and round(1000 * busy) < round(1000 * wall):  # differ in ms shown
-        cell += f"; {_ms_rtts(busy, f.get('recovery_busy_rtts'))} with data to send"
+    cell += _busy_part(f.get("recovery_busy_s"), f.get("recovery_s"), f.get("recovery_busy_rtts"))
     if f.get("routes_still_down"):
         cell += f"; {f['routes_still_down']} still down under another fault"
     return cell

@@ -7,9 +7,11 @@ from lab.runners import bench_targets as target
 from lab.runners.bench import Bench
 
 
-def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None):
-    """``busy``: recovery less the connections' idle time (the figure judged); ``recovery`` when None."""
+def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None, failover_busy=None):
+    """``busy`` / ``failover_busy``: recovery / failover less the connections' idle
+    time (the figures judged); the wall-clock figure when None."""
     return {"fault": kind, "failover_s": failover, "recovery_s": recovery, "routes_unrecovered": unrecovered,
+            "failover_busy_s": failover if failover_busy is None else failover_busy,
             "recovery_busy_s": recovery if busy is None else busy, "routes_kept_sending": kept}
 
 
@@ -39,6 +41,14 @@ def test_recovery_is_judged_on_the_time_with_data_to_send_and_shows_the_wall_clo
     assert recovery.ok and "60 ms, 60 ms (wall clock 150 ms, 150 ms)" in recovery.value
     assert "time with data to send" in recovery.name
     assert figures([fault(0.02, 0.07, busy=0.09)])[1].ok is False
+
+
+def test_failover_is_judged_on_the_time_with_data_to_send_and_shows_the_wall_clock():
+    # the fault came as the job paused: 90 ms wall clock, 30 ms of it with data to send
+    failover, _recovery = figures([fault(0.09, 0.07, failover_busy=0.03)])
+    assert failover.ok and "30 ms = 1.5 RTTs, 30 ms (wall clock 90 ms, 90 ms;" in failover.value
+    assert "time with data to send" in failover.name
+    assert figures([fault(0.03, 0.07, failover_busy=0.05)])[0].ok is False
 
 
 def test_unmeasured_or_unrecovered_faults_do_not_pass():

@@ -81,6 +81,22 @@ def test_recovery_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
     assert f["recovery_busy_s"] == pytest.approx(0.15)
 
 
+def test_failover_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
+    # the fault at 10 s came as the job paused: the connection had nothing to
+    # send from 9.95 s to 10.08 s; the route then carried data until 10.11 s:
+    # 110 ms after the fault, of which 80 ms the connection sent nothing anywhere
+    dead = route(silences=[(10.11, 20.04)], acks=[(10.12, 20.05)])
+    per_host = stats(dead, BUSY)
+    per_host["h0"]["peers"]["h2"]["idle_spans"] = [[9.95, 10.08]]
+    f, = figures(per_host, fault(10.0, 20.0))
+    assert f["failover_s"] == pytest.approx(0.11)
+    assert f["failover_busy_s"] == pytest.approx(0.03) and f["failover_busy_rtts"] == pytest.approx(2.0)
+    # idle time after the route's last packet is not left out (nor counted)
+    per_host["h0"]["peers"]["h2"]["idle_spans"] = [[10.2, 10.3]]
+    f, = figures(per_host, fault(10.0, 20.0))
+    assert f["failover_busy_s"] == pytest.approx(0.11)
+
+
 def test_the_latest_failed_route_sets_the_figures():
     early = route(t1=1, silences=[(10.02, 20.2)], acks=[(10.03, 20.3)])
     late = route(plane=1, t1=1, silences=[(10.07, 20.1)], acks=[(10.08, 20.2)])
