@@ -65,7 +65,7 @@ class _Message:
 
 class _Packet:
     __slots__ = ("psn", "msg", "off", "length", "last", "pid", "sent", "txseq", "retx",
-                 "lost", "acked", "lost_pid", "gap_loss", "dropped")
+                 "lost", "acked", "lost_pid", "lost_sent", "gap_loss", "dropped")
 
     def __init__(self, psn, msg, off, length, last):
         self.psn = psn
@@ -80,6 +80,7 @@ class _Packet:
         self.lost = False
         self.acked = False
         self.lost_pid = -1   # path of the transmission that was lost
+        self.lost_sent = 0.0  # ... and when it was sent
         self.gap_loss = False  # declared lost by a SACK gap (not RTO or trim)
         self.dropped = False   # its last loss was a drop (not a trim), counted on its route
 
@@ -123,7 +124,9 @@ class Sender:
         self.rack_rtt = 0.0                        # RTT of that packet
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
         self.reo_mult = 1                          # reorder window, in min_rtt/4 units
-        self.gap_lost: dict[int, int] = {}         # psn -> path of a recent SACK-gap loss (not yet proven needless)
+        # psn -> the paths of its recent SACK-gap losses not yet proven needless
+        # (a retransmission can be declared lost too: each copy the peer got twice proves one)
+        self.gap_lost: dict[int, list[int]] = {}
         self.msg_ids = wire.MessageIds()
         self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
                                        params.rto_granularity, params.rto_min_rtts)
@@ -133,6 +136,7 @@ class Sender:
         self.route_srtt: list[float | None] = [None] * n_routes   # per-route RTT (RFC 6298 smoothing)
         self.route_rttvar = [0.0] * n_routes
         self.overdue_after = [INF] * n_routes        # a packet on the route is overdue this long after it left
+        self.overdue_known = [0.0] * n_routes        # the same, 0 for a route with no RTT yet
         self.route_log = RouteLog(health.route_keys)
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
@@ -319,6 +323,12 @@ class Sender:
             self.rtt.sample(rtt_sample)
             self.rtt.reset_backoff()
             self._route_rtt_sample(self.route_of_pid[pkt.pid], rtt_sample)   # one per ACK, as for the SRTT
+        elif pkt is not None and pkt.gap_loss and self.path_index.get((ev, plane)) == pkt.lost_pid \
+                and (pkt.pid != pkt.lost_pid or pkt.retx == 0):
+            # the copy a SACK gap gave up on answered (the ACK echoes its path, which
+            # the retransmission did not take): its route's RTT, which a route whose
+            # every packet looks lost would otherwise never learn
+            self._route_rtt_sample(self.route_of_pid[pkt.lost_pid], now - pkt.lost_sent)
         newly = 0
         acked = self._acked
         if cum != self.snd_una:
@@ -345,7 +355,7 @@ class Sender:
             newly += 1
         if flags & wire.F_DUPLICATE:
             # the peer got that packet twice: its SACK-gap loss was reordering (a D-SACK)
-            lost_pid = self.gap_lost.pop(acked_psn, None)
+            lost_pid = self._proven_needless(acked_psn)
             if lost_pid is not None:
                 self.c.spurious_losses += 1
                 self.route_log.on_delivered_after_all(self.route_of_pid[lost_pid])
@@ -396,8 +406,18 @@ class Sender:
             self.route_log.on_delivered_after_all(self.route_of_pid[pkt.lost_pid])
         if pkt.gap_loss:
             pkt.gap_loss = False
-            self.gap_lost.pop(pkt.psn, None)
+            self._proven_needless(pkt.psn)
             self._reordering(pkt.lost_pid)
+
+    def _proven_needless(self, psn: int) -> int | None:
+        """One SACK-gap loss of ``psn`` was needless: forget it; the path it was lost on, or None."""
+        pids = self.gap_lost.get(psn)
+        if not pids:
+            return None
+        pid = pids.pop()
+        if not pids:
+            del self.gap_lost[psn]
+        return pid
 
     def _reordering(self, lost_pid: int) -> None:
         """A SACK-gap loss on ``lost_pid`` was reordering: widen the reorder window
@@ -440,29 +460,40 @@ class Sender:
         self.route_srtt[rid], self.route_rttvar[rid] = srtt, var
         conn_srtt = self.rtt.srtt or rtt
         margin = 4 * var if 4 * var > conn_srtt / 4 else conn_srtt / 4
-        self.overdue_after[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)
+        self.overdue_after[rid] = self.overdue_known[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)
 
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions
         later was acked, and it is overdue: older than the RTT of the latest
-        acked packet plus the reorder window. Before that, once it is overdue
-        on its own route's RTT, its route becomes suspect (``_suspect_overdue``)."""
+        acked packet plus the reorder window, and than its own route's overdue
+        time (``_route_rtt_sample``). RACK's one window cannot tell a route
+        whose queue is deeper from a loss: when planes come back beside loaded
+        ones, packets on the empty planes overtake the earlier ones queued
+        behind their planes' backlog by several RTTs of the empty ones. Before
+        that, once it is overdue on its own route's RTT, its route becomes
+        suspect (``_suspect_overdue``)."""
         loss_at = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
         wait = self.rack_rtt + self.reorder_window()
-        sendq = self.sendq
+        sendq, after, after_known, route_of_pid = self.sendq, self.overdue_after, self.overdue_known, self.route_of_pid
         while sendq and sendq[0][0] < limit:
             txseq, pkt = sendq[0]
             if pkt.acked or pkt.lost or pkt.txseq != txseq:
                 sendq.popleft()
                 continue
-            if now < pkt.sent + wait:
-                loss_at = pkt.sent + wait          # not overdue yet: look again then
+            route_wait = after[route_of_pid[pkt.pid]]
+            if route_wait == INF:
+                # no RTT of its own yet (its first packets may all look lost and give no
+                # sample, Karn): as long as the slowest route that has one
+                route_wait = max(after_known)
+            due = pkt.sent + (route_wait if route_wait > wait else wait)
+            if now < due:
+                loss_at = due                      # not overdue yet: look again then
                 break
             sendq.popleft()
             self.c.sack_losses += 1
             pkt.gap_loss = True
-            self.gap_lost[pkt.psn] = pkt.pid
+            self.gap_lost.setdefault(pkt.psn, []).append(pkt.pid)
             if len(self.gap_lost) > GAP_LOSSES_KEPT:
                 del self.gap_lost[next(iter(self.gap_lost))]
             self._lost(pkt, now, "sack_gap")
@@ -503,6 +534,7 @@ class Sender:
     def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
         pkt.lost = True
         pkt.lost_pid = pkt.pid
+        pkt.lost_sent = pkt.sent
         self.inflight -= 1
         if reason != "sack_gap":
             pkt.gap_loss = False

@@ -53,6 +53,8 @@ class Impairments:
     dead_paths: set of (ev, plane) black-holed in both directions
     dead_planes: set of planes black-holed
     path_loss: {(ev, plane): probability} extra loss of one path, both directions
+    plane_delay: {plane: s} extra delay of every DATA packet on that plane (a
+        deeper queue on it: the sender's own NIC port, say)
     """
 
     delay: float = 50e-6
@@ -65,6 +67,7 @@ class Impairments:
     dead_paths: set = field(default_factory=set)
     dead_planes: set = field(default_factory=set)
     path_loss: dict = field(default_factory=dict)
+    plane_delay: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -191,6 +194,8 @@ class SimNetwork:
         copies = 2 if imp.dup and rng.random() < imp.dup else 1
         for _ in range(copies):
             t = self.now + imp.delay + wait
+            if imp.plane_delay and dgram[1] == wire.T_DATA:
+                t += imp.plane_delay.get(plane, 0.0)
             if imp.reorder and rng.random() < imp.reorder:
                 t += rng.random() * imp.reorder_delay
             ce = marked or bool(imp.ecn and rng.random() < imp.ecn)
