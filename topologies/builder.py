@@ -200,10 +200,8 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSetting
 def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
     """tc batch lines that shape host NIC port `dev` to the fabric's link rate,
     its agent's control datagrams ahead of its DATA (topologies/shaping.py)."""
-    # burst: two jumbo frames at line speed after an idle spell, as a NIC sends
-    # them; the queues are large so the qdisc never drops (the sender's socket
-    # blocks instead, as a NIC back-pressures).
-    return shaping.host_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14), 4_000_000)
+    # burst: two jumbo frames at line speed after an idle spell, as a NIC sends them
+    return shaping.host_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14))
 
 
 def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> dict:

@@ -52,7 +52,7 @@ from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part o
     PortMaps, PortProgramError)
 from topologies.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
 from topologies.project import PROJECT_ROOT
-from topologies.shaping import CLASS_HI, CLASS_LO, priority_shaper
+from topologies.shaping import CLASS_HI, CLASS_LO, switch_shaper
 
 OBJECT = PROJECT_ROOT / "build" / "port_program.o"
 BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_port_program.sh"
@@ -318,7 +318,7 @@ def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
         # burst: tc's default is ~1 frame; 1 ms of line rate (>= 2 frames)
         # tolerates late qdisc watchdog wakeups at high rates, and costs the
         # real queue at most that much delay versus the virtual queue's model.
-        lines += priority_shaper(ifname, r, max(int(r * HTB_BURST_S / 8), 3028), f"pfifo limit {limit}")
+        lines += switch_shaper(ifname, r, max(int(r * HTB_BURST_S / 8), 3028), f"pfifo limit {limit}")
     lines += [f"qdisc add dev {ifname} clsact",
               f"filter add dev {ifname} egress pref {FILTER_PREF} handle {FILTER_HANDLE} "
               f"bpf da object-pinned {prog}"]

@@ -33,7 +33,7 @@ CLASS_LO = 0x0001_0020   # "1:20"
 CONTROL_PRIORITY = 6
 
 
-def priority_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> list[str]:
+def switch_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> list[str]:
     """tc batch lines (after the port's old root qdisc is gone) that shape `dev`
     to `rate_bps` with the two classes above; `fifo` is each class's queue
     ("pfifo limit N" or "bfifo limit B"), sized by the caller never to drop."""
@@ -51,13 +51,14 @@ def priority_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> lis
     ]
 
 
-def host_shaper(dev: str, rate_bps: int, burst_bytes: int, limit_bytes: int) -> list[str]:
+def host_shaper(dev: str, rate_bps: int, burst_bytes: int) -> list[str]:
     """A host NIC port's shaper: a tbf at `rate_bps` over a pfifo_fast, control
     datagrams (skb->priority CONTROL_PRIORITY) ahead of everything else. Each
-    band holds the port's txqueuelen packets (1000): never full, the sender's
-    socket blocks first, as a NIC back-pressures."""
+    band holds the port's txqueuelen packets (1000), far more than the sender's
+    socket buffer lets in: it blocks first, as a NIC back-pressures. (tbf
+    requires a limit of its own; with a child qdisc it goes unused.)"""
     q = f"dev {dev}"
     return [
-        f"qdisc replace {q} root handle 1: tbf rate {int(rate_bps)}bit burst {burst_bytes} limit {limit_bytes}",
+        f"qdisc replace {q} root handle 1: tbf rate {int(rate_bps)}bit burst {burst_bytes} limit {burst_bytes}",
         f"qdisc add {q} parent 1:1 handle 10: pfifo_fast",
     ]
