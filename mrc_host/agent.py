@@ -61,6 +61,7 @@ from .udp6 import zero_checksums
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
+_T_DATA = wire.T_DATA     # the per-datagram send path reads it as a module global
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
 # The denylist is re-read when its file changes: a stat this often, so a route
 # the mapper frees carries data again within a few ms (the mapper confirms a
@@ -489,7 +490,7 @@ class Agent:
             if out:
                 dests = self.peer_dests[peer]
                 for dgram, ev, plane in out:
-                    socks = data_socks if dgram[1] == wire.T_DATA else control_socks
+                    socks = data_socks if dgram[1] == _T_DATA else control_socks
                     try:
                         socks[plane][ev].sendto(dgram, dests[plane][ev])
                     except (IndexError, KeyError):
@@ -553,7 +554,8 @@ class Agent:
         for s in self.recv_socks:
             self.sel.unregister(s)
             s.close()
-        for per_ev in self.send_socks + (self.control_socks if self.control_socks is not self.send_socks else []):
+        twins = self.control_socks if self.control_socks is not self.send_socks else []
+        for per_ev in self.send_socks + twins:
             for s in per_ev.values():
                 s.close()
         if self.nic.events is not None:

@@ -22,7 +22,7 @@ from .congestion import CONTROLLERS
 from .counters import Counters
 from .events import Event, ProtocolError
 from .params import TransportParams
-from .path_health import USABLE, PathHealth
+from .path_health import INF, USABLE, PathHealth
 from .path_select import POLICIES
 from .receiver import Receiver
 from .routes import routes_for
@@ -234,7 +234,7 @@ class MrcConnection:
         d["routes"] = s.route_log.records(self.health.route_state_names())
         for record, srtt, overdue_after in zip(d["routes"], s.route_srtt, s.overdue_after):
             # each route's own RTT, and how long a packet on it may go unacked before it is suspect
-            record.update(srtt=srtt, overdue_after=overdue_after if overdue_after != float("inf") else None)
+            record.update(srtt=srtt, overdue_after=overdue_after if overdue_after != INF else None)
         d["idle_spans"] = s.route_log.idle_records()
         d["cc_trace"] = s.cc_trace.rows
         d["rto_log"] = s.rto_log

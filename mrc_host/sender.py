@@ -123,7 +123,7 @@ class Sender:
         self.max_acked_sent = -1.0                 # send time of the latest-sent acked packet
         self.rack_rtt = 0.0                        # RTT of that packet
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
-        self.reo_mult = 1                          # reorder window, in min_rtt/4 units
+        self.reo_mult = 1                          # reorder window, in units of its base/4 (reorder_window)
         # psn -> the paths of its recent SACK-gap losses not yet proven needless
         # (a retransmission can be declared lost too: each copy the peer got twice proves one)
         self.gap_lost: dict[int, list[int]] = {}
@@ -136,7 +136,6 @@ class Sender:
         self.route_srtt: list[float | None] = [None] * n_routes   # per-route RTT (RFC 6298 smoothing)
         self.route_rttvar = [0.0] * n_routes
         self.overdue_after = [INF] * n_routes        # a packet on the route is overdue this long after it left
-        self.overdue_known = [0.0] * n_routes        # the same, 0 for a route with no RTT yet
         self.route_log = RouteLog(health.route_keys)
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
@@ -460,7 +459,7 @@ class Sender:
         self.route_srtt[rid], self.route_rttvar[rid] = srtt, var
         conn_srtt = self.rtt.srtt or rtt
         margin = 4 * var if 4 * var > conn_srtt / 4 else conn_srtt / 4
-        self.overdue_after[rid] = self.overdue_known[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)
+        self.overdue_after[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)
 
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions
@@ -475,7 +474,7 @@ class Sender:
         loss_at = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
         wait = self.rack_rtt + self.reorder_window()
-        sendq, after, after_known, route_of_pid = self.sendq, self.overdue_after, self.overdue_known, self.route_of_pid
+        sendq, after, route_of_pid = self.sendq, self.overdue_after, self.route_of_pid
         while sendq and sendq[0][0] < limit:
             txseq, pkt = sendq[0]
             if pkt.acked or pkt.lost or pkt.txseq != txseq:
@@ -485,7 +484,7 @@ class Sender:
             if route_wait == INF:
                 # no RTT of its own yet (its first packets may all look lost and give no
                 # sample, Karn): as long as the slowest route that has one
-                route_wait = max(after_known)
+                route_wait = max((a for a in after if a != INF), default=0.0)
             due = pkt.sent + (route_wait if route_wait > wait else wait)
             if now < due:
                 loss_at = due                      # not overdue yet: look again then

@@ -22,8 +22,8 @@ every static route. No interface needs a link-local address, nothing runs
 neighbour discovery or duplicate address detection, and the ports carry no
 IPv6 chatter of their own.
 
-Shaping as on the OpenFlow fabric: a host's NIC ports by the same two-class
-shaper (builder.host_nic_shaper); every router port by the switch port program
+Shaping as on the OpenFlow fabric: a host's NIC ports by the same tbf with a
+control band (builder.host_nic_shaper); every router port by the switch port program
 (trimming, ECN, priority classes, fault hooks; builder.switch_port_configs),
 attached at its egress from inside its router's namespace. The program's
 maps are keyed by ifindex, which the kernel keeps unique per namespace

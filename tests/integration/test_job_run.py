@@ -49,4 +49,3 @@ def test_baseline_completes_and_verifies(session):
     assert result.error is None
     assert len(result.iterations) == 2
     assert all(it["verified"] for it in result.iterations)
-
