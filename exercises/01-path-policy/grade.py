@@ -19,8 +19,8 @@ from grading import (grade, grader_args, lab_session, load_module, report, run, 
 
 HERE = Path(__file__).resolve().parent
 CONGESTED_BPS = 1_000_000      # T1 1's downlinks; everything else runs at 10 Mb/s
-REQUIRED_RATIO = 0.8
-ROUNDS, ITERATIONS, BUFFER = 3, 5, 512 << 10   # 15 pooled iterations each: round robin against itself stays above 0.8
+REQUIRED_RATIO = 0.6          # round robin against itself measured 0.72-1.24; a T1-avoiding policy ~0.35
+ROUNDS, ITERATIONS, BUFFER = 3, 5, 512 << 10   # 15 pooled iterations each
 
 
 def check_policy(path: Path, name: str) -> None:
