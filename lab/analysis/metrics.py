@@ -752,6 +752,23 @@ def cpu_bound(samples: Sequence[Mapping], threshold: float = CPU_BOUND_THRESHOLD
     return busy / len(totals) >= share
 
 
+def samples_in_window(samples: Sequence[Mapping], start: float, end: float) -> list[Mapping]:
+    """The samples that measured mostly [start, end] (seconds on the samples' own "t" scale).
+
+    Why: a sample holds the CPU use of the interval before its "t"; the first
+    one of a job covers the agents and workers starting, which pegs both cores
+    for a few hundred ms whatever the transport does, and the last ones cover
+    the teardown. A sample counts when the middle of its interval lies in the
+    window. The interval is the samples' spacing; fewer than two samples, or
+    none inside: all of them (a verdict on nothing would be no verdict)."""
+    ts = [float(s["t"]) for s in samples]
+    if len(ts) < 2:
+        return list(samples)
+    half = float(np.median(np.diff(ts))) / 2
+    inside = [s for s, t in zip(samples, ts) if start <= t - half <= end]
+    return inside or list(samples)
+
+
 def peak_plane_mbps(samples: Sequence[Mapping]) -> float | None:
     """Highest fabric rate seen on any one plane (Mb/s), to compare with the link rate."""
     rates = [b for s in samples for b in s.get("plane_bps") or ()]
@@ -880,7 +897,9 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     totals = counter_totals(counters or {})
     lost = unexplained(conservation)
     failed = sum(1 for it in its if not it.get("verified"))
-    cpu = cpu_totals(fidelity)
+    # the CPU verdict covers the iterations, not the start-up and teardown around them
+    measured = samples_in_window(fidelity, its[0]["start"], max(it["end"] for it in its)) if its else fidelity
+    cpu = cpu_totals(measured)
     out = {
         "transport": transport,
         "iterations": len(its),
@@ -903,7 +922,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         # No iterations proves nothing: verified only if there were some and all passed.
         "verified": bool(its) and failed == 0,
         "verify_failures": failed,
-        "cpu_bound": cpu_bound(fidelity),
+        "cpu_bound": cpu_bound(measured),
         "cpu_mean_pct": float(np.mean(cpu)) if cpu else None,
         "peak_plane_mbps": peak_plane_mbps(fidelity),
         "unexplained_loss": sum(lost.values()),

@@ -35,20 +35,35 @@ def main(argv=None) -> int:
     kind = COLLECTIVES[job["collective"]]
     collective = kind(agent, job["ranks"], job["count"])
 
+    prepared: dict[int, tuple] = {}   # iteration -> (input, expected result)
+
+    def prepare(k: int) -> tuple:
+        if k not in prepared:
+            prepared.clear()
+            prepared[k] = (rank_input(job["seed"], k, collective.rank, job["count"]),
+                           kind.reference(job["seed"], k, collective.rank, collective.n, job["count"]))
+        return prepared[k]
+
+    answered = -1   # the last iteration answered
+
     def iteration(args: list[str]) -> str:
+        nonlocal answered
         k = int(args[0])
-        data = rank_input(job["seed"], k, collective.rank, job["count"])
-        expected = kind.reference(job["seed"], k, collective.rank, collective.n, job["count"])
+        data, expected = prepare(k)
         start = time.monotonic()
         try:
             result = collective.run(data, k)
         except CollectiveError as exc:
             raise CommandFailed(str(exc)) from None
         end = time.monotonic()
+        answered = k
         # byte for byte: the inputs are exact in float32, so any difference is a corruption
         return f"DONE {k} {start:.6f} {end:.6f} {int(result.tobytes() == expected.tobytes())}"
 
-    return serve(agent, {"ITER": iteration})
+    # each iteration's input and reference are made before READY or while the runner waits for
+    # the other ranks, not after its ITER: that would put them on the clock of every iteration
+    prepare(0)
+    return serve(agent, {"ITER": iteration}, between=lambda: prepare(answered + 1))
 
 
 if __name__ == "__main__":

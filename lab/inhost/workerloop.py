@@ -32,12 +32,17 @@ def read_command(agent: Agent) -> str:
         agent.poll(0.002)
 
 
-def serve(agent: Agent, handlers: dict[str, Callable[[list[str]], str]]) -> int:
+def serve(agent: Agent, handlers: dict[str, Callable[[list[str]], str]],
+          between: Callable[[], None] | None = None) -> int:
     """READY; answer each command with its handler's line until STOP or EOF; BYE.
-    Returns the process exit status (1 after an ERROR line)."""
+    `between()`, if given, runs before the first command and after each answer
+    (work the runner's clock should not see). Returns the process exit status
+    (1 after an ERROR line)."""
     print("READY", flush=True)
     try:
         while True:
+            if between is not None:
+                between()
             command = read_command(agent)
             if command in ("STOP", ""):
                 break

@@ -210,3 +210,20 @@ def test_an_alltoall_too_small_to_send_anything_is_refused():
     host = SimpleNamespace(config=SimpleNamespace(host_id="h0"), register_buffer=lambda peer, buf: None)
     with pytest.raises(CollectiveError, match="3 elements over 4 ranks sends nothing"):
         AllToAll(host, CONTIGUOUS, 3)
+
+
+def test_rank_input_is_deterministic_exact_and_has_no_period():
+    a = rank_input(SEED, 3, 1, 1 << 16)
+    assert a.dtype == np.float32 and a.min() >= -1000 and a.max() <= 1000
+    assert np.array_equal(a, np.round(a))                            # integers: every sum is exact
+    assert a.tobytes() == rank_input(SEED, 3, 1, 1 << 16).tobytes()  # from the seeds alone
+    for other in (rank_input(SEED, 4, 1, 1 << 16), rank_input(SEED, 3, 2, 1 << 16), rank_input(SEED + 1, 3, 1, 1 << 16)):
+        assert np.mean(a == other) < 0.01
+    # a chunk written at any wrong offset does not verify
+    chunk = a[:4096]
+    assert all(not np.array_equal(chunk, a[shift:shift + 4096]) for shift in range(1, len(a) - 4096, 997))
+
+
+def test_rank_input_slices_are_the_whole_inputs_pieces():
+    whole = rank_input(SEED, 2, 3, 10_000)
+    assert rank_input(SEED, 2, 3, 10_000, 2_500, 5_000).tobytes() == whole[2_500:5_000].tobytes()

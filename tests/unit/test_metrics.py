@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 
 from faults.scenario_record import JobSettings, Scenario
 from lab.analysis.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
+                                  samples_in_window,
                          failover_recovery, fault_windows, path_crosses, percentiles, stalls,
                          summarize, transports_of)
 from topologies.fabric import DEFAULT_FABRIC
@@ -159,6 +160,24 @@ def test_cpu_bound_threshold_and_share():
     assert cpu_bound(samples([85] * 10))                       # at threshold counts
     assert cpu_bound(samples([50] * 10), threshold=50, share=1.0)
     assert not cpu_bound([])
+
+
+def test_samples_in_window_keeps_those_that_measured_mostly_the_window():
+    at = [{"t": t, "cpu_per_core": [50, 50]} for t in (-0.4, 0.1, 0.6, 1.1, 1.6, 2.1)]
+    # spacing 0.5: the sample at 0.1 measured [-0.4, 0.1], mostly before the start; 2.1 measured after the end
+    assert [s["t"] for s in samples_in_window(at, 0.0, 1.5)] == [0.6, 1.1, 1.6]
+    assert samples_in_window(at, 5.0, 6.0) == at      # none inside: all, not an empty verdict
+    assert samples_in_window(at[:1], 0.0, 1.0) == at[:1]
+
+
+def test_summary_cpu_verdict_ignores_the_start_up_samples():
+    """Agents starting peg both cores for a sample; the iterations after ran at 60 %."""
+    its = run([0.25] * 8, "mrc")                    # 2 s of iterations from t=0
+    busy_start = [{"t": t, "cpu_per_core": [c, c], "plane_bps": []}
+                  for t, c in ((-0.44, 98), (0.06, 97), (0.57, 61), (1.07, 65), (1.58, 76), (2.13, 67), (2.63, 13))]
+    m = summarize(its, fidelity={"mrc": busy_start}, config=CFG)["mrc"]
+    assert not m["cpu_bound"] and m["cpu_mean_pct"] == pytest.approx((61 + 65 + 76 + 67) / 4)
+    assert cpu_bound(busy_start)                    # judged over every sample it would have been
 
 
 def test_cpu_bound_uses_mean_over_cores():
