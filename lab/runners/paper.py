@@ -41,6 +41,10 @@ DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the ba
 ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
 ROCE_QPS = (1, 16)
 ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
+# MRC's transport parameters in every row: the paper's NICs run UET's NSCC, and the lab's AIMD
+# pins each connection's window to one host's BDP, which an all-to-all's 3 connections per host
+# overfill 3 times (SRTT 58 ms against NSCC's 18 ms, 29 spurious RTOs; docs/paper.md)
+MRC_PARAMS = {"cc": "nscc"}
 COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
 # Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
 PLACEMENT = "interleaved"
@@ -50,7 +54,6 @@ NIC_LOSS_LEVELS = (0.001, 0.01)
 # incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
 INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
 INCAST_SENDERS = 3
-INCAST_MRC_PARAMS = {"cc": "nscc"}   # MRC's transport parameters in this row (docs/paper.md)
 # ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs,
 # under DCQCN with ECN marked on every hop, as the paper's RoCE fabric ran (docs/paper.md)
 INCAST_ROCE_QPS = (1, 8)
@@ -161,8 +164,8 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
                     "iterations": PASSES[quick].iterations, "max_seconds": PASSES[quick].max_seconds},
             "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
             "seed": 1, "faults": []}
-    if setup.single_plane:
-        data["transport_params"] = {"qps": setup.qps}
+    # one scenario's transport_params reach both of its transports; each reads only its own keys
+    data["transport_params"] = {"qps": setup.qps} if setup.single_plane else dict(MRC_PARAMS)
     if setup.nic_loss:
         data["faults"] = [{"at": 0, "kind": "nic_loss", "target": "hosts", "params": {"p": setup.nic_loss}}]
     return data
@@ -239,7 +242,7 @@ def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
     if mrc_ratio is None:
         return False, "no: the victim delivered nothing alone"
     same = mrc_ratio >= target.PAPER_VICTIM_UNAFFECTED
-    return same, (f"{'yes' if same else 'no'}: MRC's victim ({INCAST_MRC_PARAMS['cc'].upper()}) kept {mrc_ratio:.2f} of its rate alone "
+    return same, (f"{'yes' if same else 'no'}: MRC's victim ({MRC_PARAMS['cc'].upper()}) kept {mrc_ratio:.2f} of its rate alone "
                   f"(unaffected: >= {target.PAPER_VICTIM_UNAFFECTED:g})")
 
 
@@ -310,7 +313,7 @@ class Paper:
         spec = LINKS_FABRIC
         self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down one by one, then together...")
         with lab_session(spec) as session:
-            runs = {how: run_bandwidth(session, step * (count + 1), "mrc", faults=faults)
+            runs = {how: run_bandwidth(session, step * (count + 1), "mrc", dict(MRC_PARAMS), faults=faults)
                     for how, (faults, count) in link_timelines(step).items()}
         records = {how: r.as_dict() for how, r in runs.items()}
         shares, lab = {}, {}
@@ -333,9 +336,9 @@ class Paper:
         results = {}
         self.say(f"paper: incast with a victim, {INCAST_SENDERS} senders, {duration:g} s...")
         with lab_session(INCAST_FABRIC) as session:
-            # MRC under its NSCC-like controller, which Fig. 18's "shared almost perfectly, victim
-            # unaffected" rests on (its RTO floor comes with the lab's NSCC configuration)
-            results[MRC] = run_incast_victim(session, INCAST_SENDERS, duration, "mrc", params=dict(INCAST_MRC_PARAMS))
+            # Fig. 18's "shared almost perfectly, victim unaffected" rests on NSCC (its RTO floor
+            # comes with the lab's NSCC configuration)
+            results[MRC] = run_incast_victim(session, INCAST_SENDERS, duration, "mrc", params=dict(MRC_PARAMS))
             results[MULTI_RAIL] = run_incast_victim(session, INCAST_SENDERS, duration, "baseline",
                                                     params=dict(INCAST_PARAMS))
         with lab_session(INCAST_ROCE_FABRIC) as session:
@@ -359,7 +362,7 @@ class Paper:
         faults = flap_timeline(spec, run.flaps, run.flap_s)
         self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
         with lab_session(spec) as session:
-            r = run_bandwidth(session, run.flap_s * (2 * run.flaps + 1), "mrc", faults=faults)
+            r = run_bandwidth(session, run.flap_s * (2 * run.flaps + 1), "mrc", dict(MRC_PARAMS), faults=faults)
         a, b = (spec.host_name(h) for h in default_pair(spec))
         costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
         same, why = flap_shape(costs)

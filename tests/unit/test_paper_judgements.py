@@ -137,6 +137,8 @@ def test_every_scenario_written_loads(setup, tmp_path):
     assert capacity == paper.ROCE_LINK_MBPS, "MRC and the RoCE-like baseline get the same aggregate rate"
     assert set(setup.labels()) == set(scenario.transports)
     assert [f.kind for f in scenario.faults] == (["nic_loss"] if setup.nic_loss else [])
+    # MRC runs the paper's NSCC; the RoCE-like baseline gets its queue pairs and nothing else
+    assert scenario.transport_params == ({"qps": setup.qps} if setup.single_plane else paper.MRC_PARAMS)
 
 
 def test_setups_have_distinct_names_and_the_plan_lists_each_once():
