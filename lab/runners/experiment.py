@@ -23,10 +23,6 @@ from lab.runners.job import job_spec, run_job
 from lab.analysis.results import Records, ResultsDir
 from lab.plumbing.session import Session, lab_session
 
-# CPU samples of a job: a --quick paper job lasts ~1.5 s, and half-second samples left it three,
-# one of them half start-up (the verdict counts only those that measured the iterations)
-CPU_SAMPLE_S = 0.25
-
 
 Progress = Callable[[str, int, int, float], None]
 
@@ -78,7 +74,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
 
     # the heartbeat starts after the `before` snapshot and ends before the drain: none of its
     # datagrams is in flight at either audit snapshot
-    with FidelityMonitor(scenario.fabric, time.monotonic(), interval=CPU_SAMPLE_S) as monitor, \
+    with FidelityMonitor(scenario.fabric, time.monotonic()) as monitor, \
             DatapathHeartbeat(session, transport) as heartbeat, timeline:
         result = run_job(session, job, on_iteration=tick, on_ready=timeline.start)
     t0 = result.t0
