@@ -185,11 +185,13 @@ def test_the_labs_window_is_one_bdp_per_plane_shared_by_its_queue_pairs():
 
 
 def test_nscc_gets_the_nic_line_rate_and_no_pinned_window():
-    from lab.runners.agent_config import lab_transport_params
+    from lab.runners.agent_config import lab_transport_params, lab_window
     from topologies.fabric import DEFAULT_FABRIC
 
     nscc = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "nscc"})
-    assert nscc == {"cc": "nscc", "line_rate_bps": DEFAULT_FABRIC.link_bps, "rto_min": 0.151}   # 3 x 60 KB at 10 Mb/s
+    assert nscc == {"cc": "nscc", "line_rate_bps": DEFAULT_FABRIC.link_bps, "rto_min": 0.151,   # 3 x 60 KB at 10 Mb/s
+                    "cwnd_init": lab_window(DEFAULT_FABRIC, "mrc")}                              # starts at one BDP
+    assert "cwnd_max" not in nscc                                                                # ...not pinned
     aimd = lab_transport_params(DEFAULT_FABRIC, "mrc", {"cc": "aimd"})
     assert aimd["cwnd_init"] == aimd["cwnd_max"] and "line_rate_bps" not in aimd
     assert "line_rate_bps" not in lab_transport_params(DEFAULT_FABRIC, "baseline", {"cc": "nscc"})
