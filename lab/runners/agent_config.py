@@ -77,9 +77,8 @@ def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> d
     cc = overrides.get("cc", TransportParams.cc)
     if transport == "mrc" and cc == "nscc":
         rto_min = max(TransportParams.rto_min, round(queueing_bound(spec), 3))
-        # From TransportParams' 64 packets, 3 incast senders' first windows trimmed a victim
-        # flow's packets at the shared T1 downlinks: its first 200 ms ran at 0.55-0.75 of its rate
-        # alone, and it kept 0.92-0.98 over 2 s; from one BDP, 0.96-0.99 (docs/mrc-host.md).
+        # one BDP, not TransportParams' 64 packets: an incast's first windows of 64 trimmed a
+        # victim flow at the T1 downlinks it shares with them (docs/mrc-host.md has the figures)
         return {"line_rate_bps": spec.link_bps, "rto_min": rto_min, "cwnd_init": lab_window(spec, transport),
                 **overrides}
     window = lab_window(spec, transport, overrides.get("qps", 1))
