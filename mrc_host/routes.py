@@ -14,7 +14,9 @@ sent on it (or acknowledged on it). That is enough to measure failover
 and recovery (repair -> first packet acknowledged on it again) without
 logging every packet. Its *dropped* count per route (data packets declared
 lost without a trim, less those found delivered after all) is what a fault
-on the route cost the connection. It also keeps the connection's *idle spans*: the
+on the route cost the connection, and its *drop spans* say when the dropped
+packets had been sent: the first packet a failure swallowed starts a span,
+so failover can also be counted from it (lab/analysis/metrics.py). It also keeps the connection's *idle spans*: the
 stretches longer than ``ROUTE_SILENCE_S`` in which the sender had nothing to
 send (no queued data, no retransmission waiting), e.g. a ring all-reduce
 between two iterations. No route can carry data then, so recovery is also given
@@ -29,6 +31,9 @@ from typing import Hashable, Sequence
 # Busy routes carry a packet every few ms; any fault worth measuring lasts
 # longer than this, so its silence is always in the record.
 ROUTE_SILENCE_S = 0.03
+# Drop spans kept per route: a route that drops now and then (random loss)
+# fills them, after which a new drop only widens the last one.
+DROP_SPANS_KEPT = 64
 
 
 def route_of(ev: int, plane: int, t1s: int | None, same_rack: bool = False) -> tuple:
@@ -51,7 +56,7 @@ class RouteLog:
     """Per-route data counters and silences (see the module docstring)."""
 
     __slots__ = ("keys", "sent", "acked", "dropped", "first_sent", "last_sent", "first_acked", "last_acked",
-                 "send_silences", "ack_silences", "idle_spans", "idle_since")
+                 "send_silences", "ack_silences", "drop_spans", "idle_spans", "idle_since")
 
     def __init__(self, keys: Sequence[Hashable]):
         n = len(keys)
@@ -66,6 +71,7 @@ class RouteLog:
         self.last_acked: list = [None] * n
         self.send_silences: list[list] = [[] for _ in range(n)]
         self.ack_silences: list[list] = [[] for _ in range(n)]
+        self.drop_spans: list[list] = [[] for _ in range(n)]   # [first, last] send times of dropped packets
         self.idle_spans: list[tuple] = []    # (from, to): the connection had nothing to send
         self.idle_since: float | None = None
 
@@ -78,8 +84,22 @@ class RouteLog:
         self.last_sent[rid] = now
         self.sent[rid] += 1
 
-    def on_drop(self, rid: int) -> None:
+    def on_drop(self, rid: int, sent: float) -> None:
+        """A data packet sent on route ``rid`` at ``sent`` was dropped (declared lost, not trimmed).
+        Drops sent within ROUTE_SILENCE_S of a span's edges join it."""
         self.dropped[rid] += 1
+        spans = self.drop_spans[rid]
+        for span in reversed(spans):
+            if span[0] - ROUTE_SILENCE_S <= sent <= span[1] + ROUTE_SILENCE_S:
+                span[0], span[1] = min(span[0], sent), max(span[1], sent)
+                return
+            if span[1] < sent:
+                break                      # spans are in send order: none later covers it
+        if len(spans) < DROP_SPANS_KEPT:
+            spans.append([sent, sent])
+            spans.sort()
+        else:
+            spans[-1][1] = max(spans[-1][1], sent)
 
     def on_delivered_after_all(self, rid: int) -> None:
         """A packet counted in on_drop arrived after all (the loss was reordering)."""
@@ -117,5 +137,6 @@ class RouteLog:
                         "first_sent": self.first_sent[rid], "last_sent": self.last_sent[rid],
                         "first_acked": self.first_acked[rid], "last_acked": self.last_acked[rid],
                         "send_silences": [list(s) for s in self.send_silences[rid]],
-                        "ack_silences": [list(s) for s in self.ack_silences[rid]]})
+                        "ack_silences": [list(s) for s in self.ack_silences[rid]],
+                        "drop_spans": [list(s) for s in self.drop_spans[rid]]})
         return out

@@ -539,7 +539,7 @@ class Sender:
             pkt.gap_loss = False
         pkt.dropped = reason != "trim"
         if pkt.dropped:
-            self.route_log.on_drop(self.route_of_pid[pkt.pid])
+            self.route_log.on_drop(self.route_of_pid[pkt.pid], pkt.sent)
         if reason == "trim":
             self.retxq.appendleft(pkt)
             self.health.on_trim(pkt.pid, now)

@@ -67,7 +67,15 @@ Definitions
   the fault (the fault did not break it): ``routes_kept_sending``, no failover.
   ``failover_busy_s``: the same less the time the route's connection had
   nothing to send between the fault and that last packet (no packet went out
-  then to show the route dead).
+  then to show the route dead). ``failover_after_loss_s``: from the first
+  packet the failure swallowed on such a route (the earliest send time of its
+  dropped packets, not before the fault) to its last packet, the latest over
+  the routes that dropped any: how long the sender kept using a route after
+  its first packet into the failure, with no wait for that first packet. At
+  a NIC's rates a route carries a packet every few nanoseconds and the wait is
+  nothing; at the lab's 10 Mb/s a route's packets are tens of ms apart, as
+  long as an RTT, and the wait is part of ``failover_s`` however fast the
+  sender reacts.
 - recovery (as a user means it): repair instant -> the first ack on each
   failed route after it, the latest over them; a route acked on both sides
   of the repair with no silence around it counts as ROUTE_SILENCE_S (the
@@ -390,6 +398,7 @@ class Route:
     send_silences: tuple = ()
     ack_silences: tuple = ()
     idle_spans: tuple = ()   # its connection's: stretches with nothing to send (mrc_host/routes.py)
+    drop_spans: tuple = ()   # (first, last) send times of the packets dropped on it (mrc_host/routes.py)
 
 
 def _time(value) -> float | None:
@@ -417,7 +426,8 @@ def _route(host: str, peer: str, r: Mapping, idle_spans: tuple = ()) -> Route:
             or (isinstance(t1, str) and _EV_LABEL.fullmatch(t1))):
         raise ValueError("t1 must be an int, null or 'ev<N>'")
     return Route(host, peer, plane, t1, *(_time(r.get(k)) for k in ROUTE_TIMES),
-                 _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])), idle_spans)
+                 _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])), idle_spans,
+                 _silences(r.get("drop_spans", [])))
 
 
 def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
@@ -450,7 +460,7 @@ def rebase_route_times(stats: Mapping, t0: float) -> dict:
         if not isinstance(record, Mapping):
             return record
         out = {**record, **{k: shift(record[k]) for k in ROUTE_TIMES if k in record}}
-        for key in ("send_silences", "ack_silences"):
+        for key in ("send_silences", "ack_silences", "drop_spans"):
             if isinstance(record.get(key), list):
                 out[key] = [[shift(v) for v in pair] if isinstance(pair, list) else pair for pair in record[key]]
         return out
@@ -535,6 +545,13 @@ def _idle_within(route: Route, a: float, b: float) -> float:
     return sum(max(0.0, min(b, end) - max(a, start)) for start, end in route.idle_spans)
 
 
+def _first_drop_sent(route: Route, start: float, last: float) -> float | None:
+    """When the first packet dropped on ``route`` between ``start`` and ``last`` was
+    sent (a span that began before ``start`` counts from ``start``); None if none was."""
+    firsts = [max(a, start) for a, b in route.drop_spans if b >= start and a <= last]
+    return min(firsts, default=None)
+
+
 def _sent_between(route: Route, a: float, b: float) -> bool:
     """Did ``route`` carry a packet in the open interval (a, b)?"""
     if route.first_sent is None or route.last_sent <= a or route.first_sent >= b:
@@ -552,7 +569,8 @@ def in_rtts(seconds: float | None, rtt: float | None) -> float | None:
 def _fault_record(window: FaultWindow, basis: str | None) -> dict:
     return {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
             "basis": basis, "failover_s": None, "failover_rtts": None,
-            "failover_busy_s": None, "failover_busy_rtts": None, "routes_failed": 0,
+            "failover_busy_s": None, "failover_busy_rtts": None,
+            "failover_after_loss_s": None, "failover_after_loss_rtts": None, "routes_failed": 0,
             "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None,
             "recovery_busy_s": None, "recovery_busy_rtts": None, "routes_unrecovered": 0,
             "routes_still_down": 0,
@@ -592,6 +610,9 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     failover_busy_s: the same, less the time each route's connection had nothing
         to send between the fault and that last packet (the job between two
         iterations: no packet went out to show the route dead then).
+    failover_after_loss_s: the first packet dropped on a failed route (sent at
+        or after the fault) -> its last packet, the latest over the routes that
+        dropped one; None if none did.
     recovery_s: repair -> the first ack on each failed route after it, the
         latest; None when the fault never ended or ``routes_unrecovered`` > 0.
         A failed route that another fault of ``others`` still takes down at
@@ -618,6 +639,9 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     out["failover_s"] = max(quiet for _route, quiet in stopped) - window.start
     out["failover_busy_s"] = max(quiet - window.start - _idle_within(route, window.start, quiet)
                                  for route, quiet in stopped)
+    after_loss = [quiet - first for route, quiet in stopped
+                  if (first := _first_drop_sent(route, window.start, quiet)) is not None]
+    out["failover_after_loss_s"] = max(after_loss, default=None)
     if window.end is not None and window.end < run_end:
         down = [w for w in others if w is not window and w.start <= window.end < w.stop]
         back = [route for route, _quiet in stopped if not any(crosses(w, route) for w in down)]
@@ -636,6 +660,7 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         out["note"] = "repaired after the last data was sent"
     out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt),
                failover_busy_rtts=in_rtts(out["failover_busy_s"], rtt),
+               failover_after_loss_rtts=in_rtts(out["failover_after_loss_s"], rtt),
                recovery_busy_rtts=in_rtts(out["recovery_busy_s"], rtt))
     return out
 

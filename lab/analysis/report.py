@@ -134,6 +134,8 @@ def _failover_cell(f: Mapping) -> str:
     unit = "links withdrawn" if f.get("basis") == "routing" else "routes"
     cell = f"{_ms_rtts(f.get('failover_s'), f.get('failover_rtts'))}, {f.get('routes_failed', 0)} {unit}"
     cell += _busy_part(f.get("failover_busy_s"), f.get("failover_s"), f.get("failover_busy_rtts"))
+    if _is_number(f.get("failover_after_loss_s")):
+        cell += f"; {_ms_rtts(f['failover_after_loss_s'], f.get('failover_after_loss_rtts'))} after the first loss"
     if f.get("routes_kept_sending"):
         cell += f"; {f['routes_kept_sending']} kept sending"
     return cell
@@ -172,9 +174,9 @@ def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
     return rows
 
 
-FAULT_TABLE_TITLE = ("Faults (failover: fault -> last DATA sent on a route through it; recovery: repair -> "
-                     "first DATA acked on it again; RTT = median smoothed; the baseline: routing's "
-                     "withdrawal and restore)")
+FAULT_TABLE_TITLE = ("Faults (failover: fault -> last DATA sent on a route through it, and from the first "
+                     "packet it dropped; recovery: repair -> first DATA acked on it again; RTT = median "
+                     "smoothed; the baseline: routing's withdrawal and restore)")
 
 
 def print_summary(summary: Mapping[str, Mapping], console: Console | None = None) -> None:

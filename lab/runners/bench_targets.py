@@ -17,7 +17,8 @@ CLEAN_IDEAL_RATIO = 1.25         # clean MRC median iteration / the analytic ide
 FLAP_P100_RATIO = 1.2            # MRC slowest iteration under flaps / clean slowest
 SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or T1 reboot / clean median
 CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
-FAILOVER_RTTS = 2.0              # failover median (fault -> last DATA sent through it), in the run's RTTs
+FAILOVER_RTTS = 2.0              # failover median (first packet the failure dropped -> last DATA sent on
+                                 # the route), in the run's RTTs
 RECOVERY_RTTS = 3.0              # recovery median (repair -> first DATA acked through it again) <= this many
                                  # RTTs + the probe period (the first probe must find the path back)
 CLEAN_RETIREMENTS = 0            # paths retired (into ASSUMED_BAD) in a clean run: each is a false alarm

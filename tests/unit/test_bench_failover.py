@@ -7,11 +7,14 @@ from lab.runners import bench_targets as target
 from lab.runners.bench import Bench
 
 
-def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None, failover_busy=None):
-    """``busy`` / ``failover_busy``: recovery / failover less the connections' idle
-    time (the figures judged); the wall-clock figure when None."""
+def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None, failover_busy=None,
+          after_loss=None):
+    """``busy``: recovery less the connections' idle time (judged); ``failover_busy``:
+    failover less it; ``after_loss``: failover from the first dropped packet (judged);
+    each the wall-clock figure when None."""
     return {"fault": kind, "failover_s": failover, "recovery_s": recovery, "routes_unrecovered": unrecovered,
             "failover_busy_s": failover if failover_busy is None else failover_busy,
+            "failover_after_loss_s": failover if after_loss is None else after_loss,
             "recovery_busy_s": recovery if busy is None else busy, "routes_kept_sending": kept}
 
 
@@ -43,12 +46,16 @@ def test_recovery_is_judged_on_the_time_with_data_to_send_and_shows_the_wall_clo
     assert figures([fault(0.02, 0.07, busy=0.09)])[1].ok is False
 
 
-def test_failover_is_judged_on_the_time_with_data_to_send_and_shows_the_wall_clock():
-    # the fault came as the job paused: 90 ms wall clock, 30 ms of it with data to send
-    failover, _recovery = figures([fault(0.09, 0.07, failover_busy=0.03)])
-    assert failover.ok and "30 ms = 1.5 RTTs, 30 ms (wall clock 90 ms, 90 ms;" in failover.value
-    assert "time with data to send" in failover.name
-    assert figures([fault(0.03, 0.07, failover_busy=0.05)])[0].ok is False
+def test_failover_is_judged_from_the_first_lost_packet_and_shows_the_fault_instant_figures():
+    # 90 ms after the fault, 60 ms of it with data to send, 30 ms after the route's first lost packet
+    failover, _recovery = figures([fault(0.09, 0.07, failover_busy=0.06, after_loss=0.03)])
+    assert failover.ok and "30 ms = 1.5 RTTs, 30 ms (from the fault instant 90 ms = 4.5 RTTs, with data to " \
+        "send 60 ms;" in failover.value
+    assert "from the first packet lost" in failover.name
+    assert figures([fault(0.03, 0.07, after_loss=0.05)])[0].ok is False
+    # a fault whose routes dropped nothing (left before any loss) gives no such figure
+    failover, _recovery = figures([fault(0.03, 0.07), {**fault(0.02, 0.07), "failover_after_loss_s": None}])
+    assert "1 of 2 faults" in failover.name
 
 
 def test_unmeasured_or_unrecovered_faults_do_not_pass():

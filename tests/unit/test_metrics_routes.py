@@ -97,6 +97,26 @@ def test_failover_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
     assert f["failover_busy_s"] == pytest.approx(0.11)
 
 
+def test_failover_after_loss_counts_from_the_first_packet_the_failure_dropped():
+    # the fault at 10 s; the route's next packet went at 10.02 s and was dropped, as
+    # was every later one, the last at 10.045 s: 25 ms from the first loss to the
+    # last packet (45 ms from the fault instant)
+    dead = route(silences=[(10.045, 20.04)], acks=[(10.04, 20.05)])
+    dead["drop_spans"] = [[3.0, 3.0], [10.02, 10.045]]        # a random loss long before is not this fault's
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f["failover_s"] == pytest.approx(0.045)
+    assert f["failover_after_loss_s"] == pytest.approx(0.025)
+    assert f["failover_after_loss_rtts"] == pytest.approx(0.025 / 0.015)
+    # a packet in flight at the fault instant (sent before it) counts from the fault
+    dead["drop_spans"] = [[9.99, 10.045]]
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f["failover_after_loss_s"] == pytest.approx(0.045)
+    # a route left before it dropped anything (a denial came first): no such figure
+    del dead["drop_spans"]
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f["failover_s"] == pytest.approx(0.045) and f["failover_after_loss_s"] is None
+
+
 def test_the_latest_failed_route_sets_the_figures():
     early = route(t1=1, silences=[(10.02, 20.2)], acks=[(10.03, 20.3)])
     late = route(plane=1, t1=1, silences=[(10.07, 20.1)], acks=[(10.08, 20.2)])
