@@ -830,6 +830,30 @@ def median_srtt(per_host: Mapping[str, Mapping]) -> float | None:
     return float(np.median(samples)) if samples else None
 
 
+MIN_ROUTE_GAPS = 10   # a route's mean gap counts once it carried this many packets in a row or more
+
+
+def median_route_gap(per_host: Mapping[str, Mapping]) -> float | None:
+    """Median over the routes that carried data of the mean time between two
+    packets on one route while it was in use (its silences left out): how long
+    after a fault a sender may wait for its first packet into the failure."""
+    gaps = []
+    for stats in per_host.values():
+        peers = stats.get("peers") if isinstance(stats, Mapping) else None
+        for conn in peers.values() if isinstance(peers, Mapping) else ():
+            records = conn.get("routes") if isinstance(conn, Mapping) else None
+            for r in records if isinstance(records, list) else ():
+                try:
+                    silences = _silences(r.get("send_silences", []))
+                    busy = _time(r["last_sent"]) - _time(r["first_sent"]) - sum(b - a for a, b in silences)
+                    packets = int(r["sent"]) - 1 - len(silences)
+                except (AttributeError, KeyError, TypeError, ValueError):
+                    continue   # not a route record, or a route that sent nothing
+                if packets >= MIN_ROUTE_GAPS and busy > 0:
+                    gaps.append(busy / packets)
+    return float(np.median(gaps)) if gaps else None
+
+
 def _pick(totals: Mapping, *names: str) -> int:
     """First of ``names`` present (agent and runner spell some counters differently)."""
     for name in names:
@@ -943,6 +967,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "ecn_echoes": _pick(totals, "ecn_echoes"),
         "probes_sent": _pick(totals, "probes_sent"),
         "srtt_median_s": median_srtt(counters or {}),
+        "route_gap_median_s": median_route_gap(counters or {}),
         "garbage": _pick(totals, "garbage"),
         # No iterations proves nothing: verified only if there were some and all passed.
         "verified": bool(its) and failed == 0,

@@ -248,7 +248,8 @@ class Bench:
                      f"{len(after_loss)} of {len(faults)} faults)",
                      f"{_ms(fmed)} = {_rtts(fmed_rtts)}, {_ms(fmax)} (from the fault instant {_ms(wmed)} = "
                      f"{_rtts(wmed / rtt if wmed is not None and rtt else None)}, with data to send "
-                     f"{_ms(bmed)}; RTT {_ms(rtt)}; {kept} routes kept sending)",
+                     f"{_ms(bmed)}; RTT {_ms(rtt)}; a route's packets {_ms(mrc.get('route_gap_median_s'))} "
+                     f"apart; {kept} routes kept sending)",
                      f"median <= {target.FAILOVER_RTTS:g} RTTs",   # faults but no failover measured: not met
                      None if not faults else fmed_rtts is not None and fmed_rtts <= target.FAILOVER_RTTS,
                      {"failover_s": failovers, "failover_busy_s": busy_failovers,

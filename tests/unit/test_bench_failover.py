@@ -19,7 +19,7 @@ def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None
 
 
 def figures(faults, rtt=0.02, params=None, kinds=("link_flap",)):
-    run = {"summary": {"mrc": {"srtt_median_s": rtt, "faults": faults}},
+    run = {"summary": {"mrc": {"srtt_median_s": rtt, "route_gap_median_s": 0.013, "faults": faults}},
            "scenario": Scenario(name="x", transport_params=params or {})}
     return list(Bench(quick=True, root=None)._failover_figures("link down", run, kinds))
 
@@ -50,7 +50,7 @@ def test_failover_is_judged_from_the_first_lost_packet_and_shows_the_fault_insta
     # 90 ms after the fault, 60 ms of it with data to send, 30 ms after the route's first lost packet
     failover, _recovery = figures([fault(0.09, 0.07, failover_busy=0.06, after_loss=0.03)])
     assert failover.ok and "30 ms = 1.5 RTTs, 30 ms (from the fault instant 90 ms = 4.5 RTTs, with data to " \
-        "send 60 ms;" in failover.value
+        "send 60 ms; RTT 20 ms; a route's packets 13 ms apart;" in failover.value
     assert "from the first packet lost" in failover.name
     assert figures([fault(0.03, 0.07, after_loss=0.05)])[0].ok is False
     # a fault whose routes dropped nothing (left before any loss) gives no such figure

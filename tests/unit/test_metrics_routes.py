@@ -5,8 +5,9 @@ Default fabric: 2 hosts per rack (h0, h1 in rack 0; h2, h3 in rack 1), 2 T1s per
 
 import pytest
 
-from lab.analysis.metrics import (FaultWindow, fault_figures, fault_windows, in_rtts, retirements, route_crosses,
-                                  route_failover_recovery, route_records, routing_failover_recovery, summarize)
+from lab.analysis.metrics import (FaultWindow, fault_figures, fault_windows, in_rtts, median_route_gap, retirements,
+                                  route_crosses, route_failover_recovery, route_records, routing_failover_recovery,
+                                  summarize)
 from mrc_host.routes import ROUTE_SILENCE_S
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -115,6 +116,18 @@ def test_failover_after_loss_counts_from_the_first_packet_the_failure_dropped():
     del dead["drop_spans"]
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
     assert f["failover_s"] == pytest.approx(0.045) and f["failover_after_loss_s"] is None
+
+
+def test_the_route_gap_is_the_time_between_two_packets_on_a_route_while_in_use():
+    # 101 packets over 10 s with one 4 s silence: 6 s of use, 99 gaps -> 60.6 ms
+    used = {**route(first=0.0, last=10.0, silences=[(3.0, 7.0)]), "sent": 101}
+    steady = {**route(first=0.0, last=1.0), "sent": 101}            # 10 ms
+    few = {**route(first=0.0, last=1.0), "sent": 5}                 # too few to say
+    per_host = stats(used, steady, few, {"plane": "x"}, "not a route")
+    per_host["h1"] = {"peers": {"h3": {"routes": [steady, steady]}}}
+    assert median_route_gap(per_host) == pytest.approx(0.01)
+    assert median_route_gap(stats(used)) == pytest.approx(6.0 / 99)
+    assert median_route_gap({}) is None and median_route_gap({"h0": "garbage"}) is None
 
 
 def test_the_latest_failed_route_sets_the_figures():
