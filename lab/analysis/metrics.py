@@ -45,6 +45,9 @@ Definitions
   window of their transport. If every iteration overlaps one, the overall
   median is used instead (``clean_median_fallback`` = True) so stalls are
   still defined.
+- fault P100 / fault-free P100 (``fault_p100_s``, ``fault_free_p100_s``): the
+  slowest iteration that overlaps a fault window, and the slowest that
+  overlaps none, in the same run (None when there is no such iteration).
 - stall: duration > k x clean median, k = ``stall_factor`` (default 2.0).
 - algbw = S / duration; busbw = algbw x F, F the collective's bus factor
   (nccl-tests' definitions, ``bus_factor``): 2(N-1)/N for the ring
@@ -210,14 +213,21 @@ def clean_median(iterations: Sequence[Mapping], windows: Sequence[FaultWindow]) 
     """
     if not iterations:
         return None, False
-    # a busy machine's pauses are the conditions of the whole run, not a fault of
-    # the fabric: the clean median is taken under the same load
-    windows = [w for w in windows if w.fault not in PAUSE_KINDS]
-    clean = [it["duration"] for it in iterations
-             if not any(w.overlaps(it["start"], it["end"]) for w in windows)]
+    _hit, clean = split_by_faults(iterations, windows)
     if clean:
         return float(np.median(clean)), False
     return float(np.median(durations(iterations))), True
+
+
+def split_by_faults(iterations: Sequence[Mapping], windows: Sequence[FaultWindow]) -> tuple[list, list]:
+    """(durations of the iterations overlapping a fault window, of those overlapping none).
+    A busy machine's pauses are the conditions of the whole run, not a fault of the
+    fabric: they split nothing, so the clean iterations ran under the same load."""
+    windows = [w for w in windows if w.fault not in PAUSE_KINDS]
+    hit, clean = [], []
+    for it in iterations:
+        (hit if any(w.overlaps(it["start"], it["end"]) for w in windows) else clean).append(it["duration"])
+    return hit, clean
 
 
 def stalls(iterations: Sequence[Mapping], reference: float | None, k: float = DEFAULT_STALL_FACTOR) -> list[int]:
@@ -940,6 +950,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     median = float(np.median(d)) if len(d) else None
     clean, fell_back = clean_median(its, windows)
     stalled = stalls(its, clean, k)
+    hit, unhit = split_by_faults(its, windows)
     # failover and recovery are about fabric elements; a pause is the machine's
     fabric_windows = [w for w in windows if w.fault not in PAUSE_KINDS]
     faults, routes_dropped = fault_figures(transport, events, fabric_windows, counters or {}, fabric)
@@ -956,6 +967,10 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "median_s": median,
         "clean_median_s": clean,
         "clean_median_fallback": fell_back,
+        # the slowest iteration that overlapped a fault, and the slowest that overlapped
+        # none: the cost of the faults against this run's own noise (its load, its CPU)
+        "fault_p100_s": max(hit, default=None),
+        "fault_free_p100_s": max(unhit, default=None),
         "stall_factor": k,
         "stalls": len(stalled),
         "stalled_iterations": stalled,

@@ -15,6 +15,8 @@ AGENT_PPS = 40_000               # agent DATA packets/s, one sender core, 1 KB p
 CLEAN_EFFICIENCY = 0.85          # clean MRC all-reduce: busbw / (planes x link rate)
 CLEAN_IDEAL_RATIO = 1.25         # clean MRC median iteration / the analytic ideal
 FLAP_P100_RATIO = 1.2            # MRC slowest iteration under flaps / clean slowest
+FLAP_SAME_RUN_P100_RATIO = 1.05  # MRC slowest iteration during a flap / slowest during none, one run: the
+                                 # flaps' own cost, without the noise between two runs' loads
 SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or T1 reboot / clean median
 CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
 FAILOVER_RTTS = 2.0              # failover median (first packet the failure dropped -> last DATA sent on

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from faults.scenario_record import JobSettings, Scenario
 from lab.analysis.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
-                                  samples_in_window,
+                                  samples_in_window, split_by_faults,
                          failover_recovery, fault_windows, path_crosses, percentiles, stalls,
                          summarize, transports_of)
 from topologies.fabric import DEFAULT_FABRIC
@@ -93,6 +93,18 @@ def test_clean_median_falls_back_when_everything_is_faulted():
     assert fell_back and med == 2.0
     assert clean_median([], []) == (None, False)
     assert stalls(its, None) == []
+
+
+def test_the_slowest_iterations_in_and_out_of_faults_are_compared_within_one_run():
+    # a slow iteration (1.5 s) during the fault, a slower one (1.6 s) after it: the run's noise
+    its = run([1.0] * 5 + [1.5] + [1.0] * 5 + [1.6] + [1.0] * 3)
+    evs = fault(5.5, 6.0) + fault(0.0, 100.0, target="hosts", name="agent_pause")   # a pause splits nothing
+    hit, clean = split_by_faults(its, fault_windows(evs))
+    assert max(hit) == 1.5 and max(clean) == 1.6 and len(hit) == 1 and len(clean) == 14
+    t = summarize(its, evs, config=CFG)["mrc"]
+    assert (t["fault_p100_s"], t["fault_free_p100_s"]) == (1.5, 1.6)
+    t = summarize(run([1.0, 2.0]), [], config=CFG)["mrc"]
+    assert (t["fault_p100_s"], t["fault_free_p100_s"]) == (None, 2.0)
 
 
 def test_fault_windows_pair_start_and_end_per_target_and_transport():
