@@ -72,8 +72,9 @@ Definitions
   nothing to send between the fault and that last packet (no packet went out
   then to show the route dead). ``failover_after_loss_s``: from the first
   packet the failure swallowed on such a route (the earliest send time of its
-  dropped packets, not before the fault) to its last packet, the latest over
-  the routes that dropped any: how long the sender kept using a route after
+  dropped packets, not before the fault) to its last packet, less the time
+  its connection had nothing to send in between, the latest over the routes
+  that dropped any: how long the sender kept using a route after
   its first packet into the failure, with no wait for that first packet. At
   a NIC's rates a route carries a packet every few nanoseconds and the wait is
   nothing; at the lab's 10 Mb/s a route's packets are tens of ms apart, as
@@ -621,8 +622,9 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         to send between the fault and that last packet (the job between two
         iterations: no packet went out to show the route dead then).
     failover_after_loss_s: the first packet dropped on a failed route (sent at
-        or after the fault) -> its last packet, the latest over the routes that
-        dropped one; None if none did.
+        or after the fault) -> its last packet, less the time its connection had
+        nothing to send in between, the latest over the routes that dropped one;
+        None if none did.
     recovery_s: repair -> the first ack on each failed route after it, the
         latest; None when the fault never ended or ``routes_unrecovered`` > 0.
         A failed route that another fault of ``others`` still takes down at
@@ -649,7 +651,7 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     out["failover_s"] = max(quiet for _route, quiet in stopped) - window.start
     out["failover_busy_s"] = max(quiet - window.start - _idle_within(route, window.start, quiet)
                                  for route, quiet in stopped)
-    after_loss = [quiet - first for route, quiet in stopped
+    after_loss = [quiet - first - _idle_within(route, first, quiet) for route, quiet in stopped
                   if (first := _first_drop_sent(route, window.start, quiet)) is not None]
     out["failover_after_loss_s"] = max(after_loss, default=None)
     if window.end is not None and window.end < run_end:
@@ -840,7 +842,7 @@ def median_srtt(per_host: Mapping[str, Mapping]) -> float | None:
     return float(np.median(samples)) if samples else None
 
 
-MIN_ROUTE_GAPS = 10   # a route's mean gap counts once it carried this many packets in a row or more
+MIN_ROUTE_GAPS = 10   # a route's mean gap counts once this many of its gaps are not silences
 
 
 def median_route_gap(per_host: Mapping[str, Mapping]) -> float | None:

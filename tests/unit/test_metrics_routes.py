@@ -112,6 +112,11 @@ def test_failover_after_loss_counts_from_the_first_packet_the_failure_dropped():
     dead["drop_spans"] = [[9.99, 10.045]]
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
     assert f["failover_after_loss_s"] == pytest.approx(0.045)
+    # the job paused between the first loss and the last packet: that time is left out
+    per_host = stats(dead, BUSY)
+    per_host["h0"]["peers"]["h2"]["idle_spans"] = [[10.01, 10.03]]
+    f, = figures(per_host, fault(10.0, 20.0))
+    assert f["failover_after_loss_s"] == pytest.approx(0.025)
     # a route left before it dropped anything (a denial came first): no such figure
     del dead["drop_spans"]
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
