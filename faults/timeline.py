@@ -8,7 +8,10 @@
 Each FaultEvent starts at t0 + at and is repaired `duration` later, on a
 timer of the clock (faults/clock.py): CLOCK_MONOTONIC and a timer thread in
 production; a test passes a ManualClock and advances it, and every action
-then due runs in the test's own thread. Each start/repair appends to `log`:
+then due runs in the test's own thread. Actions planned for one instant run
+back to back, after every observer's "before" call (an observer's snapshot
+can take a tenth of a second on a busy machine). Each start/repair appends
+to `log`:
     {"t": s after t0, "kind": "fault_start" | "fault_end", "fault", "target",
      "transport", "took_s", ...params}
 "t" is when the action began and "took_s" how long it took, its checks
@@ -99,18 +102,39 @@ class FaultTimeline:
         with self._lock:
             while self._actions and not self._stop.is_set() \
                     and self.t0 + self._actions[0][0] <= self.clock.now():
-                _, _, action, i = heapq.heappop(self._actions)
-                if not self._act(action, i):
+                planned = self._actions[0][0]
+                batch = []
+                while self._actions and self._actions[0][0] == planned:
+                    _, _, action, i = heapq.heappop(self._actions)
+                    batch.append((action, i))
+                if not self._act_together(batch):
                     self._stop.set()  # an injector failed: stop injecting; stop() re-raises
                     return
             self._arm_next()
 
-    def _act(self, action: str, i: int) -> bool:
-        ev, inj = self.injectors[i]
-        if action == "repair" and not inj.active:
-            return True
+    def _act_together(self, batch: list[tuple[str, int]]) -> bool:
+        """Actions planned for one instant: every observer's "before" first, then the
+        actions back to back, then the "after"s, so faults planned together take effect
+        together (an observer's snapshot can take a tenth of a second on a busy machine)."""
+        batch = [(action, i) for action, i in batch if action == "start" or self.injectors[i][1].active]
         if self.observer:
-            self.observer("before", action, ev)
+            for action, i in batch:
+                self.observer("before", action, self.injectors[i][0])
+        done = []
+        for action, i in batch:
+            if not self._apply(action, i):
+                break
+            done.append((action, i))
+        if self.observer:
+            for action, i in done:
+                self.observer("after", action, self.injectors[i][0])
+        return len(done) == len(batch)
+
+    def _act(self, action: str, i: int) -> bool:
+        return self._act_together([(action, i)])
+
+    def _apply(self, action: str, i: int) -> bool:
+        ev, inj = self.injectors[i]
         started = self.clock.now()
         inj.in_effect = None
         try:
@@ -124,8 +148,6 @@ class FaultTimeline:
         if inj.in_effect is not None:
             took["effective_s"] = round(inj.in_effect - started, 6)
         self._record("fault_start" if action == "start" else "fault_end", ev, started, **took)
-        if self.observer:
-            self.observer("after", action, ev)
         return True
 
     def _record(self, kind: str, ev: FaultEvent, started: float, **extra) -> None:

@@ -432,8 +432,8 @@ def link_timelines(step: float) -> dict:
 
 def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | None]:
     """Host 0's links down throughout each bin, from the run's fault log (the timeline applies
-    simultaneous faults one after another, ~0.1 s apart here, so the log, not the plan, says when);
-    None for a bin in which that number changed."""
+    simultaneous faults one after another, each `ip` command tens of ms on a busy machine, so the
+    log, not the plan, says when); None for a bin in which that number changed."""
     changes = sorted((e["t"], 1 if e["kind"] == "fault_start" else -1) for e in fault_log
                      if e["kind"] in ("fault_start", "fault_end"))
     counts = []

@@ -155,6 +155,27 @@ def test_the_observer_sees_each_action_before_and_after(actions, clock):
                     ("before", "repair", "a"), ("after", "repair", "a")]
 
 
+def test_faults_planned_together_take_effect_together_however_slow_the_observer(actions, clock):
+    """An observer's snapshot takes 0.1 s (a busy machine): the three links planned
+    for 1 s all go down at once after the three "before"s, not 0.1 s apart."""
+    seen = []
+
+    def slow_snapshot(phase, action, ev):
+        seen.append((phase, action, ev.target))
+        clock.advance(0.1)
+
+    events = [FaultEvent(1.0, "link_flap", t, duration=1.0) for t in "abc"]
+    tl = timeline.FaultTimeline(Session, events, "mrc", clock.now(), [], observer=slow_snapshot, clock=clock)
+    with tl:
+        clock.advance(1.0)
+        starts = [t for action, _target, t in actions if action == "start"]
+        assert len(starts) == 3 and max(starts) - min(starts) == 0
+        assert [p for p, _a, _t in seen] == ["before"] * 3 + ["after"] * 3
+        clock.advance(3.0)
+    repairs = [t for action, _target, t in actions if action == "repair"]
+    assert len(repairs) == 3 and max(repairs) - min(repairs) == 0
+
+
 def test_a_deferred_timeline_counts_from_the_instant_it_is_started(actions, clock):
     """t0=None (the job runner's on_ready starts it): nothing fires while the
     workers start, however long that takes; then times count from start(t0)."""
