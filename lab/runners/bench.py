@@ -226,7 +226,7 @@ class Bench:
         hit, unhit = mrc.get("fault_p100_s"), mrc.get("fault_free_p100_s")
         same_run = hit / unhit if hit and unhit else None
         yield Figure("flap: MRC slowest iteration during a flap / slowest during none (same run)",
-                     f"{_num(same_run)} ({_s(hit)} / {_s(unhit)})", f"<= {target.FLAP_SAME_RUN_P100_RATIO:g}",
+                     f"{_num(same_run, '.3f')} ({_s(hit)} / {_s(unhit)})", f"<= {target.FLAP_SAME_RUN_P100_RATIO:g}",
                      same_run is not None and same_run <= target.FLAP_SAME_RUN_P100_RATIO and mrc["verified"],
                      {"fault_p100_s": hit, "fault_free_p100_s": unhit})
         delay = run["scenario"].baseline_routing.convergence_delay_s
@@ -439,7 +439,7 @@ def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
                       and incast[first].verified and incast[first].unexplained == 0),
                  {cc: r.as_dict() for cc, r in incast.items()})
     yield Figure("cc: incast with a victim flow: victim's rate beside the incast / alone (senders' Jain)",
-                 "; ".join(f"{cc} {_num(r.victim_ratio)} (Jain {_num(r.jain, '.3f')}){_lost(victim_lost(r))}"
+                 "; ".join(f"{cc} {_num(r.victim_ratio, '.3f')} (Jain {_num(r.jain, '.3f')}){_lost(victim_lost(r))}"
                            for cc, r in victim.items()),
                  f"{first} >= {target.CC_VICTIM_SHARE:g}, 0 lost",
                  bool(victim[first].victim_ratio is not None and victim[first].victim_ratio >= target.CC_VICTIM_SHARE

@@ -46,6 +46,10 @@ def test_a_miss_by_nscc_fails_whatever_aimd_did(tmp_path):
     incast = {"nscc": incast_run(1, 0.99), "aimd": incast_run(0, 0.99)}
     victim = {"nscc": victim_run(0.90), "aimd": victim_run(0.99)}
     assert [f.ok for f in bench.cc_figures(clean, incast, victim)] == [False, False, False, False]
+    # a near miss reads as one: 0.946 is not printed as the target's 0.95
+    victim = {"nscc": victim_run(0.946), "aimd": victim_run(0.99)}
+    row = list(bench.cc_figures(clean, incast, victim))[3]
+    assert row.ok is False and row.value.startswith("nscc 0.946 ")
 
 
 def test_median_queueing_delay_pools_every_connections_trace():
