@@ -16,15 +16,17 @@ logging every packet. Its *dropped* count per route (data packets declared
 lost without a trim, less those found delivered after all) is what a fault
 on the route cost the connection, and its *drop spans* say when the dropped
 packets had been sent: the first packet a failure swallowed starts a span,
-so failover can also be counted from it (lab/analysis/metrics.py). It also keeps the connection's *idle spans*: the
-stretches longer than ``ROUTE_SILENCE_S`` in which the sender had nothing to
-send (no queued data, no retransmission waiting), e.g. a ring all-reduce
-between two iterations. No route can carry data then, so recovery is also given
-less that time (lab/analysis/metrics.py).
+so failover can also be counted from it (lab/analysis/metrics.py). It also
+keeps the connection's *idle spans*: the stretches longer than
+``ROUTE_SILENCE_S`` in which the sender had nothing to send (no queued
+data, no retransmission waiting), e.g. a ring all-reduce between two
+iterations. No route can carry data then, so recovery is also given less
+that time (lab/analysis/metrics.py).
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from typing import Hashable, Sequence
 
 # A gap between two data packets on one route longer than this is recorded.
@@ -96,8 +98,7 @@ class RouteLog:
             if span[1] < sent:
                 break                      # spans are in send order: none later covers it
         if len(spans) < DROP_SPANS_KEPT:
-            spans.append([sent, sent])
-            spans.sort()
+            insort(spans, [sent, sent])
         else:
             spans[-1][1] = max(spans[-1][1], sent)
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from faults.scenario import JobSettings, Scenario, load_scenario
+from lab.analysis.metrics import in_rtts
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
@@ -250,12 +251,12 @@ class Bench:
         wmed, wmax = _median_max(failovers)
         bmed, _bmax = _median_max(busy_failovers)
         fmed, fmax = _median_max(after_loss)
-        fmed_rtts = fmed / rtt if fmed is not None and rtt else None
+        fmed_rtts = in_rtts(fmed, rtt)
         kept = sum(f["routes_kept_sending"] for f in faults)
         yield Figure(f"failover, {what}, from the first packet lost on a failed route (median, max; "
                      f"{len(after_loss)} of {len(faults)} faults)",
                      f"{_ms(fmed)} = {_rtts(fmed_rtts)}, {_ms(fmax)} (from the fault instant {_ms(wmed)} = "
-                     f"{_rtts(wmed / rtt if wmed is not None and rtt else None)}, with data to send "
+                     f"{_rtts(in_rtts(wmed, rtt))}, with data to send "
                      f"{_ms(bmed)}; RTT {_ms(rtt)}; a route's packets {_ms(mrc.get('route_gap_median_s'))} "
                      f"apart; {kept} routes kept sending)",
                      f"median <= {target.FAILOVER_RTTS:g} RTTs",   # faults but no failover measured: not met
