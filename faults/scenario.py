@@ -204,11 +204,16 @@ def _build(path: Path, data: dict) -> Scenario:
     )
 
 
-def load_scenario(name_or_path: str | Path) -> Scenario:
-    """Load, validate and expand a scenario; ScenarioError (one line) if anything is wrong."""
+def load_scenario(name_or_path: str | Path, dataplane: str | None = None) -> Scenario:
+    """Load, validate and expand a scenario; ScenarioError (one line) if anything is wrong.
+    `dataplane` (None: the file's) replaces the file's fabric.dataplane before its faults
+    are checked against it."""
     path = scenario_path(name_or_path)
     try:
-        return _build(path, _read_yaml(path, library_name=path.parent == SCENARIO_DIR))
+        data = _read_yaml(path, library_name=path.parent == SCENARIO_DIR)
+        if dataplane is not None and isinstance(data.get("fabric", {}), dict):
+            data["fabric"] = {**data.get("fabric", {}), "dataplane": dataplane}
+        return _build(path, data)
     except InvalidField as exc:
         raise ScenarioError(_one_line(f"{_display(path)}: {exc}")) from None
 

@@ -52,7 +52,7 @@ class TransportParams:
     min_usable_paths: floor of routes in use (GOOD or SUSPECT) per connection:
         a route is not retired below it (1)
     max_window: receiver tracks PSNs at most this far above cum_psn (65536)
-    cc: congestion controller, a name in congestion.CONTROLLERS ("aimd"; "nscc",
+    cc: congestion controller, a name in congestion.CONTROLLERS ("nscc"; "aimd",
         "fixed"); an explicit ``cc=`` to MrcConnection or AgentConfig wins
     pacing_gain: pace transmissions at gain x cwnd / SRTT packets per second
         (pacing.py) so a window leaves spread over the RTT instead of as one
@@ -120,7 +120,7 @@ class TransportParams:
     active_evs_per_plane: int = 4
     min_usable_paths: int = 1
     max_window: int = 65536
-    cc: str = "aimd"
+    cc: str = "nscc"
     pacing_gain: float = 0.0
     pacing_burst: int = 2
     line_rate_bps: float = 0.0

@@ -29,12 +29,18 @@ from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Sw
                               clip, kind_of, parse_any)
 
 __all__ = ["FabricError", "FabricSpec", "Link", "Path", "DEFAULT_FABRIC", "T1_MAC_PREFIX", "ev_to_t1",
-           "host_addresses", "DATAPLANES"]
+           "host_addresses", "DATAPLANES", "DEFAULT_DATAPLANE"]
 
 # How a fabric is made real: Open vSwitch switches with static OpenFlow tables
 # (topologies/builder.py), or kernel IPv6 routers with static uSID routes, the
 # sender choosing the path by the address it writes (topologies/srv6_builder.py).
 DATAPLANES = ("openflow", "srv6")
+# srv6 by default: kernel forwarding costs nothing when idle and about half
+# OpenFlow's CPU per packet, so on 2 cores the default run is not CPU-bound
+# (README, "Which to pick"); it is also the paper's data plane.
+DEFAULT_DATAPLANE = "srv6"
+# Records written before `dataplane` existed all ran on this one.
+LEGACY_DATAPLANE = "openflow"
 
 # Ethernet src MAC a T1 writes on every packet it forwards: lets `check`
 # prove which T1 a packet crossed without reading any counter.
@@ -81,7 +87,7 @@ class FabricSpec:
     evs_per_plane: entropy values per plane; a connection sprays over
         planes x evs_per_plane (plane, EV) pairs, EV e of any plane crossing T1 e % spines (8)
     mtu: IP MTU of every link, bytes (9000: jumbo frames, as AI fabrics use)
-    dataplane: how the fabric is made real, one of DATAPLANES ("openflow")
+    dataplane: how the fabric is made real, one of DATAPLANES (DEFAULT_DATAPLANE)
     """
 
     planes: int = 8
@@ -91,7 +97,7 @@ class FabricSpec:
     link_mbps: float = 10.0
     evs_per_plane: int = DEFAULT_EVS_PER_PLANE
     mtu: int = 9000
-    dataplane: str = DATAPLANES[0]
+    dataplane: str = DEFAULT_DATAPLANE
 
     def __post_init__(self) -> None:
         limits = {
@@ -319,7 +325,7 @@ class FabricSpec:
     def from_dict(cls, data: dict) -> "FabricSpec":
         """The inverse of to_dict: every key required (a record missing one
         was not written by to_dict, and a default would hide that), except
-        `dataplane`: records written before it existed all ran on openflow."""
+        `dataplane`: records written before it existed all ran on LEGACY_DATAPLANE."""
         if not isinstance(data, dict):
             raise FabricError(f"a fabric must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
@@ -328,7 +334,7 @@ class FabricSpec:
         missing = set(cls.__dataclass_fields__) - set(data) - {"dataplane"}
         if missing:
             raise FabricError(f"fabric key(s) missing: {', '.join(sorted(missing))}")
-        return cls(**data)
+        return cls(**{"dataplane": LEGACY_DATAPLANE, **data})
 
 
 DEFAULT_FABRIC = FabricSpec()

@@ -148,10 +148,9 @@ def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None,
          **job_overrides) -> dict:
     """Run library scenario `name` on `dataplane`, with other transports, transport parameters
     or job settings if given."""
-    scenario = load_scenario(name)
+    scenario = load_scenario(name, dataplane)
     scenario = replace(scenario, transports=transports or scenario.transports,
                        transport_params=transport_params if transport_params is not None else scenario.transport_params,
-                       fabric=replace(scenario.fabric, dataplane=dataplane),
                        job=replace(scenario.job, **job_overrides))
     path, summary = run_experiment(scenario, root)
     return {"path": str(path), "summary": summary, "scenario": scenario}

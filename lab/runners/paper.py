@@ -32,6 +32,7 @@ from lab.analysis.paper_figures import PAPER
 from lab.runners import bench_targets as target
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
+from mrc_host.params import TransportParams
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.names import T0T1Link
 
@@ -41,10 +42,10 @@ DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the ba
 ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
 ROCE_QPS = (1, 16)
 ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
-# MRC's transport parameters in every row: the paper's NICs run UET's NSCC, and the lab's AIMD
-# pins each connection's window to one host's BDP, which an all-to-all's 3 connections per host
-# overfill 3 times (SRTT 58 ms against NSCC's 18 ms, 29 spurious RTOs; docs/paper.md)
-MRC_PARAMS = {"cc": "nscc"}
+# MRC's transport parameters in every row: the lab's defaults (mrc_host/params.py), NSCC among them;
+# AIMD would pin each connection's window to one host's BDP, which an all-to-all's 3 connections per
+# host overfill 3 times (SRTT 58 ms against NSCC's 18 ms, 29 spurious RTOs; docs/paper.md)
+MRC_PARAMS: dict = {}
 COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
 # Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
 PLACEMENT = "interleaved"
@@ -242,7 +243,7 @@ def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
     if mrc_ratio is None:
         return False, "no: the victim delivered nothing alone"
     same = mrc_ratio >= target.PAPER_VICTIM_UNAFFECTED
-    return same, (f"{'yes' if same else 'no'}: MRC's victim ({MRC_PARAMS['cc'].upper()}) kept {mrc_ratio:.2f} of its rate alone "
+    return same, (f"{'yes' if same else 'no'}: MRC's victim ({TransportParams.from_dict(MRC_PARAMS).cc.upper()}) kept {mrc_ratio:.2f} of its rate alone "
                   f"(unaffected: >= {target.PAPER_VICTIM_UNAFFECTED:g})")
 
 

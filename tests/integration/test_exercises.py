@@ -1,9 +1,10 @@
 """Every exercise's reference solution passes its grader on the lab; the
 starting files of exercises 01 (plain round robin), 03 and 05 (no
-prediction) do not (root). Exercises 01 and 03 also pass on the srv6 data
-plane (03 cuts its T1 off differently there; 02 and 04 use the same
-port-program calls as 01, which other srv6 tests cover, and are left out to
-keep the suite short); 05 runs on srv6 only."""
+prediction) do not (root). Every grader runs on the default data plane
+(srv6); exercises 01 and 03 also pass on OpenFlow (03 cuts its T1 off
+differently there; 02 and 04 use the same port-program calls as 01, which
+other OpenFlow tests cover, and are left out to keep the suite short); 05
+runs on srv6 only."""
 
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def test_starting_file_is_not_graded_pass(exercise):
 
 
 @pytest.mark.parametrize("exercise", ["01-path-policy", "03-baseline-stall"])
-def test_reference_solution_passes_on_srv6(exercise):
-    r = grade(exercise, EXERCISES / "solutions" / exercise / SOLUTIONS[exercise], "--dataplane", "srv6")
+def test_reference_solution_passes_on_openflow(exercise):
+    r = grade(exercise, EXERCISES / "solutions" / exercise / SOLUTIONS[exercise], "--dataplane", "openflow")
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 0 and lines and lines[-1] == "PASS", r.stdout[-3000:] + r.stderr[-3000:]

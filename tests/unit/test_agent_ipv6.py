@@ -14,6 +14,7 @@ import random
 import socket
 import subprocess
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -52,9 +53,10 @@ def test_srv6_config_sends_every_ev_to_its_route_address():
 
 
 def test_openflow_config_is_unchanged_ipv4():
-    fields = addresses(DEFAULT_FABRIC, 0, [1, 2])
-    assert fields == {"plane_ips": [DEFAULT_FABRIC.host_ip(0, p) for p in range(8)],
-                      "peers": {f"h{n}": [DEFAULT_FABRIC.host_ip(n, p) for p in range(8)] for n in (1, 2)}}
+    openflow = replace(DEFAULT_FABRIC, dataplane="openflow")
+    fields = addresses(openflow, 0, [1, 2])
+    assert fields == {"plane_ips": [openflow.host_ip(0, p) for p in range(8)],
+                      "peers": {f"h{n}": [openflow.host_ip(n, p) for p in range(8)] for n in (1, 2)}}
 
 
 def test_malformed_route_addresses_are_refused_by_name():

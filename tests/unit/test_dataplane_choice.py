@@ -6,11 +6,11 @@ import typer
 
 from faults.scenario import ScenarioError, load_scenario
 from lab.cli import load_run
-from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
+from topologies.fabric import DATAPLANES, DEFAULT_DATAPLANE, DEFAULT_FABRIC, FabricError, FabricSpec
 
 
-def test_openflow_is_the_default_and_srv6_the_other():
-    assert DEFAULT_FABRIC.dataplane == "openflow" and DATAPLANES == ("openflow", "srv6")
+def test_srv6_is_the_default_and_openflow_the_other():
+    assert DEFAULT_FABRIC.dataplane == DEFAULT_DATAPLANE == "srv6" and DATAPLANES == ("openflow", "srv6")
     with pytest.raises(FabricError, match="dataplane must be one of openflow, srv6, got 'ovs'"):
         FabricSpec(dataplane="ovs")
 
@@ -33,16 +33,16 @@ def test_scenario_key(tmp_path):
 
 
 def test_run_override_and_what_srv6_refuses(capsys, tmp_path):
-    assert load_run("clean", None, None, None, None).fabric.dataplane == "openflow"
-    assert load_run("clean", None, None, None, None, dataplane="srv6").fabric.dataplane == "srv6"
+    assert load_run("clean", None, None, None, None).fabric.dataplane == "srv6"
+    assert load_run("clean", None, None, None, None, dataplane="openflow").fabric.dataplane == "openflow"
     assert load_run("controller-crash", None, None, None, None, dataplane="srv6").faults
     assert load_run("flap", None, None, None, None, dataplane="srv6").faults       # wired on srv6
     paused = tmp_path / "paused.yaml"
     paused.write_text("description: x\ntransports: [mrc]\nfaults:\n  - {at: 2, kind: datapath_pause, "
                       "target: datapath, duration: 5, params: {pause_ms: 30, period_ms: 100}}\n")
-    assert load_run(str(paused), None, None, None, None).faults                  # fine on OpenFlow
+    assert load_run(str(paused), None, None, None, None, dataplane="openflow").faults   # fine on OpenFlow
     with pytest.raises(typer.Exit) as refused:
-        load_run(str(paused), None, None, None, None, dataplane="srv6")          # no datapath process there
+        load_run(str(paused), None, None, None, None)                            # srv6: no datapath process
     assert refused.value.exit_code == 2
     assert "fault kind datapath_pause does not run on the srv6 data plane" in " ".join(
         capsys.readouterr().out.split())

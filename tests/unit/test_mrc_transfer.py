@@ -244,7 +244,7 @@ def test_each_route_counts_the_packets_the_fabric_dropped_on_it():
 
 
 def test_a_loss_that_was_reordering_is_taken_back_from_its_route():
-    net, a, b = pair(Impairments(reorder=0.3, reorder_delay=50e-6), seed=11)
+    net, a, b = pair(Impairments(reorder=0.3, reorder_delay=50e-6), seed=11, cc="aimd")   # AIMD: enough in flight to fool RACK
     a.conn.write(payload(200_000, 11), 0)
     assert net.run_until(all_written(net, "a", 1), timeout=5)
     net.run_for(0.05)                                 # the last duplicates are acked
@@ -256,7 +256,7 @@ def test_a_loss_that_was_reordering_is_taken_back_from_its_route():
 def test_reordering_widens_the_reorder_window_instead_of_retiring_paths():
     """Packets delayed by up to half an RTT: the first mistakes widen the
     reorder window (RACK); after that, reordering alone retires no path."""
-    net, a, b = pair(Impairments(reorder=0.3, reorder_delay=50e-6), seed=11)
+    net, a, b = pair(Impairments(reorder=0.3, reorder_delay=50e-6), seed=11, cc="aimd")
     a.conn.write(payload(200_000, 11), 0)
     assert net.run_until(all_written(net, "a", 1), timeout=5)
     sender, c = a.conn.sender, a.conn.counters

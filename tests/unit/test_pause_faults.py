@@ -13,7 +13,8 @@ from faults.scenario import ScenarioError, load_scenario
 from lab.analysis.fidelity import DATAPATH_STALL_S, datapath_stalls, heartbeat_delays, heartbeat_verdict
 from topologies import waiting
 
-HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"
+# datapath_pause runs on OpenFlow only (the srv6 routers have no datapath process)
+HEAD = "description: t\nfabric: {dataplane: openflow}\njob: {iterations: 5, max_seconds: 45}\n"
 
 
 def load(tmp_path, text):

@@ -16,8 +16,10 @@ import copy
 import math
 import signal
 import time
+from dataclasses import replace
 
 import pytest
+
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
@@ -37,7 +39,7 @@ from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 LOAD_LIMIT_S = 1.0  # generous: a load takes milliseconds; the caps keep the worst case near 0.5 s
 HANG_S = 5.0  # the guard: well past the limit, so a slow load fails on time and a hung one here
 
-SPEC = DEFAULT_FABRIC
+SPEC = replace(DEFAULT_FABRIC, dataplane="openflow")  # the data plane that runs every fault kind
 
 
 def targets_by_kind(spec: FabricSpec) -> dict[str, list[str]]:
@@ -210,11 +212,12 @@ def valid_scenarios(draw) -> dict:
         "baseline_routing": st.fixed_dictionaries({}, optional={"convergence_delay_s": times(0, 60),
                                                                  "hold_down_s": times(0, 60)}),
         "stall_factor": times(1.01, 100),
-        "fabric": st.just(SPEC.to_dict()),
     }
     for key, strategy in optional.items():
         if draw(st.booleans()):
             scenario[key] = draw(strategy)
+    # the fabric key spelled out in full, or only the data plane that runs every kind
+    scenario["fabric"] = SPEC.to_dict() if draw(st.booleans()) else {"dataplane": SPEC.dataplane}
     return scenario
 
 

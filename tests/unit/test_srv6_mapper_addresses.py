@@ -125,4 +125,5 @@ def test_heartbeat_addresses_cross_every_plane_and_t1_on_srv6():
     assert len(set(addresses)) == spec.planes * spec.spines
     assert {plan.decode(a) for a in addresses} == {(p, t1, 3) for p in range(spec.planes) for t1 in range(2)}
     assert heartbeat_addresses(spec, 0, 1) == [str(plan.host_address(1, p)) for p in range(spec.planes)]
-    assert heartbeat_addresses(DEFAULT_FABRIC, 0, 3) == [DEFAULT_FABRIC.host_ip(3, p) for p in range(8)]
+    openflow = dataclasses.replace(DEFAULT_FABRIC, dataplane="openflow")
+    assert heartbeat_addresses(openflow, 0, 3) == [openflow.host_ip(3, p) for p in range(8)]
