@@ -140,6 +140,16 @@ def slow_t1(spec: FabricSpec, spine: int, rate_bps: int) -> list[str]:
     return list(ports)
 
 
+def rto_floor_through_slow_t1(spec: FabricSpec, rate_bps: int) -> float:
+    """The RTO floor for a fabric whose T1 downlinks slow_t1 shaped to ``rate_bps``: the lab's floor
+    (lab.runners.agent_config.queueing_bound) counts every trimming queue at the link rate, but the
+    slowed T1's holds its trim threshold at ``rate_bps``. Below this, packets merely queued there
+    outwait the RTO, are resent needlessly and can get their routes retired as failed."""
+    from lab.runners.agent_config import queueing_bound
+    threshold_bits = port_program.PortConfig(rate_bps=rate_bps).trim_threshold * 8
+    return queueing_bound(spec) - threshold_bits / spec.link_bps + threshold_bits / rate_bps
+
+
 def slow_last_hop(spec: FabricSpec, host: int, rate_bps: int, trim_threshold: int) -> list[str]:
     """The T0 ports facing ``host`` (every plane) at ``rate_bps`` with a short queue: its last hop
     is the bottleneck, where trimming (or tail drop) happens. ECN stays off, as on every last hop."""
@@ -234,5 +244,6 @@ def grade(main: Callable[[list[str]], int]) -> None:
     raise SystemExit(main(sys.argv[1:]))
 
 
-__all__ = ["SMALL_FABRIC", "grader_args", "Run", "run", "lab_session", "slow_t1", "slow_last_hop", "t0_t1_link_ports",
+__all__ = ["SMALL_FABRIC", "grader_args", "Run", "run", "lab_session", "slow_t1", "rto_floor_through_slow_t1",
+           "slow_last_hop", "t0_t1_link_ports",
            "TimedBlackhole", "report", "grade", "load_module", "port_program"]

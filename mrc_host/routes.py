@@ -15,8 +15,10 @@ and recovery (repair -> first packet acknowledged on it again) without
 logging every packet. Its *dropped* count per route (data packets declared
 lost without a trim, less those found delivered after all) is what a fault
 on the route cost the connection, and its *drop spans* say when the dropped
-packets had been sent: the first packet a failure swallowed starts a span,
-so failover can also be counted from it (lab/analysis/metrics.py). It also
+packets had been sent and how many each span holds: the first packet a
+failure swallowed starts a span, so failover can also be counted from it,
+and a span's count is what that fault cost the connection in packets, the
+paper's unit (lab/analysis/metrics.py). It also
 keeps the connection's *idle spans*: the stretches longer than
 ``ROUTE_SILENCE_S`` in which the sender had nothing to send (no queued
 data, no retransmission waiting), e.g. a ring all-reduce between two
@@ -73,7 +75,8 @@ class RouteLog:
         self.last_acked: list = [None] * n
         self.send_silences: list[list] = [[] for _ in range(n)]
         self.ack_silences: list[list] = [[] for _ in range(n)]
-        self.drop_spans: list[list] = [[] for _ in range(n)]   # [first, last] send times of dropped packets
+        self.drop_spans: list[list] = [[] for _ in range(n)]   # [first, last, count]: send times of dropped
+                                                               # packets, and how many
         self.idle_spans: list[tuple] = []    # (from, to): the connection had nothing to send
         self.idle_since: float | None = None
 
@@ -94,17 +97,26 @@ class RouteLog:
         for span in reversed(spans):
             if span[0] - ROUTE_SILENCE_S <= sent <= span[1] + ROUTE_SILENCE_S:
                 span[0], span[1] = min(span[0], sent), max(span[1], sent)
+                span[2] += 1
                 return
             if span[1] < sent:
                 break                      # spans are in send order: none later covers it
         if len(spans) < DROP_SPANS_KEPT:
-            insort(spans, [sent, sent])
+            insort(spans, [sent, sent, 1])
         else:
             spans[-1][1] = max(spans[-1][1], sent)
+            spans[-1][2] += 1
 
-    def on_delivered_after_all(self, rid: int) -> None:
-        """A packet counted in on_drop arrived after all (the loss was reordering)."""
+    def on_delivered_after_all(self, rid: int, sent: float | None = None) -> None:
+        """A packet counted in on_drop (sent at ``sent``, if known) arrived after all (the loss
+        was reordering): it leaves the count, and its span's (a span left empty is forgotten)."""
         self.dropped[rid] -= 1
+        spans = self.drop_spans[rid]
+        span = next((s for s in reversed(spans) if s[0] <= sent <= s[1]), None) if sent is not None else None
+        if span is not None:
+            span[2] -= 1
+            if span[2] <= 0:
+                spans.remove(span)
 
     def on_ack(self, rid: int, now: float) -> None:
         last = self.last_acked[rid]

@@ -124,9 +124,9 @@ class Sender:
         self.rack_rtt = 0.0                        # RTT of that packet
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
         self.reo_mult = 1                          # reorder window, in units of its base/4 (reorder_window)
-        # psn -> the paths of its recent SACK-gap losses not yet proven needless
+        # psn -> (path, send time) of its recent SACK-gap losses not yet proven needless
         # (a retransmission can be declared lost too: each copy the peer got twice proves one)
-        self.gap_lost: dict[int, list[int]] = {}
+        self.gap_lost: dict[int, list[tuple[int, float]]] = {}
         self.msg_ids = wire.MessageIds()
         self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
                                        params.rto_granularity, params.rto_min_rtts)
@@ -354,10 +354,11 @@ class Sender:
             newly += 1
         if flags & wire.F_DUPLICATE:
             # the peer got that packet twice: its SACK-gap loss was reordering (a D-SACK)
-            lost_pid = self._proven_needless(acked_psn)
-            if lost_pid is not None:
+            lost = self._proven_needless(acked_psn)
+            if lost is not None:
+                lost_pid, lost_sent = lost
                 self.c.spurious_losses += 1
-                self.route_log.on_delivered_after_all(self.route_of_pid[lost_pid])
+                self.route_log.on_delivered_after_all(self.route_of_pid[lost_pid], lost_sent)
                 self._reordering(lost_pid)
         ecn = bool(flags & wire.F_ECN_ECHO)
         if ecn:
@@ -402,21 +403,22 @@ class Sender:
         self.c.spurious_losses += 1
         if pkt.dropped:
             pkt.dropped = False
-            self.route_log.on_delivered_after_all(self.route_of_pid[pkt.lost_pid])
+            self.route_log.on_delivered_after_all(self.route_of_pid[pkt.lost_pid], pkt.lost_sent)
         if pkt.gap_loss:
             pkt.gap_loss = False
             self._proven_needless(pkt.psn)
             self._reordering(pkt.lost_pid)
 
-    def _proven_needless(self, psn: int) -> int | None:
-        """One SACK-gap loss of ``psn`` was needless: forget it; the path it was lost on, or None."""
-        pids = self.gap_lost.get(psn)
-        if not pids:
+    def _proven_needless(self, psn: int) -> tuple[int, float] | None:
+        """One SACK-gap loss of ``psn`` was needless: forget it; (the path it was lost on, when
+        that copy was sent), or None."""
+        losses = self.gap_lost.get(psn)
+        if not losses:
             return None
-        pid = pids.pop()
-        if not pids:
+        lost = losses.pop()
+        if not losses:
             del self.gap_lost[psn]
-        return pid
+        return lost
 
     def _reordering(self, lost_pid: int) -> None:
         """A SACK-gap loss on ``lost_pid`` was reordering: widen the reorder window
@@ -492,7 +494,7 @@ class Sender:
             sendq.popleft()
             self.c.sack_losses += 1
             pkt.gap_loss = True
-            self.gap_lost.setdefault(pkt.psn, []).append(pkt.pid)
+            self.gap_lost.setdefault(pkt.psn, []).append((pkt.pid, pkt.sent))
             if len(self.gap_lost) > GAP_LOSSES_KEPT:
                 del self.gap_lost[next(iter(self.gap_lost))]
             self._lost(pkt, now, "sack_gap")

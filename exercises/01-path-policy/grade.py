@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import (grade, grader_args, lab_session, load_module, report, run,  # noqa: E402
-                     slow_t1)
+from grading import (grade, grader_args, lab_session, load_module, report, rto_floor_through_slow_t1,  # noqa: E402
+                     run, slow_t1)
+
+from topologies.port_program import PortConfig  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CONGESTED_BPS = 1_000_000      # T1 1's downlinks; everything else runs at 10 Mb/s
@@ -61,12 +63,18 @@ def main(argv: list[str]) -> int:
     policy = f"{path}:{name}"
     print(f"fabric: {spec.planes} planes, {spec.hosts} hosts, {spec.link_mbps:g} Mb/s links; "
           f"T1 1 of every plane shaped to {CONGESTED_BPS / 1e6:g} Mb/s")
+    # congestion, not failure: a packet queued at the slow T1 must not outwait the RTO (spurious
+    # timeouts would retire that T1's routes for round robin too, on some runs and not others)
+    params = {"rto_min": round(rto_floor_through_slow_t1(spec, CONGESTED_BPS), 3)}
+    print(f"RTO floor {params['rto_min']:g} s: above the slow T1's queue, which trims past "
+          f"{PortConfig(rate_bps=CONGESTED_BPS).trim_threshold:,} B")
     rr, mine = [], []
     with lab_session(spec) as session:
         slow_t1(spec, 1, CONGESTED_BPS)
         for k in range(ROUNDS):
             for label, pol, into in (("round robin", "round_robin", rr), ("your policy", policy, mine)):
-                r = run(session, f"{label} #{k + 1}", policy=pol, iterations=ITERATIONS, buffer_bytes=BUFFER)
+                r = run(session, f"{label} #{k + 1}", policy=pol, iterations=ITERATIONS, buffer_bytes=BUFFER,
+                        params=params)
                 print(r.line(), flush=True)
                 into.append(r)
     rr_med, my_med = pooled_median(rr), pooled_median(mine)

@@ -111,7 +111,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from mrc_host.routes import ROUTE_SILENCE_S
+from mrc_host.routes import ROUTE_SILENCE_S, route_of
 from faults.pause import PAUSE_KINDS
 from topologies.fabric import FabricSpec, ev_to_t1
 from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_of
@@ -229,6 +229,16 @@ def split_by_faults(iterations: Sequence[Mapping], windows: Sequence[FaultWindow
     for it in iterations:
         (hit if any(w.overlaps(it["start"], it["end"]) for w in windows) else clean).append(it["duration"])
     return hit, clean
+
+
+def iteration_cost(iterations: Sequence[Mapping], window: FaultWindow, reference: float | None) -> float | None:
+    """What the fault cost the iteration it struck: that iteration (the one under way at the
+    fault, else the next to start) less ``reference`` (the run's fault-free median); None when
+    no iteration ran after the fault or there is no reference."""
+    struck = next((it for it in sorted(iterations, key=lambda it: it["start"]) if it["end"] > window.start), None)
+    if struck is None or reference is None:
+        return None
+    return struck["duration"] - reference
 
 
 def stalls(iterations: Sequence[Mapping], reference: float | None, k: float = DEFAULT_STALL_FACTOR) -> list[int]:
@@ -409,7 +419,8 @@ class Route:
     send_silences: tuple = ()
     ack_silences: tuple = ()
     idle_spans: tuple = ()   # its connection's: stretches with nothing to send (mrc_host/routes.py)
-    drop_spans: tuple = ()   # (first, last) send times of the packets dropped on it (mrc_host/routes.py)
+    drop_spans: tuple = ()   # (first, last, count): send times of the packets dropped on it, and how many
+                             # (count None: a record written before spans held one; mrc_host/routes.py)
 
 
 def _time(value) -> float | None:
@@ -429,6 +440,22 @@ def _silences(value) -> tuple:
     return tuple(sorted(pairs))
 
 
+def _drop_spans(value) -> tuple:
+    """[first, last, count] spans (count None for an older [first, last] record)."""
+    if not isinstance(value, list) or not all(isinstance(v, list) and len(v) in (2, 3) for v in value):
+        raise ValueError("drop spans must be a list of [first, last, count] triples")
+    spans = []
+    for first, last, *count in value:
+        n = count[0] if count else None
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise ValueError(f"a drop span's count must be a count, got {n!r}")
+        a, b = _time(first), _time(last)
+        if a is None or b is None or b < a:
+            raise ValueError("a drop span needs first <= last")
+        spans.append((a, b, n))
+    return tuple(sorted(spans, key=lambda s: s[:2]))
+
+
 def _route(host: str, peer: str, r: Mapping, idle_spans: tuple = ()) -> Route:
     plane, t1 = r["plane"], r.get("t1")
     if isinstance(plane, bool) or not isinstance(plane, int):
@@ -438,7 +465,7 @@ def _route(host: str, peer: str, r: Mapping, idle_spans: tuple = ()) -> Route:
         raise ValueError("t1 must be an int, null or 'ev<N>'")
     return Route(host, peer, plane, t1, *(_time(r.get(k)) for k in ROUTE_TIMES),
                  _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])), idle_spans,
-                 _silences(r.get("drop_spans", [])))
+                 _drop_spans(r.get("drop_spans", [])))
 
 
 def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
@@ -472,8 +499,9 @@ def rebase_route_times(stats: Mapping, t0: float) -> dict:
             return record
         out = {**record, **{k: shift(record[k]) for k in ROUTE_TIMES if k in record}}
         for key in ("send_silences", "ack_silences", "drop_spans"):
-            if isinstance(record.get(key), list):
-                out[key] = [[shift(v) for v in pair] if isinstance(pair, list) else pair for pair in record[key]]
+            if isinstance(record.get(key), list):   # the times only: a drop span's third item is a count
+                out[key] = [[*(shift(v) for v in pair[:2]), *pair[2:]] if isinstance(pair, list) else pair
+                            for pair in record[key]]
         return out
 
     def rebased_connection(conn):
@@ -559,8 +587,15 @@ def _idle_within(route: Route, a: float, b: float) -> float:
 def _first_drop_sent(route: Route, start: float, last: float) -> float | None:
     """When the first packet dropped on ``route`` between ``start`` and ``last`` was
     sent (a span that began before ``start`` counts from ``start``); None if none was."""
-    firsts = [max(a, start) for a, b in route.drop_spans if b >= start and a <= last]
+    firsts = [max(a, start) for a, b, _n in route.drop_spans if b >= start and a <= last]
     return min(firsts, default=None)
+
+
+def _drops_between(route: Route, a: float, b: float) -> int | None:
+    """Packets dropped on ``route`` in its drop spans that meet [a, b]; None when one of
+    them has no count (a record from before spans held one)."""
+    counts = [n for first, last, n in route.drop_spans if last >= a and first <= b]
+    return None if None in counts else sum(counts)
 
 
 def _sent_between(route: Route, a: float, b: float) -> bool:
@@ -584,7 +619,8 @@ def _fault_record(window: FaultWindow, basis: str | None) -> dict:
             "failover_after_loss_s": None, "failover_after_loss_rtts": None, "routes_failed": 0,
             "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None,
             "recovery_busy_s": None, "recovery_busy_rtts": None, "routes_unrecovered": 0,
-            "routes_still_down": 0,
+            "routes_still_down": 0, "packets_lost": None, "detection_s": None,
+            "iteration_cost_s": None, "iteration_cost_rtts": None,
             "note": None}
 
 
@@ -608,6 +644,64 @@ def _stopped_routes(routes: Sequence[Route], window: FaultWindow, horizon: float
                                            if other is not route):
             stopped.append((route, quiet))
     return stopped, kept
+
+
+def _struck(routes: Sequence[Route], window: FaultWindow, horizon: float,
+            crosses: Callable[[FaultWindow, Route], bool]) -> dict[tuple, list[Route]]:
+    """{(host, peer): its routes through the faulted element that carried data from just
+    before the fault (ROUTE_SILENCE_S: a packet then may still sit in the element's queue)}."""
+    struck: dict[tuple, list[Route]] = {}
+    for route in routes:
+        if crosses(window, route) and _sent_between(route, window.start - ROUTE_SILENCE_S, horizon):
+            struck.setdefault((route.host, route.peer), []).append(route)
+    return struck
+
+
+def _packets_lost(routes: Sequence[Route], window: FaultWindow, horizon: float,
+                  crosses: Callable[[FaultWindow, Route], bool]) -> list[int] | None:
+    """The DATA packets the fault cost each connection it struck (``_struck``), in the order of
+    (host, peer): dropped on its routes through the element, sent from just before the fault
+    to the repair. None when a record has no drop counts."""
+    since = window.start - ROUTE_SILENCE_S
+    costs = []
+    for _conn, struck in sorted(_struck(routes, window, horizon, crosses).items()):
+        counts = [_drops_between(route, since, horizon) for route in struck]
+        if None in counts:
+            return None
+        costs.append(sum(counts))
+    return costs
+
+
+LEFT_USE = ("SUSPECT", "ASSUMED_BAD", "DENIED")
+
+
+def detection_delays(routes: Sequence[Route], events: Sequence[Mapping], window: FaultWindow, spines: int | None,
+                     crosses: Callable[[FaultWindow, Route], bool]) -> list[float]:
+    """For each connection the fault cost a packet: from the first packet it lost there (sent
+    at or after the fault) to the first time one of its routes through the element left use
+    (SUSPECT, retired or denied). With the gap between two packets on a route, this says how
+    many packets the fault could take: about 1 + this / the gap."""
+    sending = [r for r in routes if r.last_sent is not None]
+    if not sending:
+        return []
+    horizon = min(window.stop, max(r.last_sent for r in sending))
+    left: dict[tuple, list[tuple]] = {}
+    for e in events:
+        if e.get("kind") == "path_state" and e.get("new") in LEFT_USE and isinstance(e.get("t"), (int, float)):
+            left.setdefault((str(e.get("host")), str(e.get("peer"))), []).append(e)
+    delays = []
+    for conn, struck in _struck(sending, window, horizon, crosses).items():
+        firsts = [f for route in struck if (f := _first_drop_sent(route, window.start, horizon)) is not None]
+        if not firsts:
+            continue
+        first = min(firsts)
+        same_rack = any(route.t1 is None for route in struck)
+        keys = {(route.plane, route.t1) for route in struck}
+        marks = [e["t"] for e in left.get(conn, ()) if e["t"] >= first and isinstance(e.get("ev"), int)
+                 and route_of(e["ev"], e.get("plane"), spines, same_rack) in keys]
+        if marks:
+            delays.append(min(marks) - first)
+    return delays
 
 
 def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: float | None = None,
@@ -642,6 +736,7 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
         out["note"] = "no data was sent during the fault"
         return out
     horizon = min(window.stop, run_end)
+    out["packets_lost"] = _packets_lost(sending, window, horizon, crosses)
     stopped, out["routes_kept_sending"] = _stopped_routes(sending, window, horizon, run_end, crosses)
     out["routes_failed"] = len(stopped)
     if not stopped:
@@ -742,7 +837,11 @@ def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[F
     if routes:
         def crosses(w, r):
             return route_crosses(w, r, spines=spines, hosts_per_rack=hpr)
-        return [route_failover_recovery(routes, w, rtt, crosses, windows) for w in windows], dropped
+        figures = [route_failover_recovery(routes, w, rtt, crosses, windows) for w in windows]
+        for figure, w in zip(figures, windows):
+            delays = detection_delays(routes, events, w, spines, crosses)
+            figure["detection_s"] = float(np.median(delays)) if delays else None
+        return figures, dropped
     if _has_rails(counters):
         return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped
     return [{**_fault_record(w, None), "note": "no route records in the agents' stats"} for w in windows], dropped
@@ -956,6 +1055,10 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     # failover and recovery are about fabric elements; a pause is the machine's
     fabric_windows = [w for w in windows if w.fault not in PAUSE_KINDS]
     faults, routes_dropped = fault_figures(transport, events, fabric_windows, counters or {}, fabric)
+    rtt = median_srtt(counters or {})
+    for figure, window in zip(faults, fabric_windows):
+        cost = iteration_cost(its, window, clean)
+        figure.update(iteration_cost_s=cost, iteration_cost_rtts=in_rtts(cost, rtt))
     totals = counter_totals(counters or {})
     lost = unexplained(conservation)
     failed = sum(1 for it in its if not it.get("verified"))
@@ -983,7 +1086,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "nacks": _pick(totals, "nacks", "nacks_sent"),
         "ecn_echoes": _pick(totals, "ecn_echoes"),
         "probes_sent": _pick(totals, "probes_sent"),
-        "srtt_median_s": median_srtt(counters or {}),
+        "srtt_median_s": rtt,
         "route_gap_median_s": median_route_gap(counters or {}),
         "garbage": _pick(totals, "garbage"),
         # No iterations proves nothing: verified only if there were some and all passed.
