@@ -80,6 +80,17 @@ Definitions
   nothing; at the lab's 10 Mb/s a route's packets are tens of ms apart, as
   long as an RTT, and the wait is part of ``failover_s`` however fast the
   sender reacts.
+- packets lost (``packets_lost``, the paper's unit for a flap's cost): for
+  each connection the fault struck (a route through the element carried data
+  from ROUTE_SILENCE_S before the fault on), the DATA packets dropped on those
+  routes, sent from then to the repair (the counts of its routes' drop spans).
+  ``detection_s``: median over those connections of the time from the first
+  packet lost there (at or after the fault) to the first of their routes
+  through the element leaving use (SUSPECT, ASSUMED_BAD, DENIED): with the
+  route gap, it says how many packets the fault could take (about 1 +
+  detection / gap).
+- iteration cost (``iteration_cost_s``, ``_rtts``): the iteration under way
+  at the fault (else the next to start) less the clean median.
 - recovery (as a user means it): repair instant -> the first ack on each
   failed route after it, the latest over them; a route acked on both sides
   of the repair with no silence around it counts as ROUTE_SILENCE_S (the

@@ -34,6 +34,9 @@ MAX_PROBES_PER_S = 100  # ...unless that would send more than this per host: the
 PROBE_TIMEOUT_S = 0.3  # a reflection later than this is a miss (3 queues of a loaded 10 Mb/s fabric)
 MISSES_TO_FAIL = 3  # consecutive misses that declare a target failed
 SUCCESSES_TO_REPAIR = 1  # a reflection that crossed the element both ways proves it forwards again
+# How long after a repair a failed target's probes need to prove it back (the retry period x the
+# successes needed), before the reflections' own round trips
+REPAIR_BOUND_S = RETRY_INTERVAL_S * SUCCESSES_TO_REPAIR
 FINDINGS_STALE_S = 2.0  # findings older than this are ignored: their mapper stopped or hangs
 FINDINGS_REFRESH_S = 0.5  # a mapper rewrites its findings at least this often (its heartbeat)
 

@@ -29,10 +29,11 @@ from typing import Callable, Iterator
 
 from faults.scenario import JobSettings, Scenario, load_scenario
 from lab.analysis.metrics import in_rtts
+from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
+from mrc_host.agent import DENYLIST_CHECK_S
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
-from mrc_host.params import TransportParams
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.project import PROJECT_ROOT
 
@@ -161,13 +162,6 @@ def _faults_of(summary: dict, kinds: tuple | None) -> list[dict]:
     return [f for f in summary.get("faults", []) if kinds is None or f["fault"] in kinds]
 
 
-def _probe_period(scenario: Scenario, rtt: float) -> float:
-    """How often the run's agents probed a retired route at this RTT (mrc_host/params.py:
-    max(probe_interval, probe_interval_rtts x SRTT), its transport parameters over the defaults)."""
-    params = TransportParams.from_dict(dict(scenario.transport_params))
-    return max(params.probe_interval, params.probe_interval_rtts * rtt)
-
-
 # The `cc` step's data plane: on this machine kind the clean all-reduce on OpenFlow is
 # CPU-bound whatever the controller (README), which would hide what the controller does.
 CC_DATAPLANE = "srv6"
@@ -221,14 +215,7 @@ class Bench:
         yield Figure("flap: MRC P100 / clean P100", f"{ratio:.2f} ({_s(mrc['p100_s'])} / {_s(clean_p100)})",
                      f"<= {target.FLAP_P100_RATIO:g}", ratio <= target.FLAP_P100_RATIO and mrc["verified"],
                      {"mrc": mrc})
-        # the same within one run: a flap run carries more load than the clean run (mappers
-        # retrying, routing), and on a busy machine its slowest iteration may fall in no flap
-        hit, unhit = mrc.get("fault_p100_s"), mrc.get("fault_free_p100_s")
-        same_run = hit / unhit if hit and unhit else None
-        yield Figure("flap: MRC slowest iteration during a flap / slowest during none (same run)",
-                     f"{_num(same_run, '.3f')} ({_s(hit)} / {_s(unhit)})", f"<= {target.FLAP_SAME_RUN_P100_RATIO:g}",
-                     same_run is not None and same_run <= target.FLAP_SAME_RUN_P100_RATIO and mrc["verified"],
-                     {"fault_p100_s": hit, "fault_free_p100_s": unhit})
+        yield from flap_cost_figures(mrc, _faults_of(mrc, ("link_flap",)))
         delay = run["scenario"].baseline_routing.convergence_delay_s
         yield Figure("flap: baseline P100 / MRC P100", f"{base['p100_s'] / mrc['p100_s']:.1f} "
                      f"(baseline P100 {_s(base['p100_s'])})", f"baseline P100 >= convergence delay {delay:g} s",
@@ -236,50 +223,7 @@ class Bench:
         yield from self._failover_figures("link down", run, ("link_flap",))
 
     def _failover_figures(self, what: str, run: dict, kinds: tuple | None) -> Iterator[Figure]:
-        """Failover and recovery of MRC's faults of ``kinds`` in ``run``: medians over its faults, in
-        ms and in the run's RTTs (lab/analysis/metrics.py defines both)."""
-        mrc = run["summary"]["mrc"]
-        faults = _faults_of(mrc, kinds)
-        rtt = mrc.get("srtt_median_s")
-        failovers = [f["failover_s"] for f in faults if f["failover_s"] is not None]
-        busy_failovers = [f["failover_busy_s"] for f in faults if f.get("failover_busy_s") is not None]
-        # judged from the first packet the failure dropped: a sender learns of a failure only
-        # from a packet sent into it, and at 10 Mb/s a route's packets are an RTT apart, a wait
-        # a NIC's route never has (lab/analysis/metrics.py); the fault-instant figures beside it
-        after_loss = [f["failover_after_loss_s"] for f in faults if f.get("failover_after_loss_s") is not None]
-        wmed, wmax = _median_max(failovers)
-        bmed, _bmax = _median_max(busy_failovers)
-        fmed, fmax = _median_max(after_loss)
-        fmed_rtts = in_rtts(fmed, rtt)
-        kept = sum(f["routes_kept_sending"] for f in faults)
-        yield Figure(f"failover, {what}, from the first packet lost on a failed route (median, max; "
-                     f"{len(after_loss)} of {len(faults)} faults)",
-                     f"{_ms(fmed)} = {_rtts(fmed_rtts)}, {_ms(fmax)} (from the fault instant {_ms(wmed)} = "
-                     f"{_rtts(in_rtts(wmed, rtt))}, with data to send "
-                     f"{_ms(bmed)}; RTT {_ms(rtt)}; a route's packets {_ms(mrc.get('route_gap_median_s'))} "
-                     f"apart; {kept} routes kept sending)",
-                     f"median <= {target.FAILOVER_RTTS:g} RTTs",   # faults but no failover measured: not met
-                     None if not faults else fmed_rtts is not None and fmed_rtts <= target.FAILOVER_RTTS,
-                     {"failover_s": failovers, "failover_busy_s": busy_failovers,
-                      "failover_after_loss_s": after_loss, "rtt_s": rtt, "faults": faults})
-        recoveries = [f["recovery_s"] for f in faults if f["recovery_s"] is not None]
-        # judged on the time the connections had data to send: between two
-        # iterations of the job no route carries data, however fast MRC takes it back
-        busy = [f["recovery_busy_s"] for f in faults if f.get("recovery_busy_s") is not None]
-        unrecovered = sum(1 for f in faults if f["routes_unrecovered"])
-        rmed, rmax = _median_max(recoveries)
-        bmed, bmax = _median_max(busy)
-        probe = _probe_period(run["scenario"], rtt) if rtt else None
-        budget = target.RECOVERY_RTTS * rtt + probe if rtt else None
-        yield Figure(f"recovery after repair, {what}, time with data to send (median, max; {len(busy)} of "
-                     f"{len(faults)} faults)",
-                     f"{_ms(bmed)}, {_ms(bmax)} (wall clock {_ms(rmed)}, {_ms(rmax)}); "
-                     f"{unrecovered} faults with routes never acked again",
-                     f"median <= {target.RECOVERY_RTTS:g} RTTs + probe period {_ms(probe)} = {_ms(budget)}, all back",
-                     None if not faults else bmed is not None and budget is not None and bmed <= budget
-                     and not unrecovered,
-                     {"recovery_s": recoveries, "recovery_busy_s": busy, "budget_s": budget,
-                      "probe_interval_s": probe})
+        yield from failover_figures(what, run["summary"]["mrc"], _faults_of(run["summary"]["mrc"], kinds))
 
     def gray_step(self) -> Iterator[Figure]:
         transports = ("mrc",) if self.quick else ("mrc", "baseline")
@@ -445,6 +389,95 @@ def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
                  bool(victim[first].victim_ratio is not None and victim[first].victim_ratio >= target.CC_VICTIM_SHARE
                       and victim[first].verified and victim_lost(victim[first]) == 0),
                  {cc: {k: v for k, v in r.as_dict().items() if k not in ("incast", "alone")} for cc, r in victim.items()})
+
+
+# How long after a repair the agents can know of it from the mapper: its probes' repair bound
+# (retry period x successes needed), then the agents' next look at the denylist
+MAPPER_REPAIR_BOUND_S = REPAIR_BOUND_S + DENYLIST_CHECK_S
+
+
+def failover_budget(rtt: float | None, gap: float | None) -> float | None:
+    """Failover's target: FAILOVER_RTTS RTTs + FAILOVER_ROUTE_GAPS gaps between two packets on a route."""
+    return target.FAILOVER_RTTS * rtt + target.FAILOVER_ROUTE_GAPS * gap if rtt and gap else None
+
+
+def recovery_budget(rtt: float | None, gap: float | None) -> float | None:
+    """Recovery's target: the mapper's repair bound + RECOVERY_RTTS RTTs + RECOVERY_ROUTE_GAPS route gaps."""
+    return MAPPER_REPAIR_BOUND_S + target.RECOVERY_RTTS * rtt + target.RECOVERY_ROUTE_GAPS * gap if rtt and gap else None
+
+
+def _gaps(v: float | None, gap: float | None) -> str:
+    return "-" if v is None or not gap else f"{v / gap:.1f} route gaps"
+
+
+def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figure]:
+    """Failover and recovery of MRC's ``faults`` (one run's summary ``mrc``): medians over them,
+    in ms, in the run's RTTs and in its route gaps (lab/analysis/metrics.py defines both)."""
+    rtt, gap = mrc.get("srtt_median_s"), mrc.get("route_gap_median_s")
+    failovers = [f["failover_s"] for f in faults if f["failover_s"] is not None]
+    # judged from the first packet the failure dropped: a sender learns of a failure only
+    # from a packet sent into it, a wait no sender can shorten (lab/analysis/metrics.py)
+    after_loss = [f["failover_after_loss_s"] for f in faults if f.get("failover_after_loss_s") is not None]
+    wmed, _wmax = _median_max(failovers)
+    fmed, fmax = _median_max(after_loss)
+    budget = failover_budget(rtt, gap)
+    kept = sum(f["routes_kept_sending"] for f in faults)
+    yield Figure(f"failover, {what}, from the first packet lost on a failed route to its last DATA (median, max; "
+                 f"{len(after_loss)} of {len(faults)} faults)",
+                 f"{_ms(fmed)} = {_rtts(in_rtts(fmed, rtt))} = {_gaps(fmed, gap)}, max {_ms(fmax)} (from the fault "
+                 f"instant {_ms(wmed)}; RTT {_ms(rtt)}; a route's packets {_ms(gap)} apart; {kept} routes kept "
+                 f"sending)",
+                 f"median <= {target.FAILOVER_RTTS:g} RTTs + {target.FAILOVER_ROUTE_GAPS:g} route gap = {_ms(budget)}",
+                 None if not faults else fmed is not None and budget is not None and fmed <= budget,
+                 {"failover_s": failovers, "failover_after_loss_s": after_loss, "rtt_s": rtt,
+                  "route_gap_s": gap, "budget_s": budget, "faults": faults})
+    recoveries = [f["recovery_s"] for f in faults if f["recovery_s"] is not None]
+    # judged on the time the connections had data to send: between two
+    # iterations of the job no route carries data, however fast MRC takes it back
+    busy = [f["recovery_busy_s"] for f in faults if f.get("recovery_busy_s") is not None]
+    unrecovered = sum(1 for f in faults if f["routes_unrecovered"])
+    rmed, rmax = _median_max(recoveries)
+    bmed, bmax = _median_max(busy)
+    budget = recovery_budget(rtt, gap)
+    yield Figure(f"recovery, {what}, repair to the first DATA acked on it, time with data to send (median, max; "
+                 f"{len(busy)} of {len(faults)} faults)",
+                 f"{_ms(bmed)} = {_rtts(in_rtts(bmed, rtt))}, max {_ms(bmax)} (wall clock {_ms(rmed)}, {_ms(rmax)}); "
+                 f"{unrecovered} faults with routes never acked again",
+                 f"median <= mapper's repair bound {_ms(MAPPER_REPAIR_BOUND_S)} (probe retry {_ms(RETRY_INTERVAL_S)} "
+                 f"x {SUCCESSES_TO_REPAIR} success + the agents' denylist check {_ms(DENYLIST_CHECK_S)}) + "
+                 f"{target.RECOVERY_RTTS:g} RTTs + "
+                 f"{target.RECOVERY_ROUTE_GAPS:g} route gap = {_ms(budget)}, all back",
+                 None if not faults else bmed is not None and budget is not None and bmed <= budget
+                 and not unrecovered,
+                 {"recovery_s": recoveries, "recovery_busy_s": busy, "budget_s": budget,
+                  "mapper_repair_bound_s": MAPPER_REPAIR_BOUND_S})
+
+
+def flap_cost_figures(mrc: dict, faults: list[dict]) -> Iterator[Figure]:
+    """What the run's flaps cost MRC, in packets per struck connection and in RTTs of the
+    iteration each struck; the detection delay beside the packets says why they were that many."""
+    rtt, gap = mrc.get("srtt_median_s"), mrc.get("route_gap_median_s")
+    costs = [n for f in faults for n in (f.get("packets_lost") or [])]
+    detections = [f["detection_s"] for f in faults if f.get("detection_s") is not None]
+    detection = statistics.median(detections) if detections else None
+    median, most = _median_max(costs)
+    ones = sum(n <= 1 for n in costs)
+    yield Figure("flap: DATA packets a flap cost each connection it struck (median, max over flaps and connections)",
+                 f"median {_num(median, 'g')}, max {_num(most, 'g')}; {ones} of {len(costs)} cost one or none "
+                 f"(first loss to its route out of use {_ms(detection)} = {_gaps(detection, gap)}, median over flaps; "
+                 f"a route's packets {_ms(gap)} apart)",
+                 f"median <= {target.FLAP_PACKETS_MEDIAN}, max <= {target.FLAP_PACKETS_MAX}",
+                 bool(costs) and median <= target.FLAP_PACKETS_MEDIAN and most <= target.FLAP_PACKETS_MAX,
+                 {"packets_lost": costs, "detection_s": detections, "route_gap_s": gap})
+    struck = [f["iteration_cost_s"] for f in faults if f.get("iteration_cost_s") is not None]
+    cmed, cmax = _median_max(struck)
+    cmed_rtts = in_rtts(cmed, rtt)
+    yield Figure("flap: the iteration a flap strikes less the run's fault-free median (median, max over flaps)",
+                 f"{_rtts(cmed_rtts)} = {_ms(cmed)}, max {_ms(cmax)} = {_rtts(in_rtts(cmax, rtt))} "
+                 f"({len(struck)} flaps; RTT {_ms(rtt)}, fault-free median {_s(mrc.get('clean_median_s'))})",
+                 f"median <= {target.FLAP_ITERATION_RTTS:g} RTTs",
+                 cmed_rtts is not None and cmed_rtts <= target.FLAP_ITERATION_RTTS and mrc["verified"],
+                 {"iteration_cost_s": struck, "rtt_s": rtt})
 
 
 def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say: Callable[[str], None]) -> list:

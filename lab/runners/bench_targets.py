@@ -15,14 +15,18 @@ AGENT_PPS = 40_000               # agent DATA packets/s, one sender core, 1 KB p
 CLEAN_EFFICIENCY = 0.85          # clean MRC all-reduce: busbw / (planes x link rate)
 CLEAN_IDEAL_RATIO = 1.25         # clean MRC median iteration / the analytic ideal
 FLAP_P100_RATIO = 1.2            # MRC slowest iteration under flaps / clean slowest
-FLAP_SAME_RUN_P100_RATIO = 1.05  # MRC slowest iteration during a flap / slowest during none, one run: the
-                                 # flaps' own cost, without the noise between two runs' loads
+# A fault's cost in units that hold at any time scale (a sender learns of a failure only from a packet
+# it sent into it, so a wait for that packet is no sender's to shorten):
+FLAP_PACKETS_MEDIAN = 1          # DATA packets a T0-T1 flap costs a connection it strikes: median over
+FLAP_PACKETS_MAX = 3             # flaps and connections ("very few packets, often just one", the paper), max
+FLAP_ITERATION_RTTS = 3.0        # the iteration a flap strikes less the fault-free median, in RTTs (median
+                                 # over flaps): one detection + one retransmission's round trip is about 2.25
 SLOWEST_VS_CLEAN_MEDIAN = 1.5    # MRC slowest iteration under a gray failure or T1 reboot / clean median
 CONTROLLER_P100_RATIO = 1.2      # MRC slowest iteration with the controller dead / clean slowest
 FAILOVER_RTTS = 2.0              # failover median (first packet the failure dropped -> last DATA sent on
-                                 # the route), in the run's RTTs
-RECOVERY_RTTS = 3.0              # recovery median (repair -> first DATA acked through it again) <= this many
-                                 # RTTs + the probe period (the first probe must find the path back)
+FAILOVER_ROUTE_GAPS = 1.0        # the route) <= this many RTTs + this many gaps between two packets on a route
+RECOVERY_RTTS = 2.0              # recovery median (repair -> first DATA acked through it again) <= the
+RECOVERY_ROUTE_GAPS = 1.0        # mapper's repair bound + this many RTTs + this many route gaps
 CLEAN_RETIREMENTS = 0            # paths retired (into ASSUMED_BAD) in a clean run: each is a false alarm
 INCAST_IDEAL_RATIO = 1.3         # incast completion with trimming / ideal (and zero RTOs)
 # congestion control (the `cc` step): MRC under NSCC, no window pinned, beside AIMD in one run
@@ -43,4 +47,3 @@ PAPER_LOSS_MRC_KEEPS = HEAVY_LOSS_MRC_KEEPS.value  # Fig. 16: MRC at 1 % NIC los
                                                   # paper's ~1/3, typed in lab/analysis/paper_figures.py)
 PAPER_VICTIM_UNAFFECTED = 0.9    # Fig. 18: MRC's victim flow keeps at least this share of its rate alone
 PAPER_TRACKS_CAPACITY = 0.8      # Fig. 9c/9d: MRC's throughput with NIC links down / (its clean rate x share left)
-PAPER_FLAP_FEW_PACKETS = 3       # section 3: "very few packets": the median a T0-T1 flap costs a connection

@@ -321,3 +321,36 @@ def test_a_route_still_down_under_another_fault_at_the_repair_is_that_faults_rec
     # without the reboot the flap's recovery is the route's first ack after 20 s: 5.05 s
     f_alone, = figures(stats(dead, BUSY), flap)
     assert f_alone["recovery_s"] == pytest.approx(5.05) and f_alone["routes_still_down"] == 0
+
+
+def test_packets_lost_per_struck_connection_and_the_detection_delay():
+    # the fault at 10 s on T1 1 of plane 0: h0 -> h2 lost 2 packets there (one sent just before the
+    # fault, in its queue then), and one long before; h1 -> h3's route through it lost 1
+    dead = route(silences=[(10.02, 20.04)], acks=[(10.04, 20.05)])
+    dead["drop_spans"] = [[3.0, 3.0, 1], [9.995, 10.01, 2]]
+    other = route(silences=[(10.01, 20.04)], acks=[(10.03, 20.05)])
+    other["drop_spans"] = [[10.005, 10.005, 1]]
+    per_host = {**stats(dead, BUSY), **stats(other, route(plane=0, t1=0), host="h1", peer="h3")}
+    # h0's route went SUSPECT 6 ms after its first loss (the fault instant: the earlier one
+    # was sent before it); an event on another route or before the loss does not count
+    events = fault(10.0, 20.0) + [
+        {"t": 9.0, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 1, "new": "SUSPECT"},
+        {"t": 10.004, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 0, "new": "SUSPECT"},
+        {"t": 10.006, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 3, "new": "SUSPECT"},
+        {"t": 10.008, "kind": "path_state", "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "ASSUMED_BAD"}]
+    f, = figures(per_host, events)
+    assert f["packets_lost"] == [2, 1]                         # (h0, h2), then (h1, h3)
+    assert f["detection_s"] == pytest.approx((0.006 + 0.003) / 2)
+    # a record written before spans held counts gives no figure rather than a wrong one
+    dead["drop_spans"] = [[9.995, 10.01]]
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f["packets_lost"] is None
+
+
+def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_median():
+    from lab.analysis.metrics import iteration_cost
+    its = [{"start": s, "end": s + d, "duration": d} for s, d in ((0.0, 0.3), (0.3, 0.34), (0.64, 0.3))]
+    assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.5, 3.0), 0.3) == pytest.approx(0.04)
+    assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.3, 3.0), 0.3) == pytest.approx(0.04)
+    assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 5.0, 6.0), 0.3) is None      # after the last
+    assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.5, 3.0), None) is None

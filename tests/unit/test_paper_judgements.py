@@ -248,7 +248,8 @@ def test_flap_costs_are_read_from_each_connections_flapped_routes():
 
 
 def test_flap_shape():
-    same, why = paper.flap_shape([1, 1, 2, 4])
-    assert same and why.startswith("yes: median 1.5 packets") and "2 of 4 cost one or none" in why
-    assert not paper.flap_shape([4, 5, 3, 9])[0]
+    same, why = paper.flap_shape([1, 0, 2, 3, 1])
+    assert same and why.startswith("yes: median 1, max 3 packets") and "3 of 5 cost one or none" in why
+    assert not paper.flap_shape([1, 1, 2, 2])[0]          # median 1.5: not "often just one"
+    assert not paper.flap_shape([0, 1, 1, 4])[0]          # one flap cost 4: not "very few"
     assert paper.flap_shape([]) == (False, "no: no flap measured")
