@@ -164,6 +164,14 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
     return replace(loaded, job=job, trimming=loaded.trimming if trimming is None else trimming)
 
 
+# What each data plane is, said once at the start of a run
+DATAPLANE_LINES = {
+    "srv6": "srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)",
+    "openflow": "openflow data plane: Open vSwitch switches, static tables from the os-ken controller "
+                "(docs/architecture.md)",
+}
+
+
 def describe_run(scenario: Scenario) -> None:
     from mrc_host.collectives import COLLECTIVES
 
@@ -175,8 +183,7 @@ def describe_run(scenario: Scenario) -> None:
                   f"x {job.iterations}{budget}; "
                   f"{len(scenario.faults)} faults; {' vs '.join(scenario.transports)}"
                   f"{'' if scenario.trimming else '; trimming off'}", highlight=False)
-    if spec.dataplane == "srv6":
-        console.print("srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)", highlight=False)
+    console.print(DATAPLANE_LINES[spec.dataplane], highlight=False)
 
 
 @contextlib.contextmanager
@@ -232,7 +239,7 @@ def bench(
     json_path: JsonPath = None,
 ) -> None:
     """Measure the lab's headline figures in one run: a table of figure, target, pass.
-    With --scale --dataplane srv6 the OpenFlow data plane is swept in the same run, for comparison."""
+    With --scale every data plane is swept in the same run, the one --dataplane names first."""
     from faults.injectors import FaultError
     from lab.runners.bench import Bench, cost_figures, dataplane_costs, scale_sweep
     from lab.runners.job import JobError
@@ -266,8 +273,8 @@ def bench(
 
 
 def scale_planes(plane: str) -> list[str]:
-    """The data planes a scale sweep measures: the one asked for, then OpenFlow for comparison."""
-    return list(dict.fromkeys((plane, DEFAULT_FABRIC.dataplane)))
+    """The data planes a scale sweep measures: the one asked for, then the others for comparison."""
+    return list(dict.fromkeys((plane, *DATAPLANES)))
 
 
 def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) -> list[str]:

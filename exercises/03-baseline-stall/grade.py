@@ -13,7 +13,7 @@ taken). It then cuts that T1 off (both of its T0-T1 links down, or on srv6
 the T1 rebooted: `cut_off`; each T0 withdraws its own uplink to it at D)
 FAIL_AT s into a ring all-reduce, for the settings in SETTINGS, and runs the
 same fault once with MRC. The stall of a run is its worst iteration minus
-its median iteration. `--dataplane srv6` runs it on the srv6 data plane.
+its median iteration. It runs on srv6, the default; `--dataplane openflow` on OpenFlow.
 
 PASS if, for every setting, your stall_band(D, L, rto_max, clean) contains
 the measured baseline stall and is at most MAX_WIDTH(rto_max, clean) wide,

@@ -159,8 +159,24 @@ def _recovery_cell(f: Mapping) -> str:
     return cell
 
 
+def _cost_cell(f: Mapping) -> str:
+    """What the fault cost: DATA packets lost per connection it struck (and how long the first
+    loss took to take its route out of use), and the struck iteration's excess over the clean median."""
+    parts = []
+    lost = f.get("packets_lost")
+    if isinstance(lost, list) and lost:
+        parts.append(f"{', '.join(str(n) for n in lost)} packets lost per connection")
+        if _is_number(f.get("detection_s")):
+            parts[-1] += f" (out of use {_num(1000 * f['detection_s'], '.0f', ' ms')} after the first loss)"
+    if _is_number(f.get("iteration_cost_s")):
+        parts.append(f"iteration {_num(1000 * f['iteration_cost_s'], '+.0f', ' ms')}"
+                     + (f" ({_num(f['iteration_cost_rtts'], '+.1f', ' RTT')})"
+                        if _is_number(f.get("iteration_cost_rtts")) else ""))
+    return "; ".join(parts) or "-"
+
+
 def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
-    """[transport, fault, target, window, failover, recovery, note] per fault of every transport."""
+    """[transport, fault, target, window, cost, failover, recovery, note] per fault of every transport."""
     rows = []
     for name, t in _entries(summary).items():
         faults = t.get("faults")
@@ -169,12 +185,14 @@ def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
                 continue
             end = "open" if f.get("end") is None else _num(f["end"], ".3g")
             rows.append([name, str(f.get("fault", "")), str(f.get("target", "")),
-                         f"{_num(f.get('start', 0), '.3g')}-{end} s", _failover_cell(f), _recovery_cell(f),
+                         f"{_num(f.get('start', 0), '.3g')}-{end} s", _cost_cell(f), _failover_cell(f),
+                         _recovery_cell(f),
                          str(f.get("note") or "")])
     return rows
 
 
-FAULT_TABLE_TITLE = ("Faults (failover: fault -> last DATA sent on a route through it, and from the first "
+FAULT_TABLE_TITLE = ("Faults (cost: DATA packets lost per connection struck, the struck iteration's excess over "
+                     "the clean median; failover: fault -> last DATA sent on a route through it, and from the first "
                      "packet it dropped; recovery: repair -> first DATA acked on it again; RTT = median "
                      "smoothed; the baseline: routing's withdrawal and restore)")
 
@@ -195,7 +213,7 @@ def print_summary(summary: Mapping[str, Mapping], console: Console | None = None
     faults = fault_rows(summary)
     if faults:
         ft = Table(title=FAULT_TABLE_TITLE)
-        for col in ("transport", "fault", "target", "window", "failover", "recovery", "note"):
+        for col in ("transport", "fault", "target", "window", "cost", "failover", "recovery", "note"):
             ft.add_column(col, overflow="fold")  # a narrow terminal wraps a target, never cuts it
         for r in faults:
             ft.add_row(*r)

@@ -41,8 +41,10 @@ def test_default_fabric_check_command(tmp_path, no_leftovers):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads(out.read_text())
+    assert data["dataplane"] == "srv6"                              # the default
     assert data["planes"] == 8 and data["hosts"] >= 4 and data["switches"] == 32
-    assert data["paths_ok"] == data["paths_total"] == 160
+    assert data["paths_ok"] == data["paths_total"] == 160   # 8 host pairs x 16 routes + 4 x 8 in a rack
+    assert data["port_program_ports"] == [96, 96] and data["failures"] == []
     assert f"paths verified: {data['paths_total']}/{data['paths_total']}" in proc.stdout
     assert data["conservation_sent"] == data["conservation_received"] > 0
     assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.strip() == ""

@@ -63,7 +63,7 @@ PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --qui
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
              # named in the README's scale section without its `sudo python lab/run.py` prefix
              "sudo python lab/run.py bench --scale --update-readme",
-             "sudo python lab/run.py bench --scale --dataplane srv6",
+             "sudo python lab/run.py bench --quick --dataplane openflow",
              "sudo python lab/run.py paper", "sudo python lab/run.py paper --quick",
              "sudo python lab/run.py paper --update-readme", "sudo python lab/run.py paper --quick --update-readme"]
 NOTEBOOK = ["sudo python lab/run.py notebook", "sudo python lab/run.py notebook --port 8888"]
@@ -80,9 +80,10 @@ ELSEWHERE = {
         "tests/integration/test_exercises.py::test_starting_file_is_not_graded_pass",
     # `check --json` on the default fabric, with its build/verify/teardown checks
     "sudo python lab/run.py check": "tests/integration/test_fabric_build.py::test_default_fabric_check_command",
-    # the srv6 data plane's run (short) and check
-    "sudo python lab/run.py run clean --dataplane srv6": "tests/integration/test_srv6_run.py::test_run_clean_on_srv6",
-    "sudo python lab/run.py check --dataplane srv6": "tests/integration/test_srv6_run.py::test_check_on_srv6",
+    # the OpenFlow data plane's run (short) and check
+    "sudo python lab/run.py run clean --dataplane openflow":
+        "tests/integration/test_openflow_run.py::test_run_clean_on_openflow",
+    "sudo python lab/run.py check --dataplane openflow": "tests/integration/test_openflow_run.py::test_check_on_openflow",
 }
 
 
@@ -223,6 +224,13 @@ def test_run_a_library_scenario(tmp_path, no_leftovers):
     summary, run_dir = check_run(done, out, LIBRARY_SCENARIO)
     try:
         assert summary["mrc"]["iterations"] == summary["baseline"]["iterations"] == 3
+        # the default data plane: the audit read the routers' kernel and port-program counters,
+        # and every packet the hosts sent into the routers came out to a host
+        assert "srv6 data plane: kernel IPv6 routers" in done.stdout
+        assert json.loads((run_dir / "config.json").read_text())["fabric"]["dataplane"] == "srv6"
+        conservation = json.loads((run_dir / "conservation.json").read_text())["mrc"]
+        assert conservation["sent"] > 0 and conservation["sent"] == conservation["received"]
+        assert set(conservation["named_drops"]) >= {"trimmed", "queue", "fault"}
     finally:
         shutil.rmtree(run_dir)
 

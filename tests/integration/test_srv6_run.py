@@ -1,11 +1,8 @@
-"""The lab on the srv6 data plane (root): `run` and `check --dataplane srv6` as a user
-types them, router ports trimming and marking ECN, and `clean` after a `kill -9`.
-
-Runs are started the way tests/integration/test_readme_commands.py starts the
-README's commands (as typed, from the project root, with --json).
+"""The lab on the srv6 data plane (root): router ports trimming and marking ECN, and
+`clean` after a `kill -9`. The README's `run` and `check` run on srv6, the default
+(tests/integration/test_readme_commands.py, test_fabric_build.py).
 """
 
-import json
 import select
 import signal
 import socket
@@ -20,49 +17,13 @@ from lab.plumbing.session import lab_session
 from mrc_host import wire
 from mrc_host.agent import IPV6_RECVTCLASS, IPV6_TCLASS
 from tests.integration.test_kill_cleanup import descendants, lab, machine, still_running
-from tests.integration.test_readme_commands import ROOT, run_typed, tail
+from tests.integration.test_readme_commands import ROOT
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Switch
 from topologies.srv6_builder import socket_in
 
-RUN_SRV6 = "sudo python lab/run.py run clean --dataplane srv6"
-CHECK_SRV6 = "sudo python lab/run.py check --dataplane srv6"
-SHORT = ["--iterations", "3", "--buffer-mb", "0.5"]
 SO_SNDBUFFORCE = 32  # as root: a send buffer above net.core.wmem_max (not in Python's socket module)
-
-
-def test_run_clean_on_srv6(tmp_path, no_leftovers):
-    """The README's srv6 run: both transports verified byte for byte, the usual files,
-    and the audit read the router ports' kernel and port-program counters."""
-    out = tmp_path / "run.json"
-    started = time.monotonic()
-    done = run_typed(RUN_SRV6, *SHORT, "--results", str(tmp_path), "--json", str(out), timeout=300)
-    print(f"srv6 run clean x 3 took {time.monotonic() - started:.1f} s")
-    assert done.returncode == 0, tail(done)
-    assert "srv6 data plane: kernel IPv6 routers" in done.stdout
-    summary = json.loads(out.read_text())
-    run_dir = Path(summary["results_dir"])
-    assert json.loads((run_dir / "config.json").read_text())["fabric"]["dataplane"] == "srv6"
-    for transport in ("mrc", "baseline"):
-        assert summary[transport]["verified"] is True and summary[transport]["iterations"] == 3
-        assert summary[transport]["unexplained_loss"] == 0
-    conservation = json.loads((run_dir / "conservation.json").read_text())["mrc"]
-    # every packet the hosts sent into the routers came out to a host: counted in the routers' namespaces
-    assert conservation["sent"] > 0 and conservation["sent"] == conservation["received"]
-    assert set(conservation["named_drops"]) >= {"trimmed", "queue", "fault"}
-
-
-def test_check_on_srv6(tmp_path, no_leftovers):
-    out = tmp_path / "check.json"
-    done = run_typed(CHECK_SRV6, "--json", str(out), timeout=300)
-    assert done.returncode == 0, tail(done)
-    figures = json.loads(out.read_text())
-    assert figures["paths_ok"] == figures["paths_total"] == 160   # 8 host pairs x 16 routes + 4 x 8 in a rack
-    assert figures["port_program_ports"] == [96, 96] and figures["failures"] == []
-    last = figures["conservation_attempts"][-1]
-    assert figures["conservation_sent"] > 0 and last["sent"] == last["received"] == figures["conservation_received"]
-    assert "paths verified: 160/160" in done.stdout
 
 
 def _sender(fabric, h: int):

@@ -1,4 +1,4 @@
-"""The data planes' cost figures of `bench --scale --dataplane srv6`: medians over the
+"""The data planes' cost figures of `bench --scale` (every data plane): medians over the
 alternating checks, the slowest build, and no pass when a check lost packets."""
 
 from lab.runners.bench import Figure, cost_figures

@@ -281,11 +281,14 @@ def test_the_run_tables_fault_rows():
              "note": "no route that carried data crosses it"}
     garbage = {"fault": "x", "failover_s": "soon", "failover_rtts": [], "routes_unrecovered": 0}
     rows = fault_rows({"mrc": {"faults": [f, never, garbage, "junk"]}, "baseline": {"faults": [withdrawn]}})
-    assert rows[0][4:] == ["31 ms (2.1 RTT), 3 routes; 1 kept sending", "50 ms (3.3 RTT)", ""]
-    assert rows[1][4:] == ["-, 0 routes", "-", "no route that carried data crosses it"]
-    assert rows[2][4] == "? (?), 0 routes"
-    assert fault_rows({"mrc": {"faults": [{**f, "failover_rtts": None}]}})[0][4].startswith("31 ms, 3 routes")
-    assert rows[3][4:6] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
+    assert rows[0][4:] == ["-", "31 ms (2.1 RTT), 3 routes; 1 kept sending", "50 ms (3.3 RTT)", ""]
+    assert rows[1][5:] == ["-, 0 routes", "-", "no route that carried data crosses it"]
+    assert rows[2][5] == "? (?), 0 routes"
+    assert fault_rows({"mrc": {"faults": [{**f, "failover_rtts": None}]}})[0][5].startswith("31 ms, 3 routes")
+    assert rows[3][5:7] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
+    cost = {**f, "packets_lost": [1, 0], "detection_s": 0.006, "iteration_cost_s": 0.0071, "iteration_cost_rtts": 2.1}
+    assert fault_rows({"mrc": {"faults": [cost]}})[0][4] == (
+        "1, 0 packets lost per connection (out of use 6 ms after the first loss); iteration +7 ms (+2.1 RTT)")
     assert dict(summary_rows({"mrc": {"retirements": 0}, "baseline": {}}))[
         "paths retired (into ASSUMED_BAD)"] == ["0", "-"]
 
