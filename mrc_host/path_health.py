@@ -371,7 +371,7 @@ class PathHealth:
         self.trims[pid] += 1
 
     def on_loss(self, pid: int, now: float, reason: str, sent: float = -INF) -> None:
-        """A packet sent on ``pid`` at ``sent`` was lost without a trim (``reason``: rto / sack_gap)."""
+        """A packet sent on ``pid`` at ``sent`` was lost without a trim (``reason``: rto / tail / sack_gap)."""
         self.losses[pid] += 1
         rid = self.route_of_pid[pid]
         st = self.rstate[rid]

@@ -11,6 +11,12 @@ Loss detection, two ways, both "loss without trim" for path health:
 - RTO: the oldest unacked transmission is older than RTO (RFC 6298 SRTT /
   RTTVAR, clamped, doubled on each timeout, reset by the next RTT sample;
   Karn: no samples from retransmitted packets); one packet per timeout.
+- Tail: nothing sent and nothing acked for TAIL_SRTTS x SRTT while packets
+  are in flight (RACK-TLP, RFC 8985): the newest of them is lost, once per
+  such silence. A message's last packets have no later packet whose ACK
+  could reveal a gap, and the RTO floor sits above the fabric's whole
+  queueing bound (about 50 of NSCC's RTTs on the default fabric): a tail
+  packet on a route that just failed would otherwise wait that long.
 A trim NACK is congestion: the packet is resent at once, the path stays.
 A loss without trim makes the packet's route suspect (path_health.py): no
 packet, retransmissions included, goes on any EV of that route while
@@ -46,6 +52,7 @@ _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
 REO_MULT_MAX = 16   # reorder window grows to at most 16 x its base/4 (and never past srtt)
 EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is the original's
 GAP_LOSSES_KEPT = 1024  # SACK-gap losses remembered for a DUPLICATE ACK to prove needless
+TAIL_SRTTS = 2.0   # a silence this many SRTTs long with packets in flight declares the newest lost (RFC 8985's PTO)
 
 
 RTO_LOG_ROWS = 100   # timeouts recorded in detail per connection (every one is counted)
@@ -145,6 +152,8 @@ class Sender:
         self.cc_trace = CcTrace()
         self.rto_log: list[list] = []    # the first RTO_LOG_ROWS timeouts: [t, psn, waited, rto, srtt, resends, (ev, plane)]
         self.window_limited = False                # as of the last fill: the window, not the application or the NIC, held data back
+        self.last_progress = 0.0                   # the last transmission or ACK
+        self.tail_probed = False                   # a tail loss was declared since the last ACK (one per silence)
 
     def _pacer(self, params: TransportParams) -> Pacer:
         """Window pacing (pacing_gain) under the NIC's line rate (line_rate_bps, per plane):
@@ -290,6 +299,7 @@ class Sender:
         self.inflight += 1
         self.pkts_sent[pid] += 1
         self.route_log.on_send(self.route_of_pid[pid], now)
+        self.last_progress = now
         c = self.c
         c.data_sent += 1
         c.data_bytes_sent += pkt.length
@@ -299,6 +309,8 @@ class Sender:
                now: float, ports: int = wire.ALL_PORTS_UP) -> None:
         c = self.c
         c.acks_received += 1
+        self.last_progress = now
+        self.tail_probed = False
         if ports != self.peer_ports:
             self.peer_ports = ports
             planes = {p for _ev, p in self.paths}
@@ -598,12 +610,32 @@ class Sender:
                                      self.rtt.srtt and round(self.rtt.srtt, 6), pkt.retx, list(self.paths[pkt.pid])])
             self._lost(pkt, now, "rto")
             self.rtt.on_timeout()
+        tail_at = self._tail_deadline()
+        if tail_at is not None and now >= tail_at:
+            self._declare_tail_lost(now)
         self.health.expire(now)
+
+    def _tail_deadline(self) -> float | None:
+        """When the silence with packets in flight becomes a tail loss (None: no such wait)."""
+        srtt = self.rtt.srtt
+        if not self.inflight or self.tail_probed or not srtt:
+            return None
+        return self.last_progress + TAIL_SRTTS * srtt
+
+    def _declare_tail_lost(self, now: float) -> None:
+        """The newest packet in flight is lost: resent (on another route: its own becomes
+        suspect), and its ACK lets RACK judge the packets before it."""
+        self.tail_probed = True
+        for txseq, pkt in reversed(self.sendq):
+            if not (pkt.acked or pkt.lost or pkt.txseq != txseq):
+                self.c.tail_losses += 1
+                self._lost(pkt, now, "tail")
+                return
 
     def next_deadline(self, keepalive: bool = False) -> float | None:
         pkt = self._oldest()
         t = self.health.next_deadline(keepalive)
-        for r in (self.reorder_deadline, self.pace_at):
+        for r in (self.reorder_deadline, self.pace_at, self._tail_deadline()):
             if r is not None and (t is None or r < t):
                 t = r
         if pkt is not None:

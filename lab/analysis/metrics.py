@@ -1094,6 +1094,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         "retransmits": _pick(totals, "retransmits"),
         "trims": _pick(totals, "trims", "trims_seen"),
         "timeouts": _pick(totals, "timeouts"),
+        "tail_losses": _pick(totals, "tail_losses"),
         "nacks": _pick(totals, "nacks", "nacks_sent"),
         "ecn_echoes": _pick(totals, "ecn_echoes"),
         "probes_sent": _pick(totals, "probes_sent"),

@@ -10,6 +10,8 @@ from mrc_host import wire
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import MessageComplete, PathStateChanged, WriteComplete
 from mrc_host.params import TransportParams
+from mrc_host.path_health import GOOD
+from mrc_host.path_select import PathSelector, last_resort
 from mrc_host.testing import Impairments, SimNetwork
 
 PLANES, EVS = 4, 4
@@ -294,3 +296,45 @@ def test_the_reorder_window_scales_with_queueing_not_with_a_tiny_min_rtt():
     assert sender.reorder_window() == pytest.approx(0.016 / 4)    # RACK's own
     sender.reo_mult = 16
     assert sender.reorder_window() == pytest.approx(0.020)        # never past srtt
+
+
+class FirstGood(PathSelector):
+    """The first GOOD path in order: the test knows which path each packet takes."""
+
+    def select(self, avoid=-1):
+        state = self.health.state
+        return next((pid for pid in range(len(self.paths)) if state[pid] == GOOD and pid != avoid),
+                    last_resort(state, avoid))
+
+
+def test_a_lost_tail_packet_is_found_after_two_srtts_not_the_rto():
+    """A message's last packet on a path that just died: no later packet's ACK can reveal
+    the gap, so without a tail-loss rule only the RTO (its floor 150 ms here, as the lab's
+    is) finds it. After 2 SRTTs of silence the newest packet in flight is lost, resent on
+    another route, and its route becomes suspect."""
+    params = TransportParams(rto_min=0.15)
+    net, a, b = pair(Impairments(delay=0.001), params=params, policy=FirstGood)
+    a.conn.write(payload(1000, 1), 0)                  # one packet on path 0: an SRTT of 2 ms
+    assert net.run_until(all_written(net, "a", 1), timeout=1)
+    net.imp.dead_paths.add(PATHS[0])
+    started = net.now
+    a.conn.write(payload(1000, 2), 1000)               # its only packet goes on path 0, now dead
+    assert net.run_until(all_written(net, "a", 2), timeout=1)
+    took = net.now - started
+    c = a.conn.counters
+    assert c.tail_losses == 1 and c.timeouts == 0
+    assert took < 3 * 2 * 0.001 + 0.003                # 2 SRTTs of silence, then one RTT for the resend
+    assert a.conn.sender.route_log.dropped[a.conn.health.route_of_pid[0]] == 1
+    resent = net.data_sent("a")[-1]
+    assert (resent.ev, resent.plane) != PATHS[0]
+
+
+def test_a_tail_loss_is_declared_once_per_silence():
+    """A peer that stops answering (descheduled) costs one tail loss, not one every 2 SRTTs."""
+    net, a, b = pair(Impairments(delay=0.001), policy=FirstGood)
+    a.conn.write(payload(1000, 1), 0)
+    assert net.run_until(all_written(net, "a", 1), timeout=1)
+    net.stall("b", 0.05)
+    a.conn.write(payload(20_000, 2), 1000)
+    assert net.run_until(all_written(net, "a", 2), timeout=1)
+    assert a.conn.counters.tail_losses == 1
