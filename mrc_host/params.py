@@ -27,6 +27,12 @@ class TransportParams:
         run (each retiring a healthy path). Loss on a live path is found by
         SACK gaps and trims well before any RTO; the RTO is the tail-loss
         fallback.
+    tail_loss_min: a silence (nothing sent, nothing acked) with packets in
+        flight declares the newest lost after max(2 x SRTT, SRTT + 4 x RTTVAR,
+        this) (0.025; sender.py, "Tail"): above the 10-20 ms a receiver is
+        descheduled for on shared cores, where 2 SRTTs of a few ms fired on
+        every such pause (1,744 needless tail losses in one default run), and
+        far below the RTO floor, which covers the fabric's whole queueing bound
     rto_granularity: floor of the 4 x RTTVAR term of the MRC sender's RTO
         (RFC 6298's clock granularity G) (0.0005)
     baseline_rto_granularity: the same floor for the baseline's RTO (0.0)
@@ -106,6 +112,7 @@ class TransportParams:
     rto_initial: float = 0.1
     rto_min: float = 0.05
     rto_max: float = 1.0
+    tail_loss_min: float = 0.025
     rto_granularity: float = 0.0005
     baseline_rto_granularity: float = 0.0
     reorder_allowance: int = 16

@@ -11,9 +11,10 @@ Loss detection, two ways, both "loss without trim" for path health:
 - RTO: the oldest unacked transmission is older than RTO (RFC 6298 SRTT /
   RTTVAR, clamped, doubled on each timeout, reset by the next RTT sample;
   Karn: no samples from retransmitted packets); one packet per timeout.
-- Tail: nothing sent and nothing acked for TAIL_SRTTS x SRTT while packets
-  are in flight (RACK-TLP, RFC 8985): the newest of them is lost, once per
-  such silence. A message's last packets have no later packet whose ACK
+- Tail: nothing sent and nothing acked for max(TAIL_SRTTS x SRTT, SRTT + 4
+  RTTVAR, ``tail_loss_min``) while packets are in flight (RACK-TLP's probe
+  timeout, RFC 8985, above the agents' scheduling stalls): the newest of
+  them is lost, once per such silence. A message's last packets have no later packet whose ACK
   could reveal a gap, and the RTO floor sits above the fabric's whole
   queueing bound (about 50 of NSCC's RTTs on the default fabric): a tail
   packet on a route that just failed would otherwise wait that long.
@@ -52,7 +53,7 @@ _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
 REO_MULT_MAX = 16   # reorder window grows to at most 16 x its base/4 (and never past srtt)
 EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is the original's
 GAP_LOSSES_KEPT = 1024  # SACK-gap losses remembered for a DUPLICATE ACK to prove needless
-TAIL_SRTTS = 2.0   # a silence this many SRTTs long with packets in flight declares the newest lost (RFC 8985's PTO)
+TAIL_SRTTS = 2.0   # a silence at least this many SRTTs long with packets in flight declares the newest lost (RFC 8985)
 
 
 RTO_LOG_ROWS = 100   # timeouts recorded in detail per connection (every one is counted)
@@ -620,7 +621,8 @@ class Sender:
         srtt = self.rtt.srtt
         if not self.inflight or self.tail_probed or not srtt:
             return None
-        return self.last_progress + TAIL_SRTTS * srtt
+        wait = max(TAIL_SRTTS * srtt, srtt + 4 * self.rtt.rttvar, self.params.tail_loss_min)
+        return self.last_progress + wait
 
     def _declare_tail_lost(self, now: float) -> None:
         """The newest packet in flight is lost: resent (on another route: its own becomes
