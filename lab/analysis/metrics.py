@@ -1087,6 +1087,8 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         # none: the cost of the faults against this run's own noise (its load, its CPU)
         "fault_p100_s": max(hit, default=None),
         "fault_free_p100_s": max(unhit, default=None),
+        # their spread: how much of a struck iteration's excess the run's own noise explains
+        "fault_free_p90_s": float(np.percentile(unhit, 90)) if unhit else None,
         "stall_factor": k,
         "stalls": len(stalled),
         "stalled_iterations": stalled,
