@@ -630,7 +630,7 @@ def _fault_record(window: FaultWindow, basis: str | None) -> dict:
             "failover_after_loss_s": None, "failover_after_loss_rtts": None, "routes_failed": 0,
             "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None,
             "recovery_busy_s": None, "recovery_busy_rtts": None, "routes_unrecovered": 0,
-            "routes_still_down": 0, "packets_lost": None, "detection_s": None,
+            "routes_still_down": 0, "packets_lost": None, "detection_s": None, "mapper_repair_s": None,
             "iteration_cost_s": None, "iteration_cost_rtts": None,
             "note": None}
 
@@ -713,6 +713,34 @@ def detection_delays(routes: Sequence[Route], events: Sequence[Mapping], window:
         if marks:
             delays.append(min(marks) - first)
     return delays
+
+
+def _denied_name(element) -> str | None:
+    """A mapper event's element as a fault target names it ("t0p5r1-t1p5s0", "t1p5s0", "h0-eth3")."""
+    if not isinstance(element, Mapping):
+        return None
+    try:
+        kind, plane = element["kind"], element["plane"]
+        if kind == "t0t1_link":
+            return str(T0T1Link(plane, element["rack"], element["t1"]))
+        if kind in ("t0", "t1"):
+            return str(Switch(kind, plane, element["rack"] if kind == "t0" else element["t1"]))
+        if kind == "nic_port":
+            return str(NicPort(element["host"], plane))
+    except (KeyError, TypeError, ValueError, FabricError):
+        return None
+    return None
+
+
+def mapper_repair(events: Sequence[Mapping], window: FaultWindow, transport: str) -> float | None:
+    """Repair -> the Clustermapper lifting its denial of the faulted element (the agents can use
+    it again after their next look at the denylist); None when it denied nothing or never lifted it."""
+    if window.end is None:
+        return None
+    lifts = [e["t"] for e in events if e.get("kind") == "mapper_undeny" and e.get("transport") == transport
+             and isinstance(e.get("t"), (int, float)) and e["t"] >= window.end
+             and _denied_name(e.get("element")) == window.target]
+    return min(lifts) - window.end if lifts else None
 
 
 def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: float | None = None,
@@ -852,6 +880,7 @@ def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[F
         for figure, w in zip(figures, windows):
             delays = detection_delays(routes, events, w, spines, crosses)
             figure["detection_s"] = float(np.median(delays)) if delays else None
+            figure["mapper_repair_s"] = mapper_repair(events, w, transport)
         return figures, dropped
     if _has_rails(counters):
         return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped

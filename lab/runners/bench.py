@@ -438,11 +438,13 @@ def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figur
     unrecovered = sum(1 for f in faults if f["routes_unrecovered"])
     rmed, rmax = _median_max(recoveries)
     bmed, bmax = _median_max(busy)
+    mmed, mmax = _median_max([f["mapper_repair_s"] for f in faults if f.get("mapper_repair_s") is not None])
     budget = recovery_budget(rtt, gap)
     yield Figure(f"recovery, {what}, repair to the first DATA acked on it, time with data to send (median, max; "
                  f"{len(busy)} of {len(faults)} faults)",
                  f"{_ms(bmed)} = {_rtts(in_rtts(bmed, rtt))}, max {_ms(bmax)} (wall clock {_ms(rmed)}, {_ms(rmax)}); "
-                 f"{unrecovered} faults with routes never acked again",
+                 f"{unrecovered} faults with routes never acked again; the mapper lifted its denial {_ms(mmed)} "
+                 f"after the repair (max {_ms(mmax)})",
                  f"median <= mapper's repair bound {_ms(MAPPER_REPAIR_BOUND_S)} (probe retry {_ms(RETRY_INTERVAL_S)} "
                  f"x {SUCCESSES_TO_REPAIR} success + the agents' denylist check {_ms(DENYLIST_CHECK_S)}) + "
                  f"{target.RECOVERY_RTTS:g} RTTs + "

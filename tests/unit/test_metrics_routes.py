@@ -357,3 +357,22 @@ def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_medi
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.3, 3.0), 0.3) == pytest.approx(0.04)
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 5.0, 6.0), 0.3) is None      # after the last
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.5, 3.0), None) is None
+
+
+def test_the_mappers_repair_is_the_lifting_of_its_denial_of_the_faulted_element():
+    from lab.analysis.metrics import mapper_repair
+
+    window = FaultWindow("link_flap", "t0p5r1-t1p5s0", "mrc", 8.0, 14.0)
+    link = {"kind": "t0t1_link", "plane": 5, "rack": 1, "t1": 0}
+    events = [{"t": 8.1, "kind": "mapper_deny", "transport": "mrc", "element": link},
+              {"t": 14.01, "kind": "mapper_undeny", "transport": "mrc", "element": {**link, "plane": 4}},
+              {"t": 14.022, "kind": "mapper_undeny", "transport": "mrc", "element": link},
+              {"t": 14.03, "kind": "mapper_undeny", "transport": "mrc", "element": link}]
+    assert mapper_repair(events, window, "mrc") == pytest.approx(0.022)
+    assert mapper_repair(events, window, "baseline") is None
+    assert mapper_repair(events[:2], window, "mrc") is None                 # never lifted
+    t1 = FaultWindow("switch_reboot", "t1p5s0", "mrc", 12.0, 20.0)
+    assert mapper_repair([{"t": 20.05, "kind": "mapper_undeny", "transport": "mrc",
+                           "element": {"kind": "t1", "plane": 5, "t1": 0}}], t1, "mrc") == pytest.approx(0.05)
+    assert mapper_repair([{"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": "junk"}],
+                         t1, "mrc") is None
