@@ -366,10 +366,12 @@ class Paper:
             r = run_bandwidth(session, run.flap_s * (2 * run.flaps + 1), "mrc", dict(MRC_PARAMS), faults=faults)
         a, b = (spec.host_name(h) for h in default_pair(spec))
         costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
+        why_many = flap_detection(r, spec)
         same, why = flap_shape(costs)
         ok, trust_why = trust({MRC: stream_verdict_part(r)})
-        yield PaperRow(flaps_title(), PAPER["flaps"].result, {MRC: flap_text(costs, elsewhere)},
-                       same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, "run": r.as_dict()})
+        yield PaperRow(flaps_title(), PAPER["flaps"].result, {MRC: flap_text(costs, elsewhere, why_many)},
+                       same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, **why_many,
+                                                  "run": r.as_dict()})
 
     def steps(self) -> list[tuple[str, Callable[[], Iterator[PaperRow]]]]:
         return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in COLLECTIVES]
@@ -558,11 +560,41 @@ def flap_shape(costs: list[int]) -> tuple[bool, str]:
                   f"{ones} of {len(costs)} cost one or none")
 
 
-def flap_text(costs: list[int], elsewhere: int) -> str:
+def flap_detection(run, spec: FabricSpec) -> dict:
+    """Why a flap cost what it did: per flap, the time from a connection's first packet lost on
+    the flapped link to its route there leaving use ("detection_s", the median over the
+    connections, lab/analysis/metrics.py), beside the gap between two packets on a route
+    ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
+    from lab.analysis.metrics import (detection_delays, fault_windows, median_route_gap, rebase_route_times,
+                                      route_crosses, route_records)
+
+    events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
+    if not events:
+        return {"detection_s": [], "route_gap_s": median_route_gap(run.stats)}
+    t_start = events[0]["time"] - events[0]["t"]    # the path events' and the fault log's zero
+    routes, _dropped = route_records({h: rebase_route_times(s, t_start) for h, s in run.stats.items()})
+    windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
+    detections = []
+    for w in windows:
+        delays = detection_delays(routes, events, w, spec.spines,
+                                  lambda win, r: route_crosses(win, r, spines=spec.spines,
+                                                               hosts_per_rack=spec.hosts_per_rack))
+        detections.append(statistics.median(delays) if delays else None)
+    return {"detection_s": detections, "route_gap_s": median_route_gap(run.stats)}
+
+
+def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) -> str:
     """The data packets each flap cost each connection; those lost elsewhere should be none
     (the fabric's own drop counters count ACKs, probes and the mappers' probes too, so they
-    are no measure of what a connection lost)."""
+    are no measure of what a connection lost); then each flap's detection delay against the
+    route gap, which says why."""
     if not costs:
         return "no flap measured"
-    return (f"data packets lost per flap and connection {', '.join(map(str, costs))} (median "
+    text = (f"data packets lost per flap and connection {', '.join(map(str, costs))} (median "
             f"{statistics.median(costs):g}, max {max(costs)}); {elsewhere} on the routes not flapped")
+    detections, gap = (why_many or {}).get("detection_s") or [], (why_many or {}).get("route_gap_s")
+    if detections and gap:
+        text += ("; first loss to its route out of use, flap by flap: "
+                 + ", ".join("-" if d is None else f"{1000 * d:.0f} ms" for d in detections)
+                 + f" (a route's packets {1000 * gap:.0f} ms apart)")
+    return text

@@ -253,3 +253,25 @@ def test_flap_shape():
     assert not paper.flap_shape([1, 1, 2, 2])[0]          # median 1.5: not "often just one"
     assert not paper.flap_shape([0, 1, 1, 4])[0]          # one flap cost 4: not "very few"
     assert paper.flap_shape([]) == (False, "no: no flap measured")
+
+
+def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
+    from types import SimpleNamespace
+
+    t0 = 1000.0   # the agents' clock at the run's start
+    route = {"plane": 0, "t1": 0, "state": "GOOD", "sent": 201, "acked": 200, "dropped": 1,
+             "first_sent": t0 + 0.0, "last_sent": t0 + 4.0, "first_acked": t0 + 0.01, "last_acked": t0 + 4.01,
+             "send_silences": [[t0 + 1.004, t0 + 2.1]], "ack_silences": [[t0 + 1.0, t0 + 2.11]],
+             "drop_spans": [[t0 + 1.004, t0 + 1.004, 1]]}
+    other = {**route, "t1": 1, "dropped": 0, "send_silences": [], "ack_silences": [], "drop_spans": []}
+    stats = {"h0": {"peers": {"h2": {"routes": [route, other]}}}}
+    run = SimpleNamespace(transport="mrc", stats=stats, fault_log=[
+        {"t": 1.0, "kind": "fault_start", "fault": "link_flap", "target": "t0p0r0-t1p0s0", "transport": "mrc"},
+        {"t": 2.0, "kind": "fault_end", "fault": "link_flap", "target": "t0p0r0-t1p0s0", "transport": "mrc"}],
+        path_events=[{"t": 1.01, "time": t0 + 1.01, "host": "h0", "peer": "h2", "plane": 0, "ev": 0,
+                      "old": "GOOD", "new": "SUSPECT", "reason": "overdue"}])
+    why = paper.flap_detection(run, paper.LINKS_FABRIC)
+    assert why["detection_s"] == [pytest.approx(0.006)]
+    assert why["route_gap_s"] == pytest.approx(((4.0 - 1.096) / 199 + 4.0 / 200) / 2)   # the median of two routes
+    text = paper.flap_text([1, 0], 0, why)
+    assert text.endswith("first loss to its route out of use, flap by flap: 6 ms (a route's packets 17 ms apart)")
