@@ -17,7 +17,7 @@ from topologies.fabric import FabricSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "lab" / "run.py"
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2)
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2, dataplane="openflow")
 
 
 def sysctl(name):
@@ -62,7 +62,7 @@ import sys, time
 sys.path.insert(0, {root!r})
 from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
-with lab_session(FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2)):
+with lab_session(FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2, dataplane="openflow")):
     print("BUILT", flush=True)
     time.sleep(120)
 """

@@ -23,7 +23,7 @@ from topologies.builder import expected_counts, installed_counts
 from topologies.fabric import FabricSpec
 from topologies.tables import EV_PORT_BASE, MRC_PORT
 
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1)
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")
 DELAY, HOLD = 1.0, 1.0  # short routing delays keep the suite fast
 
 # sends N UDP packets from (src ip, EV source port) to (dst ip, MRC port),

@@ -24,11 +24,12 @@ from topologies import port_program
 ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = str(ROOT / "lab" / "run.py")
 FAULTS_TIMEOUT_S = 180
-# A two-plane fabric builds fast; both faults start at once and last far
+# A two-plane OpenFlow fabric (its controller and OVS bridges are what a crash orphans;
+# test_srv6_run.py kills an srv6 run) builds fast; both faults start at once and last far
 # past the moment of the kill.
 CRASH_SCENARIO = """\
 description: a link flap and a black hole, both active when the run is killed
-fabric: {planes: 2}
+fabric: {planes: 2, dataplane: openflow}
 job: {collective: allreduce, buffer_mb: 0.25, iterations: 10000, max_seconds: 120}
 transports: [mrc]
 faults:
@@ -37,7 +38,7 @@ faults:
 """
 AFTER_SCENARIO = """\
 description: a short clean run after the crash
-fabric: {planes: 2}
+fabric: {planes: 2, dataplane: openflow}
 job: {collective: allreduce, buffer_mb: 0.25, iterations: 3}
 transports: [mrc]
 """

@@ -10,7 +10,7 @@ from mrc_host.denylist import DenylistFile
 from topologies.fabric import FabricSpec
 from topologies.waiting import wait_until
 
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2)
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2, dataplane="openflow")
 LINK = "t0p1r0-t1p1s1"
 DENIED_LINK = ("t0t1_link", 1, 0, 1, None)
 VERDICT_TIMEOUT_S = 15.0  # the mapper decides in about half a second; this is a busy machine's margin

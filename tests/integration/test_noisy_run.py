@@ -6,7 +6,7 @@ from faults.model import FaultEvent
 from faults.scenario_record import BackgroundLoad, JobSettings, Scenario
 from topologies.fabric import FabricSpec
 
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1)
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")
 
 
 def test_a_run_records_the_stall_and_the_load_in_its_summary(tmp_path, no_leftovers):

@@ -19,7 +19,7 @@ from lab.runners.job import JobSpec, start_workers
 from topologies import waiting
 from topologies.fabric import FabricSpec
 
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1)
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")
 LONG_PAUSE = {"pause_ms": 300, "period_ms": 1000}
 
 

@@ -16,12 +16,12 @@ from lab.plumbing import cleanup, lock
 ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = str(ROOT / "lab" / "run.py")
 START_TIMEOUT_S = 900  # the lab may queue behind another test's lab first (MRCLAB_LOCK_WAIT)
-# A small fabric builds fast; each transport's job runs JOB_SECONDS, far
+# A small OpenFlow fabric (bridges, a controller: the most a second command could touch) builds fast; each transport's job runs JOB_SECONDS, far
 # longer than the second commands take (a second or two each).
 JOB_SECONDS = 10
 SCENARIO = f"""\
 description: a short fault-free run on a small fabric, long enough to be interrupted
-fabric: {{planes: 2}}
+fabric: {{planes: 2, dataplane: openflow}}
 job: {{collective: allreduce, buffer_mb: 0.5, iterations: 1000, max_seconds: {JOB_SECONDS}}}
 """
 
