@@ -39,7 +39,9 @@ import json
 import select
 import socket
 import time
+import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mrc_host.udp6 import zero_checksums
 from topologies import netns
@@ -72,6 +74,23 @@ NODE_SYSCTLS = {f"net.ipv6.conf.{scope}.{key}": value for scope in ("all", "defa
 BASELINE_ROUTER_SYSCTLS = {"net.ipv6.fib_multipath_hash_policy": 1}
 ROUTER_SYSCTLS = {**NODE_SYSCTLS, **{f"net.ipv6.conf.{scope}.{key}": 1 for scope in ("all", "default")
                                      for key in ("forwarding", "seg6_enabled")}, **BASELINE_ROUTER_SYSCTLS}
+# Each router hashes with its own fixed seed (from its name). Left at 0, every namespace uses
+# the kernel's one random key, drawn at boot: the baseline's flows then took the same T1s in
+# every run on one machine and other T1s on the next machine, so whether a scenario's fault
+# met them (t1-reboot's T1, production-day's first flap) changed with the machine. Kernels
+# before 6.11 lack the setting and keep the boot key.
+MULTIPATH_HASH_SEED = "net.ipv4.fib_multipath_hash_seed"   # covers IPv6 multipath too
+
+
+def multipath_hash_seed(name: str) -> int:
+    """The router's hash seed: nonzero (0 asks the kernel for a random one)."""
+    return zlib.crc32(name.encode()) or 1
+
+
+def has_multipath_hash_seed() -> bool:
+    return Path("/proc/sys", *MULTIPATH_HASH_SEED.split(".")).exists()
+
+
 # The ifindex of the veth ends of cable i of spec.links: FIRST_IFINDEX + 2i and + 2i + 1.
 # Far above what the root namespace hands out (tens of thousands after days of lab
 # runs), and the largest fabric's 2 x 3.4 M ends stay below 2**31.
@@ -94,9 +113,14 @@ def _mininet_node_class():
                 raise BuildError(f"setting IPv6 sysctls in {name} failed: {out.strip()[-300:]}")
 
     class Router(Srv6Node):
-        """A fabric switch as a kernel IPv6 router: forwarding and SRv6 on."""
+        """A fabric switch as a kernel IPv6 router: forwarding and SRv6 on, its own hash seed."""
 
         sysctls = ROUTER_SYSCTLS
+
+        def __init__(self, name, **params):
+            if has_multipath_hash_seed():
+                self.sysctls = {**ROUTER_SYSCTLS, MULTIPATH_HASH_SEED: multipath_hash_seed(name)}
+            super().__init__(name, **params)
 
     return Srv6Node, Router
 

@@ -20,8 +20,9 @@ from lab.plumbing import cleanup
 from lab.plumbing.lock import lab_lock
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.names import Switch, is_lab_name
-from topologies.srv6_builder import (VERIFY_PORT, RouteError, build_srv6_fabric, end_counters, route_rounds,
-                                     socket_in, verify_routes)
+from topologies.srv6_builder import (MULTIPATH_HASH_SEED, VERIFY_PORT, RouteError, build_srv6_fabric, end_counters,
+                                     has_multipath_hash_seed, multipath_hash_seed, route_rounds, socket_in,
+                                     verify_routes)
 from topologies.srv6_plan import container
 from topologies.waiting import wait_until
 
@@ -65,6 +66,15 @@ class TestDefaultFabric:
         assert proof.routes == cross_rack + same_rack == sum(len(r) for r in route_rounds(spec))
         print(f"built in {fabric.build_s:.2f} s, {proof.routes} routes verified in {proof.seconds:.2f} s")
 
+
+    def test_every_router_hashes_with_its_own_fixed_seed(self, fabric):
+        """The baseline's ECMP paths are the same in every run: each router's seed comes from its name."""
+        if not has_multipath_hash_seed():
+            pytest.skip(f"this kernel has no {MULTIPATH_HASH_SEED} (before 6.11): its routers draw random seeds")
+        for name in ("t0p0r0", "t0p7r1", "t1p3s1"):
+            out = fabric.router(name).cmd(f"sysctl -n {MULTIPATH_HASH_SEED}").strip()
+            assert int(out) == multipath_hash_seed(name) != 0, name
+        assert multipath_hash_seed("t0p0r0") != multipath_hash_seed("t0p0r1")
 
     def test_a_misrouted_t1_is_named(self, fabric):
         """T0 t0p3r0 sends T1 0's uSID up the link to T1 1: the proof names the route."""
