@@ -480,7 +480,8 @@ def flap_cost_figures(mrc: dict, faults: list[dict]) -> Iterator[Figure]:
                  f"{_rtts(cmed_rtts)} = {_ms(cmed)}, max {_ms(cmax)} = {_rtts(in_rtts(cmax, rtt))} "
                  f"({len(struck)} flaps; RTT {_ms(rtt)}, fault-free median {_s(median)}; the fault-free "
                  f"iterations' own P90 is {_rtts(noise)} above it)",
-                 f"median <= {target.FLAP_ITERATION_RTTS:g} RTTs",
+                 f"median <= {target.FLAP_ITERATION_RTTS:g} RTTs = "
+                 f"{_ms(target.FLAP_ITERATION_RTTS * rtt if rtt else None)}",
                  cmed_rtts is not None and cmed_rtts <= target.FLAP_ITERATION_RTTS and mrc["verified"],
                  {"iteration_cost_s": struck, "rtt_s": rtt})
 

@@ -77,6 +77,7 @@ def test_flap_cost_in_packets_per_struck_connection_and_in_rtts_of_the_struck_it
     assert "25 ms = 1.9 route gaps" in packets.value and packets.target == "median <= 1, max <= 3"
     assert iteration.ok and iteration.value.startswith("2.2 RTTs = 45 ms, max 50 ms = 2.5 RTTs (2 flaps;")
     assert iteration.value.endswith("the fault-free iterations' own P90 is - above it)")
+    assert iteration.target == "median <= 3 RTTs = 60 ms"
     _, iteration = flap_cost_figures({**mrc, "fault_free_p90_s": 0.32}, [flap([1], 0.04)])
     assert iteration.value.endswith("own P90 is 1.0 RTTs above it)")
     packets, _ = flap_cost_figures(mrc, [flap([2, 1, 2])])
