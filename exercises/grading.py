@@ -69,7 +69,7 @@ def load_module(path: str | Path, name: str = "student"):
 
 # ---- running jobs ----------------------------------------------------------------------------
 
-AGENT_COUNTERS = ("data_sent", "retransmits", "timeouts", "sack_losses", "spurious_losses", "ecn_echoes",
+AGENT_COUNTERS = ("data_sent", "retransmits", "timeouts", "tail_losses", "sack_losses", "spurious_losses", "ecn_echoes",
                   "nacks_received", "trims_seen", "probes_sent")
 
 

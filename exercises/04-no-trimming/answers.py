@@ -10,10 +10,11 @@ trimming and checks each answer against the measurement.
 NACKS_WITHOUT_TRIMMING = None
 
 # 2. Without trimming, which counter finds most of the lost packets at the senders?
-#    "timeouts" (the RTO fired) or "sack_losses" (later packets were acked, this one not)
+#    "timeouts" (the RTO fired), "tail_losses" (nothing sent or acked for a while with
+#    packets in flight: the newest was lost) or "sack_losses" (later packets were acked, this one not)
 LOSS_SIGNAL = None
 
-# 3. Without trimming: (timeouts + sack_losses) divided by the DATA packets the switches
+# 3. Without trimming: (timeouts + tail_losses + sack_losses) divided by the DATA packets the switches
 #    tail-dropped. Your estimate, a number (it passes within a factor of 1.4 of the measurement).
 DETECTIONS_PER_DROP = None
 

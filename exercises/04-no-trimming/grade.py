@@ -21,7 +21,7 @@ from grading import (grade, grader_args, lab_session, load_module, port_program,
 HERE = Path(__file__).resolve().parent
 LAST_HOP_BPS, TRIM_THRESHOLD = 5_000_000, 16_000
 ROUNDS, ITERATIONS, BUFFER = 2, 4, 512 << 10
-SIGNALS = ("timeouts", "sack_losses")
+SIGNALS = ("timeouts", "tail_losses", "sack_losses")   # the sender's three ways to find a loss without a trim
 TOLERANCE = 1.4   # factor allowed on DETECTIONS_PER_DROP
 
 
@@ -64,16 +64,16 @@ def main(argv: list[str]) -> int:
     totals, durations, suspected, errors = measure(spec)
     med = {t: statistics.median(d) if d else None for t, d in durations.items()}
     on, off = totals[True], totals[False]
-    detections = off["timeouts"] + off["sack_losses"]
+    detections = sum(off[n] for n in SIGNALS)
     per_drop = detections / off["switch_dropped_queue"] if off["switch_dropped_queue"] else None
     signal = max(SIGNALS, key=lambda n: off[n])
     figures = ["counter            with trimming   without trimming"]
-    for name in ("trims_seen", "nacks_received", "timeouts", "sack_losses", "retransmits", "probes_sent",
+    for name in ("trims_seen", "nacks_received", "timeouts", "tail_losses", "sack_losses", "retransmits", "probes_sent",
                  "ecn_echoes", "switch_trimmed", "switch_dropped_queue"):
         figures.append(f"{name:<18} {on.get(name, 0):>13}   {off.get(name, 0):>16}")
     figures += [f"{'paths suspected':<18} {suspected[True]:>13}   {suspected[False]:>16}",
                 f"{'median iteration':<18} {med[True] or 0:>12.3f}s   {med[False] or 0:>15.3f}s",
-                f"without trimming: {detections} losses detected (timeouts + SACK gaps) for "
+                f"without trimming: {detections} losses detected (timeouts + tail losses + SACK gaps) for "
                 f"{off['switch_dropped_queue']} tail drops = "
                 + (f"{per_drop:.2f} per drop" if per_drop is not None else "undefined (no drops)"),
                 "", "your explanation:", (getattr(a, "EXPLANATION", "") or "").strip() or "(none)"]
@@ -86,7 +86,7 @@ def main(argv: list[str]) -> int:
          f"measured {off['nacks_received']}",
          getattr(a, "NACKS_WITHOUT_TRIMMING", None) == off["nacks_received"]),
         (f"2. loss signal without trimming: you said {getattr(a, 'LOSS_SIGNAL', None)!r}, measured "
-         f"timeouts {off['timeouts']}, sack_losses {off['sack_losses']}",
+         f"timeouts {off['timeouts']}, tail_losses {off['tail_losses']}, sack_losses {off['sack_losses']}",
          getattr(a, "LOSS_SIGNAL", None) == signal),
         (f"3. detections per tail drop: you said {answer!r}, measured "
          + (f"{per_drop:.2f}" if per_drop is not None else "-") + f" (within a factor of {TOLERANCE})",
