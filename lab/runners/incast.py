@@ -63,7 +63,7 @@ BENCH_INCAST_BYTES = 1 << 20
 
 START_DELAY_S = 0.5    # GO -> start instant: every worker has read GO and is waiting
 CPU_INTERVAL_S = 0.1   # fidelity samples: a 1 s transfer still gets ~10
-SENDER_COUNTERS = ("timeouts", "sack_losses", "spurious_losses", "retransmits",
+SENDER_COUNTERS = ("timeouts", "tail_losses", "sack_losses", "spurious_losses", "retransmits",
                    "nacks_received", "data_sent", "ecn_echoes")
 RECEIVER_COUNTERS = ("trims_seen", "nacks_sent", "duplicates", "data_received", "ecn_ce_received")
 

@@ -43,7 +43,8 @@ def test_flap_cost_row_on_a_real_fabric(no_leftovers, tmp_path):
     assert len(costs) == 2 * flaps, "each flap, each direction"
     assert sum(costs) > 0, "a dead route that carried traffic cost its connection nothing"
     # the per-route counts add up to the connections' own loss counters
-    declared = sum(f["counters"]["sack_losses"] + f["counters"]["timeouts"] - f["counters"]["spurious_losses"]
+    declared = sum(f["counters"]["sack_losses"] + f["counters"]["timeouts"] + f["counters"]["tail_losses"]
+                   - f["counters"]["spurious_losses"]
                    for f in run["flows"])
     assert sum(costs) + row.raw["elsewhere"] == declared, row.lab
     assert [e["target"] for e in run["fault_log"] if e["kind"] == "fault_start"] == [
