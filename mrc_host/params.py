@@ -47,6 +47,10 @@ class TransportParams:
     skip_time / skip_rtts: an EV whose packet came back with ECN echo is
         skipped for max(skip_time, skip_rtts x SRTT) (0.005 / 2.0): longer than
         the gap between two uses of one EV, so the selector passes it over
+    ecn_migration: an EV whose ACK echoes ECN again while it is skipped is
+        swapped for a backup EV of its plane (True; path_health.py): the core's
+        own steering off a congested T1, which a study of path-selection
+        policies alone turns off
     probe_interval / probe_interval_rtts: probe period of a retired route,
         max(probe_interval, probe_interval_rtts x SRTT) (0.02 / 1.0); also the
         keepalive period of a connection that only receives
@@ -120,6 +124,7 @@ class TransportParams:
     rto_min_rtts: float = 2.0
     skip_time: float = 0.005
     skip_rtts: float = 2.0
+    ecn_migration: bool = True
     probe_interval: float = 0.02
     probe_interval_rtts: float = 1.0
     probe_successes: int = 3

@@ -357,7 +357,7 @@ class PathHealth:
             return
         if st == SKIP:
             self.echoes_in_skip[pid] += 1
-            if self.echoes_in_skip[pid] >= ECN_MIGRATE_ECHOES:
+            if self.echoes_in_skip[pid] >= ECN_MIGRATE_ECHOES and self.params.ecn_migration:
                 self.echoes_in_skip[pid] = 0
                 self._migrate(pid, now)
         until = now + self.skip_time()
