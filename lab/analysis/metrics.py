@@ -122,8 +122,11 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from mrc_host.routes import ROUTE_SILENCE_S, route_of
+from faults.deny import denied_element
+from faults.links import FaultError
 from faults.pause import PAUSE_KINDS
+from mrc_host.denylist import DeniedElement, DenylistError
+from mrc_host.routes import ROUTE_SILENCE_S, route_of
 from topologies.fabric import FabricSpec, ev_to_t1
 from topologies.names import FabricError, Host, NicPort, Switch, T0T1Link, kind_of
 
@@ -715,32 +718,29 @@ def detection_delays(routes: Sequence[Route], events: Sequence[Mapping], window:
     return delays
 
 
-def _denied_name(element) -> str | None:
-    """A mapper event's element as a fault target names it ("t0p5r1-t1p5s0", "t1p5s0", "h0-eth3")."""
-    if not isinstance(element, Mapping):
-        return None
-    try:
-        kind, plane = element["kind"], element["plane"]
-        if kind == "t0t1_link":
-            return str(T0T1Link(plane, element["rack"], element["t1"]))
-        if kind in ("t0", "t1"):
-            return str(Switch(kind, plane, element["rack"] if kind == "t0" else element["t1"]))
-        if kind == "nic_port":
-            return str(NicPort(element["host"], plane))
-    except (KeyError, TypeError, ValueError, FabricError):
-        return None
-    return None
-
-
-def mapper_repair(events: Sequence[Mapping], window: FaultWindow, transport: str) -> float | None:
+def mapper_repair(events: Sequence[Mapping], window: FaultWindow, transport: str,
+                  fabric: FabricSpec | None) -> float | None:
     """Repair -> the Clustermapper lifting its denial of the faulted element (the agents can use
     it again after their next look at the denylist); None when it denied nothing or never lifted it."""
-    if window.end is None:
+    if window.end is None or fabric is None:
         return None
+    try:
+        # the entry a denial of the fault's target would be (faults/deny.py)
+        wanted = denied_element(fabric, window.target, 0.0).key
+    except FaultError:
+        return None   # a target the mapper cannot deny (the datapath, every host)
     lifts = [e["t"] for e in events if e.get("kind") == "mapper_undeny" and e.get("transport") == transport
              and isinstance(e.get("t"), (int, float)) and e["t"] >= window.end
-             and _denied_name(e.get("element")) == window.target]
+             and _denied_key(e.get("element")) == wanted]
     return min(lifts) - window.end if lifts else None
+
+
+def _denied_key(element) -> tuple | None:
+    """A mapper event's element as its denylist key; None when it names none."""
+    try:
+        return DeniedElement.from_dict(element).key
+    except DenylistError:
+        return None
 
 
 def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: float | None = None,
@@ -880,7 +880,7 @@ def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[F
         for figure, w in zip(figures, windows):
             delays = detection_delays(routes, events, w, spines, crosses)
             figure["detection_s"] = float(np.median(delays)) if delays else None
-            figure["mapper_repair_s"] = mapper_repair(events, w, transport)
+            figure["mapper_repair_s"] = mapper_repair(events, w, transport, fabric)
         return figures, dropped
     if _has_rails(counters):
         return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped

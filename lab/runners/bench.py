@@ -30,9 +30,9 @@ from typing import Callable, Iterator
 from faults.scenario import JobSettings, Scenario, load_scenario
 from lab.analysis.metrics import in_rtts
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
-from mrc_host.agent import DENYLIST_CHECK_S
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
+from mrc_host.agent import DENYLIST_CHECK_S
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.project import PROJECT_ROOT
@@ -403,7 +403,9 @@ def failover_budget(rtt: float | None, gap: float | None) -> float | None:
 
 def recovery_budget(rtt: float | None, gap: float | None) -> float | None:
     """Recovery's target: the mapper's repair bound + RECOVERY_RTTS RTTs + RECOVERY_ROUTE_GAPS route gaps."""
-    return MAPPER_REPAIR_BOUND_S + target.RECOVERY_RTTS * rtt + target.RECOVERY_ROUTE_GAPS * gap if rtt and gap else None
+    if not (rtt and gap):
+        return None
+    return MAPPER_REPAIR_BOUND_S + target.RECOVERY_RTTS * rtt + target.RECOVERY_ROUTE_GAPS * gap
 
 
 def _gaps(v: float | None, gap: float | None) -> str:

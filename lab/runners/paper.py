@@ -243,7 +243,8 @@ def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
     if mrc_ratio is None:
         return False, "no: the victim delivered nothing alone"
     same = mrc_ratio >= target.PAPER_VICTIM_UNAFFECTED
-    return same, (f"{'yes' if same else 'no'}: MRC's victim ({TransportParams.from_dict(MRC_PARAMS).cc.upper()}) kept {mrc_ratio:.2f} of its rate alone "
+    cc = TransportParams.from_dict(MRC_PARAMS).cc.upper()
+    return same, (f"{'yes' if same else 'no'}: MRC's victim ({cc}) kept {mrc_ratio:.2f} of its rate alone "
                   f"(unaffected: >= {target.PAPER_VICTIM_UNAFFECTED:g})")
 
 

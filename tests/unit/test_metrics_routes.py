@@ -368,11 +368,11 @@ def test_the_mappers_repair_is_the_lifting_of_its_denial_of_the_faulted_element(
               {"t": 14.01, "kind": "mapper_undeny", "transport": "mrc", "element": {**link, "plane": 4}},
               {"t": 14.022, "kind": "mapper_undeny", "transport": "mrc", "element": link},
               {"t": 14.03, "kind": "mapper_undeny", "transport": "mrc", "element": link}]
-    assert mapper_repair(events, window, "mrc") == pytest.approx(0.022)
-    assert mapper_repair(events, window, "baseline") is None
-    assert mapper_repair(events[:2], window, "mrc") is None                 # never lifted
+    assert mapper_repair(events, window, "mrc", DEFAULT_FABRIC) == pytest.approx(0.022)
+    assert mapper_repair(events, window, "baseline", DEFAULT_FABRIC) is None
+    assert mapper_repair(events[:2], window, "mrc", DEFAULT_FABRIC) is None                 # never lifted
     t1 = FaultWindow("switch_reboot", "t1p5s0", "mrc", 12.0, 20.0)
-    assert mapper_repair([{"t": 20.05, "kind": "mapper_undeny", "transport": "mrc",
-                           "element": {"kind": "t1", "plane": 5, "t1": 0}}], t1, "mrc") == pytest.approx(0.05)
+    t1_back = {"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": {"kind": "t1", "plane": 5, "t1": 0}}
+    assert mapper_repair([t1_back], t1, "mrc", DEFAULT_FABRIC) == pytest.approx(0.05)
     assert mapper_repair([{"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": "junk"}],
-                         t1, "mrc") is None
+                         t1, "mrc", DEFAULT_FABRIC) is None
