@@ -37,6 +37,7 @@ from faults.scenario_record import DEFAULT_SEED, LAB_PAYLOAD_SIZE
 from faults.timeline import FaultTimeline
 from lab.analysis import audit
 from lab.analysis.fidelity import FidelityMonitor
+from lab.analysis.metrics import rebase_route_times
 from lab.plumbing.session import Session
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.runners.workers import HostWorkers, WorkerError
@@ -104,7 +105,7 @@ class BandwidthResult:
     cpu_busiest_core: float | None = None
     cpu_bound: bool = False
     cpu_samples: list = field(default_factory=list)
-    stats: dict = field(default_factory=dict)         # host -> final agent stats
+    stats: dict = field(default_factory=dict)         # host -> final agent stats, route times s from the start
     params: dict = field(default_factory=dict)
     error: str | None = None
 
@@ -269,7 +270,9 @@ def _run(session: Session, result: BandwidthResult, flows: list[Flow], configs: 
         # unacknowledged (a large window's worth, for seconds under RTO backoff), and a
         # snapshot in that traffic reads every packet still queued as a loss
         fill_conservation(result, audit.conservation(before, audit.settled_snapshot(spec), ledger.marks))
-    result.stats = {name: s["counters"] for name, s in final.items()}
+    # route records on the path events' and the fault log's clock, as the job runner keeps them
+    result.stats = {name: s["counters"] if t_start is None else rebase_route_times(s["counters"], t_start)
+                    for name, s in final.items()}
     if monitor is not None:
         fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= result.duration_s + CPU_INTERVAL_S])
     if t_start is not None:

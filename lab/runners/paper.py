@@ -563,25 +563,15 @@ def flap_shape(costs: list[int]) -> tuple[bool, str]:
 
 def flap_detection(run, spec: FabricSpec) -> dict:
     """Why a flap cost what it did: per flap, the time from a connection's first packet lost on
-    the flapped link to its route there leaving use ("detection_s", the median over the
-    connections, lab/analysis/metrics.py), beside the gap between two packets on a route
+    the flapped link to its route there leaving use ("detection_s", as every run's fault figures
+    give it, lab/analysis/metrics.py), beside the gap between two packets on a route
     ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
-    from lab.analysis.metrics import (detection_delays, fault_windows, median_route_gap, rebase_route_times,
-                                      route_crosses, route_records)
+    from lab.analysis.metrics import fault_figures, fault_windows, median_route_gap
 
     events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
-    if not events:
-        return {"detection_s": [], "route_gap_s": median_route_gap(run.stats)}
-    t_start = events[0]["time"] - events[0]["t"]    # the path events' and the fault log's zero
-    routes, _dropped = route_records({h: rebase_route_times(s, t_start) for h, s in run.stats.items()})
     windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
-    detections = []
-    for w in windows:
-        delays = detection_delays(routes, events, w, spec.spines,
-                                  lambda win, r: route_crosses(win, r, spines=spec.spines,
-                                                               hosts_per_rack=spec.hosts_per_rack))
-        detections.append(statistics.median(delays) if delays else None)
-    return {"detection_s": detections, "route_gap_s": median_route_gap(run.stats)}
+    figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)
+    return {"detection_s": [f["detection_s"] for f in figures], "route_gap_s": median_route_gap(run.stats)}
 
 
 def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) -> str:

@@ -258,7 +258,7 @@ def test_flap_shape():
 def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
     from types import SimpleNamespace
 
-    t0 = 1000.0   # the agents' clock at the run's start
+    t0 = 0.0      # route times on the run's clock, as the bandwidth runner keeps them
     route = {"plane": 0, "t1": 0, "state": "GOOD", "sent": 201, "acked": 200, "dropped": 1,
              "first_sent": t0 + 0.0, "last_sent": t0 + 4.0, "first_acked": t0 + 0.01, "last_acked": t0 + 4.01,
              "send_silences": [[t0 + 1.004, t0 + 2.1]], "ack_silences": [[t0 + 1.0, t0 + 2.11]],
