@@ -8,7 +8,7 @@ COUNTER_NAMES = (
     "retransmits",        # DATA retransmissions (any cause)
     "forced_reuses",      # retransmissions on the EV they were lost on: it was the only usable one
     "timeouts",           # packets declared lost by RTO
-    "tail_losses",        # packets declared lost after a silence of 2 SRTTs with packets in flight (tail loss)
+    "tail_losses",        # packets declared lost by a silence with packets in flight (sender.py, "Tail")
     "sack_losses",        # packets declared lost by a SACK gap past the reorder allowance
     "spurious_losses",    # packets declared lost and later acked anyway
     "nacks_received",     # NACKs received (sender side)

@@ -3,7 +3,7 @@
 Packets carry a per-connection PSN; a retransmission keeps its PSN (flag
 RETX) so the receiver's cumulative ack and SACK bitmap fill the hole.
 
-Loss detection, two ways, both "loss without trim" for path health:
+Loss detection, three ways, each a "loss without trim" for path health:
 - SACK gap: every transmission gets a sequence number ``txseq``; when a
   transmission ``reorder_allowance`` later than an unacked one is acked, the
   unacked one is lost (RACK-like, in transmission order so retransmissions
@@ -14,10 +14,10 @@ Loss detection, two ways, both "loss without trim" for path health:
 - Tail: nothing sent and nothing acked for max(TAIL_SRTTS x SRTT, SRTT + 4
   RTTVAR, ``tail_loss_min``) while packets are in flight (RACK-TLP's probe
   timeout, RFC 8985, above the agents' scheduling stalls): the newest of
-  them is lost, once per such silence. A message's last packets have no later packet whose ACK
-  could reveal a gap, and the RTO floor sits above the fabric's whole
-  queueing bound (about 50 of NSCC's RTTs on the default fabric): a tail
-  packet on a route that just failed would otherwise wait that long.
+  them is lost, once per such silence. A message's last packets have no
+  later packet whose ACK could reveal a gap, and the RTO floor sits above
+  the fabric's whole queueing bound (about 50 of NSCC's RTTs on the default
+  fabric): a tail packet on a route that just failed would wait that long.
 A trim NACK is congestion: the packet is resent at once, the path stays.
 A loss without trim makes the packet's route suspect (path_health.py): no
 packet, retransmissions included, goes on any EV of that route while

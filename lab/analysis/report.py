@@ -87,7 +87,7 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
         row("retransmissions", lambda t: str(t.get("retransmits", 0))),
         row("trims", lambda t: str(t.get("trims", 0))),
         row("timeouts", lambda t: str(t.get("timeouts", 0))),
-        row("tail losses (2 SRTTs of silence)", lambda t: str(t.get("tail_losses", 0))),
+        row("tail losses (silence with packets in flight)", lambda t: str(t.get("tail_losses", 0))),
         row("verified", lambda t: _yes(t.get("verified", False))),
         row("CPU-bound", lambda t: _yes(t.get("cpu_bound", False))),
         row("datapath stalls (heartbeat; median delay)",
