@@ -31,8 +31,8 @@ class TransportParams:
         flight declares the newest lost after max(2 x SRTT, SRTT + 4 x RTTVAR,
         this) (0.025; sender.py, "Tail"): above the 10-20 ms a receiver is
         descheduled for on shared cores, where 2 SRTTs of a few ms fired on
-        every such pause (1,744 needless tail losses in one default run), and
-        far below the RTO floor, which covers the fabric's whole queueing bound
+        every such pause, and far below the RTO floor, which covers the
+        fabric's whole queueing bound
     rto_granularity: floor of the 4 x RTTVAR term of the MRC sender's RTO
         (RFC 6298's clock granularity G) (0.0005)
     baseline_rto_granularity: the same floor for the baseline's RTO (0.0)
