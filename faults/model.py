@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 
 KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "nic_loss", "incast", "controller_kill",
          "agent_pause", "datapath_pause", "deny")
+DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")   # faults that take links down
+ROUTE_CUTTING_KINDS = (*DOWN_KINDS, "blackhole")            # ...and those that cut a route outright
 
 
 @dataclass(frozen=True)

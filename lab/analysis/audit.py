@@ -39,13 +39,13 @@ import threading
 import time
 from collections import defaultdict
 
+from faults.model import DOWN_KINDS
 from lab.analysis.fidelity import read_counter
 from topologies import netns, port_program
 from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Plane, Switch, T0T1Link
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
-DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")  # faults that take links down
 OVS_RX_BATCH = 32  # packets ovs-vswitchd reads from a port at once (NETDEV_MAX_BURST)
 # srv6 routers: the kernel counters (snmp6) that count a packet the router received and
 # then dropped, by the reason the audit names. A port's tx_dropped (a send to a port going

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 from faults.injectors import INCAST_PORT
+from faults.model import ROUTE_CUTTING_KINDS
+from lab.analysis.metrics import FaultWindow, Route, route_crosses
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -136,6 +138,10 @@ HEARTBEAT_INTERVAL_S = 0.05
 # stall. Generous: the fabric's queues hold at most ~50 ms per hop (port program trim
 # threshold at 10 Mb/s), and one host's congestion (an incast) delays one direction only.
 DATAPATH_STALL_S = 0.15
+# A heartbeat lost on a route that a fault had cut (ROUTE_CUTTING_KINDS) when it was sent
+# tells nothing of the datapath: several planes cut at once would otherwise read as a stall,
+# the heartbeat taking its routes in turn. Pauses are not among those kinds: a paused
+# datapath is exactly what the heartbeat is there to see.
 HEARTBEAT_START_TIMEOUT_S = 10.0
 
 
@@ -182,13 +188,41 @@ class DatapathHeartbeat:
                 self.records[h] = {"sent": [], "received": []}
         self.procs = {}
 
-    def directions(self) -> list[list[tuple[float, float | None]]]:
-        """Per direction (a -> b, b -> a): (send time, delay or None if lost) of each heartbeat."""
+    def directions(self, faults: list[FaultWindow] = (), t0: float = 0.0) -> list[list[tuple[float, float | None]]]:
+        """Per direction (a -> b, b -> a): (send time, delay or None if lost) of each heartbeat,
+        less those lost on a route that one of `faults` (times after t0) had cut when it was sent."""
         if len(self.records) < 2:
             return []
         a, b = self.hosts
-        return [heartbeat_delays(self.records[src]["sent"], self.records[dst]["received"])
-                for src, dst in ((a, b), (b, a))]
+        cutting = [w for w in faults if w.fault in ROUTE_CUTTING_KINDS]
+        directions = []
+        for src, dst in ((a, b), (b, a)):
+            routes = heartbeat_routes(self.spec, src, dst)
+            sent = self.records[src]["sent"]
+            samples = heartbeat_delays(sent, self.records[dst]["received"])
+            directions.append([(t, delay) for (seq, _), (t, delay) in zip(sent, samples)
+                               if delay is not None
+                               or not _cut(routes[int(seq) % len(routes)], t - t0, cutting, self.spec)])
+        return directions
+
+
+def _cut(route: Route, t: float, faults: list[FaultWindow], spec: FabricSpec) -> bool:
+    """Had a fault cut `route` at instant t? The window is widened by DATAPATH_STALL_S each
+    side: a heartbeat in flight at the fault, or sent while the repair settles."""
+    return any(w.start - DATAPATH_STALL_S <= t <= w.stop + DATAPATH_STALL_S
+               and route_crosses(w, route, hosts_per_rack=spec.hosts_per_rack) for w in faults)
+
+
+def heartbeat_routes(spec: FabricSpec, src: int, dst: int) -> list[Route]:
+    """The route of each address heartbeat_addresses gives, in the same order. On OpenFlow
+    the switches' hash picks the T1: unknown ("ev?": any T1); on srv6 the address names it."""
+    cross_rack = spec.rack_of(src) != spec.rack_of(dst)
+    if spec.dataplane != "srv6":
+        hops = [(p, "ev?" if cross_rack else None) for p in range(spec.planes)]
+    else:
+        hops = [(p, t1 if cross_rack else None) for p in range(spec.planes)
+                for t1 in (range(spec.spines) if cross_rack else (None,))]
+    return [Route(str(src), str(dst), plane, t1, None, None, None, None) for plane, t1 in hops]
 
 
 def heartbeat_addresses(spec: FabricSpec, src: int, dst: int) -> list[str]:

@@ -78,7 +78,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
             DatapathHeartbeat(session, transport) as heartbeat, timeline:
         result = run_job(session, job, on_iteration=tick, on_ready=timeline.start)
     t0 = result.t0
-    figures, stalls = heartbeat_verdict(heartbeat.directions(), t0)
+    figures, stalls = heartbeat_verdict(heartbeat.directions(metrics.fault_windows(fault_log, transport), t0), t0)
     monitor.rebase(t0)
     ended = time.monotonic()
     records.conservation[transport] = audit.conservation(before, audit.settled_snapshot(scenario.fabric),

@@ -10,7 +10,10 @@ import pytest
 
 from faults.pause import PausePattern, PauseStream, proc_stat, record_paused, resume_recorded
 from faults.scenario import ScenarioError, load_scenario
-from lab.analysis.fidelity import DATAPATH_STALL_S, datapath_stalls, heartbeat_delays, heartbeat_verdict
+from lab.analysis.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, datapath_stalls,
+                                   heartbeat_addresses, heartbeat_delays, heartbeat_routes, heartbeat_verdict)
+from lab.analysis.metrics import FaultWindow
+from topologies.fabric import FabricSpec
 from topologies import waiting
 
 # datapath_pause runs on OpenFlow only (the srv6 routers have no datapath process)
@@ -190,6 +193,49 @@ def test_the_verdict_counts_stalls_and_rebases_them():
     assert not before_job["datapath_stalled"] and none == [] and before_job["heartbeats_sent"] == 2 * 200
     quiet, none = heartbeat_verdict([], t0=0.0)
     assert not quiet["datapath_stalled"] and none == [] and quiet["heartbeat_delay_median_s"] is None
+
+
+def _heartbeat_records(spec, lost_routes, window=(1.0, 3.0), n=100):
+    """A DatapathHeartbeat's records between the first and the last host: heartbeat k takes
+    route k % routes; those whose route index is in `lost_routes` are lost inside `window`."""
+    heartbeat = DatapathHeartbeat.__new__(DatapathHeartbeat)
+    heartbeat.spec, heartbeat.hosts = spec, (0, spec.hosts - 1)
+    heartbeat.records = {h: {"sent": [], "received": []} for h in heartbeat.hosts}
+    for src, dst in (heartbeat.hosts, heartbeat.hosts[::-1]):
+        routes = len(heartbeat_routes(spec, src, dst))
+        for seq in range(n):
+            t = seq * HEARTBEAT_INTERVAL_S
+            heartbeat.records[src]["sent"].append([seq, t])
+            if not (seq % routes in lost_routes and window[0] <= t < window[1]):
+                heartbeat.records[dst]["received"].append([seq, t, t + 0.005])
+    return heartbeat
+
+
+def test_heartbeat_routes_follow_its_addresses():
+    for dataplane in ("srv6", "openflow"):
+        spec = FabricSpec(dataplane=dataplane)
+        routes, addresses = heartbeat_routes(spec, 0, 3), heartbeat_addresses(spec, 0, 3)
+        assert len(routes) == len(addresses)
+    srv6 = heartbeat_routes(FabricSpec(dataplane="srv6"), 0, 3)
+    assert [(r.plane, r.t1) for r in srv6[:3]] == [(0, 0), (0, 1), (1, 0)]
+    assert {r.t1 for r in heartbeat_routes(FabricSpec(dataplane="srv6"), 0, 1)} == {None}   # one rack
+
+
+def test_heartbeats_lost_to_a_fault_that_cut_their_route_are_no_stall():
+    """Three planes cut from rack 0 at once: the heartbeat's routes 0-5 (planes 0-2, both
+    T1s) come in a row, 0.3 s of losses in both directions. A fault explains them; a pause
+    (the datapath stopped) or no fault at all does not."""
+    spec = FabricSpec(dataplane="srv6")
+    heartbeat = _heartbeat_records(spec, lost_routes=set(range(6)))
+    assert len(datapath_stalls(heartbeat.directions())) >= 2
+    cuts = [FaultWindow("link_flap", f"t0p{p}r0-t1p{p}s{s}", "mrc", 1.0, 3.0) for p in (0, 1, 2) for s in (0, 1)]
+    assert datapath_stalls(heartbeat.directions(cuts)) == []
+    assert datapath_stalls(heartbeat.directions(cuts[:2])) != []          # planes 1-2 were not cut: unexplained
+    later = [FaultWindow(w.fault, w.target, w.transport, 5.0, 7.0) for w in cuts]
+    assert datapath_stalls(heartbeat.directions(later)) != []              # cut, but not then
+    assert datapath_stalls(heartbeat.directions(later, t0=-4.0)) == []     # ...unless the fault's clock says so
+    paused = [FaultWindow("datapath_pause", "t0p0r0", "mrc", 1.0, 3.0)]
+    assert datapath_stalls(heartbeat.directions(paused)) != []
 
 
 def test_heartbeat_delays_pair_sends_with_arrivals():
