@@ -44,33 +44,57 @@ class CollectiveError(RuntimeError):
     pass
 
 
-def rank_input(seed: int, iteration: int, rank: int, count: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
-    """The deterministic input of one rank in one iteration (elements lo..hi of
-    its `count`): integers in [-1000, 1000] stored as float32.
+# Every partial sum must stay below 2**24 to be exact in float32: inputs a + (rank + 1) b with
+# |a|, |b| <= INPUT_BOUND make the all-reduce's sum at most INPUT_BOUND (N + N (N + 1) / 2).
+INPUT_BOUND = 1000
+MAX_EXACT_RANKS = max(n for n in range(1, 1024) if INPUT_BOUND * (n + n * (n + 1) // 2) < 2 ** 24)
 
-    A hash of (seed, iteration, rank, offset) rather than numpy's random
-    generator: a few times cheaper, and it can make any slice alone (an
-    all-to-all's reference needs one chunk of each rank's input). The ranks
-    make inputs and references between iterations, where the runner's clock
-    runs for the slowest of them. It has no period, so a chunk written at the
-    wrong offset does not verify."""
-    salt = np.uint32(zlib.crc32(f"{seed}:{iteration}:{rank}".encode()))
-    x = np.arange(lo, count if hi is None else hi, dtype=np.uint32)
+
+def _hashed(seed: int, iteration: int, part: str, lo: int, hi: int) -> np.ndarray:
+    """Integers in [-INPUT_BOUND, INPUT_BOUND] as float32 at offsets lo..hi: a hash of
+    (seed, iteration, part, offset) rather than numpy's random generator, a few times
+    cheaper and able to make any slice alone. It has no period, so a chunk written at
+    the wrong offset does not verify."""
+    salt = np.uint32(zlib.crc32(f"{seed}:{iteration}:{part}".encode()))
+    x = np.arange(lo, hi, dtype=np.uint32)
     x ^= salt
     x *= np.uint32(0x9E3779B1)         # murmur3-style mixing: every offset bit moves the top bits
     x ^= x >> np.uint32(15)
     x *= np.uint32(0x85EBCA77)
-    x >>= np.uint32(16)                # top 16 bits scaled onto 0..2000 (no slow modulo)
-    x *= np.uint32(2001)
+    x >>= np.uint32(16)                # top 16 bits scaled onto 0..2 INPUT_BOUND (no slow modulo)
+    x *= np.uint32(2 * INPUT_BOUND + 1)
     x >>= np.uint32(16)
-    return x.astype(np.float32) - np.float32(1000)
+    return x.astype(np.float32) - np.float32(INPUT_BOUND)
+
+
+def _iteration_parts(seed: int, iteration: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    return _hashed(seed, iteration, "a", lo, hi), _hashed(seed, iteration, "b", lo, hi)
+
+
+def rank_input(seed: int, iteration: int, rank: int, count: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """The deterministic input of one rank in one iteration (elements lo..hi of its
+    `count`): a + (rank + 1) b, with a and b the iteration's two hashed arrays, so
+    that the all-reduce's reference costs two arrays whatever the number of ranks
+    (a sum over every rank's input would cost each rank N arrays per iteration:
+    N^2 over the job). Ranks differ at every offset (b is 0 at about 1 in 2000);
+    partial sums over different rank sets differ unless the sets have the same
+    size and the same rank total, which no misrouted chunk of a ring gives."""
+    a, b = _iteration_parts(seed, iteration, lo, count if hi is None else hi)
+    b *= np.float32(rank + 1)
+    a += b
+    return a
 
 
 def reference_sum(seed: int, iteration: int, ranks: int, count: int) -> np.ndarray:
-    total = np.zeros(count, dtype=np.float32)
-    for rank in range(ranks):
-        total += rank_input(seed, iteration, rank, count)
-    return total
+    """The all-reduce's result: the sum of every rank's input, N a + N (N + 1) / 2 b."""
+    if ranks > MAX_EXACT_RANKS:
+        raise CollectiveError(f"{ranks} ranks: the inputs' sum would pass 2**24 and float32 could not "
+                              f"verify it exactly (at most {MAX_EXACT_RANKS})")
+    a, b = _iteration_parts(seed, iteration, 0, count)
+    a *= np.float32(ranks)
+    b *= np.float32(ranks * (ranks + 1) // 2)
+    a += b
+    return a
 
 
 def alltoall_chunk(count: int, ranks: int) -> int:

@@ -17,11 +17,14 @@ from mrc_host.collectives import (
     COLLECTIVES,
     STEP_TIMEOUT_S,
     AllToAll,
+    INPUT_BOUND,
+    MAX_EXACT_RANKS,
     CollectiveError,
     RingAllReduce,
     alltoall_chunk,
     rank_input,
     reference_alltoall,
+    reference_sum,
 )
 from mrc_host.connection import make_paths
 from mrc_host.events import MessageComplete, WriteComplete
@@ -214,7 +217,7 @@ def test_an_alltoall_too_small_to_send_anything_is_refused():
 
 def test_rank_input_is_deterministic_exact_and_has_no_period():
     a = rank_input(SEED, 3, 1, 1 << 16)
-    assert a.dtype == np.float32 and a.min() >= -1000 and a.max() <= 1000
+    assert a.dtype == np.float32 and a.min() >= -3 * INPUT_BOUND and a.max() <= 3 * INPUT_BOUND  # a + 2 b
     assert np.array_equal(a, np.round(a))                            # integers: every sum is exact
     assert a.tobytes() == rank_input(SEED, 3, 1, 1 << 16).tobytes()  # from the seeds alone
     for other in (rank_input(SEED, 4, 1, 1 << 16), rank_input(SEED, 3, 2, 1 << 16), rank_input(SEED + 1, 3, 1, 1 << 16)):
@@ -222,6 +225,18 @@ def test_rank_input_is_deterministic_exact_and_has_no_period():
     # a chunk written at any wrong offset does not verify
     chunk = a[:4096]
     assert all(not np.array_equal(chunk, a[shift:shift + 4096]) for shift in range(1, len(a) - 4096, 997))
+
+
+def test_the_reference_sum_is_every_ranks_input_added_and_exact_up_to_its_bound():
+    count = 1 << 12
+    for ranks in (1, 2, 7, 32):
+        total = sum(rank_input(SEED, 5, r, count).astype(np.float64) for r in range(ranks))
+        assert reference_sum(SEED, 5, ranks, count).tobytes() == total.astype(np.float32).tobytes()
+    # any order of additions gives the same bits: every partial sum is an integer below 2**24
+    worst = INPUT_BOUND * (MAX_EXACT_RANKS + MAX_EXACT_RANKS * (MAX_EXACT_RANKS + 1) // 2)
+    assert worst < 2 ** 24 <= INPUT_BOUND * (MAX_EXACT_RANKS + 1 + (MAX_EXACT_RANKS + 1) * (MAX_EXACT_RANKS + 2) // 2)
+    with pytest.raises(CollectiveError, match="2\\*\\*24"):
+        reference_sum(SEED, 5, MAX_EXACT_RANKS + 1, 16)
 
 
 def test_rank_input_slices_are_the_whole_inputs_pieces():
