@@ -38,6 +38,7 @@ import errno
 import importlib.util
 import ipaddress
 import json
+import math
 import selectors
 import socket
 import sys
@@ -51,6 +52,7 @@ from . import wire
 from .connection import make_paths
 from .denylist import DenylistFile, denied_routes
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
+from .file_watch import open_watch
 from .nic_ports import NicPorts
 from .params import DEFAULT_EVS_PER_PLANE, TransportParams
 from .path_select import POLICIES, PathSelector
@@ -62,12 +64,15 @@ IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
 _T_DATA = wire.T_DATA     # the per-datagram send path reads it as a module global
+INF = math.inf
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
-# The denylist is re-read when its file changes: a stat this often, so a route
-# the mapper frees carries data again within a few ms (the mapper confirms a
-# repair in probe round trips; a 20 ms check was a fifth of the recovery).
+# The denylist is re-read when its file is replaced (inotify wakes the loop), and
+# NIC port flags on every link event (netlink): an idle agent sleeps until a packet,
+# a timer or one of those. Where either cannot be watched, the loop polls instead:
+# the denylist this often (a route the mapper frees should carry data again within
+# a few ms; a 20 ms check was a fifth of the recovery), the NIC ports every NIC_CHECK_S.
 DENYLIST_CHECK_S = 0.005
-NIC_CHECK_S = 0.02        # NIC port flags re-read this often (a few ioctls), besides on every link event
+NIC_CHECK_S = 0.02
 
 
 @dataclass
@@ -232,8 +237,16 @@ class Agent:
             self.sel.register(self.nic.events, selectors.EVENT_READ)
         self.ports = wire.ALL_PORTS_UP
         self.denylist = DenylistFile(config.denylist_path) if config.denylist_path else None
-        self._next_housekeeping = 0.0
+        self.denylist_watch = open_watch(config.denylist_path) if config.denylist_path else None
+        if self.denylist_watch is not None:
+            self.sel.register(self.denylist_watch, selectors.EVENT_READ)
+        # the period of the polling left to do (None: none, every source is watched)
+        polls = [DENYLIST_CHECK_S] if self.denylist is not None and self.denylist_watch is None else []
+        polls += [NIC_CHECK_S] if self.nic.events is None else []
+        self._housekeeping_period = min(polls, default=None)
+        self._next_housekeeping = 0.0      # the first poll reads both once
         self._next_nic_check = 0.0
+        self.readers: dict = {}            # fileobj -> readable at the last poll (add_reader)
 
     # --- setup ------------------------------------------------------------------------------
     def _open_sockets(self) -> None:
@@ -328,15 +341,20 @@ class Agent:
     # --- what the host tells the connections -----------------------------------------------------
     def _housekeeping(self, now: float) -> None:
         """NIC port state and the denylist, handed to every connection that takes them
-        (the baseline ignores both: it follows the fabric's routing)."""
-        self._next_housekeeping = now + DENYLIST_CHECK_S
+        (the baseline ignores both: it follows the fabric's routing), where they are
+        polled (and once at the start)."""
+        period = self._housekeeping_period
+        self._next_housekeeping = INF if period is None else now + period
         if now >= self._next_nic_check:
             self._check_nic_ports(now)
+        self._check_denylist(now)
+
+    def _check_denylist(self, now: float) -> None:
         if self.denylist is not None and self.denylist.poll():
             self._apply_denylist(now)
 
     def _check_nic_ports(self, now: float) -> None:
-        self._next_nic_check = now + NIC_CHECK_S
+        self._next_nic_check = now + NIC_CHECK_S if self.nic.events is None else INF
         planes = len(self.config.plane_ips)
         ports = self.nic.bitmap() | (wire.ALL_PORTS_UP & ~((1 << planes) - 1))
         if ports != self.ports:
@@ -406,6 +424,12 @@ class Agent:
             self.poll(min(end - now, 0.05))
         return True
 
+    def add_reader(self, fileobj) -> None:
+        """Wake poll() when `fileobj` is readable too (a worker's stdin); after each
+        poll, readers[fileobj] says whether it was."""
+        self.sel.register(fileobj, selectors.EVENT_READ)
+        self.readers[fileobj] = False
+
     def poll(self, max_wait: float = 0.0) -> None:
         """One loop iteration: timers, send, wait up to max_wait for input, read a batch, send."""
         now = self.clock()
@@ -433,12 +457,22 @@ class Agent:
                     wait = max(d - now, 0.0)
         self._send_all(now)
         ready = self.sel.select(wait)
+        readers = self.readers
+        for fileobj in readers:
+            readers[fileobj] = False
         if ready:
             socks = [key.fileobj for key, _mask in ready]
+            for fileobj in [s for s in socks if s in readers]:
+                socks.remove(fileobj)
+                readers[fileobj] = True
             if self.nic.events in socks:
                 socks.remove(self.nic.events)
                 self.nic.drain()
                 self._check_nic_ports(self.clock())
+            if self.denylist_watch in socks:
+                socks.remove(self.denylist_watch)
+                if self.denylist_watch.changed():
+                    self._check_denylist(self.clock())
             self._read(socks)
         self._send_all(self.clock())
 
@@ -446,7 +480,9 @@ class Agent:
     def _read_ready(self) -> None:
         ready = self.sel.select(0)
         if ready:
-            socks = [key.fileobj for key, _mask in ready if key.fileobj is not self.nic.events]
+            others = (self.nic.events, self.denylist_watch)
+            socks = [key.fileobj for key, _mask in ready
+                     if key.fileobj not in others and key.fileobj not in self.readers]
             self._read(socks)
 
     def _read(self, socks: list) -> None:
@@ -561,6 +597,12 @@ class Agent:
         if self.nic.events is not None:
             self.sel.unregister(self.nic.events)
         self.nic.close()
+        if self.denylist_watch is not None:
+            self.sel.unregister(self.denylist_watch)
+            self.denylist_watch.close()
+        for fileobj in self.readers:
+            self.sel.unregister(fileobj)
+        self.readers = {}
         self.sel.close()
 
     def __enter__(self):

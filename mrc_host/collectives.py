@@ -28,6 +28,7 @@ message, popped when taken) and `run_until`.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from abc import ABC, abstractmethod
 
@@ -67,8 +68,14 @@ def _hashed(seed: int, iteration: int, part: str, lo: int, hi: int) -> np.ndarra
     return x.astype(np.float32) - np.float32(INPUT_BOUND)
 
 
+@functools.lru_cache(maxsize=4)
 def _iteration_parts(seed: int, iteration: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    return _hashed(seed, iteration, "a", lo, hi), _hashed(seed, iteration, "b", lo, hi)
+    """The iteration's two arrays (read-only: cached, so a rank's input and its
+    reference, or an all-to-all reference's N slices, hash them once)."""
+    parts = _hashed(seed, iteration, "a", lo, hi), _hashed(seed, iteration, "b", lo, hi)
+    for part in parts:
+        part.flags.writeable = False
+    return parts
 
 
 def rank_input(seed: int, iteration: int, rank: int, count: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
@@ -80,9 +87,9 @@ def rank_input(seed: int, iteration: int, rank: int, count: int, lo: int = 0, hi
     partial sums over different rank sets differ unless the sets have the same
     size and the same rank total, which no misrouted chunk of a ring gives."""
     a, b = _iteration_parts(seed, iteration, lo, count if hi is None else hi)
-    b *= np.float32(rank + 1)
-    a += b
-    return a
+    out = b * np.float32(rank + 1)
+    out += a
+    return out
 
 
 def reference_sum(seed: int, iteration: int, ranks: int, count: int) -> np.ndarray:
@@ -91,10 +98,9 @@ def reference_sum(seed: int, iteration: int, ranks: int, count: int) -> np.ndarr
         raise CollectiveError(f"{ranks} ranks: the inputs' sum would pass 2**24 and float32 could not "
                               f"verify it exactly (at most {MAX_EXACT_RANKS})")
     a, b = _iteration_parts(seed, iteration, 0, count)
-    a *= np.float32(ranks)
-    b *= np.float32(ranks * (ranks + 1) // 2)
-    a += b
-    return a
+    out = b * np.float32(ranks * (ranks + 1) // 2)
+    out += a * np.float32(ranks)
+    return out
 
 
 def alltoall_chunk(count: int, ranks: int) -> int:

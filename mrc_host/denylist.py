@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 DENYLIST_VERSION = 1
-DENYLIST_FILENAME = "denylist.json"  # in the run's state directory (the job runner's workdir)
+DENYLIST_FILENAME = "denylist.json"
+# in a directory of its own under the run's state directory (the job runner's workdir): the
+# agents watch that directory (mrc_host/file_watch.py), and nothing else is written there
+DENYLIST_DIR = "denylist"
 MAX_FILE_BYTES = 1 << 20  # a fabric's every element fits in far less; more is not a denylist
 FIELDS = {"t0t1_link": ("plane", "rack", "t1"), "t1": ("plane", "t1"), "t0": ("plane", "rack"),
           "nic_port": ("plane", "host")}
@@ -169,8 +172,8 @@ def denied_routes(elements: Iterable[DeniedElement], *, src_host: int, src_rack:
 
 
 def denylist_path(state_dir: str | os.PathLike) -> Path:
-    """Where a run's denylist lives: DENYLIST_FILENAME in its state directory."""
-    return Path(state_dir) / DENYLIST_FILENAME
+    """Where a run's denylist lives: DENYLIST_DIR/DENYLIST_FILENAME in its state directory."""
+    return Path(state_dir) / DENYLIST_DIR / DENYLIST_FILENAME
 
 
 def edit_denylist(path: str | os.PathLike,
@@ -180,6 +183,7 @@ def edit_denylist(path: str | os.PathLike,
     entries. A file that is no denylist is replaced. Returns (before, after);
     the file is rewritten only if the list changed."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:

@@ -16,7 +16,7 @@ rules); everything else here serves both.
 Files in DIR, each replaced atomically:
   mapper-h<H>.json   this mapper's findings (failed targets), rewritten on
                      every change and at least every FINDINGS_REFRESH_S
-  denylist.json      the merge of every mapper's fresh findings
+  denylist/denylist.json  the merge of every mapper's fresh findings
                      (mapper_logic.localise), shared with the `deny` fault
   mapper-h<H>.jsonl  its events (JSON lines, CLOCK_MONOTONIC times):
       {"kind": "mapper_fail" | "mapper_repair", "host", "plane", "t1", "t"}
@@ -41,10 +41,10 @@ import sys
 import time
 from pathlib import Path
 
-from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, RETRY_INTERVAL_S, Findings, ProbeHealth, ProbeSchedule, Target,
-                                     Transition, localise, targets)
+from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, Findings, ProbeHealth, ProbeSchedule, Target, Transition,
+                                     localise, targets)
 from lab.plumbing.atomic import write_json_atomic
-from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DenylistFile, denylist_path, edit_denylist
+from mrc_host.denylist import MAPPER_SOURCE_PREFIX, denylist_path, edit_denylist
 from topologies.fabric import FabricSpec
 from topologies.tables import EV_PORT_BASE, MAPPER_PORT, mapper_ev
 
@@ -55,13 +55,19 @@ SOL_PACKET = 263  # linux/socket.h (Python does not export it)
 PACKET_QDISC_BYPASS = 20  # linux/if_packet.h
 PACKET_IGNORE_OUTGOING = 23
 SO_ATTACH_FILTER = 26  # asm-generic/socket.h
-LOOP_TICK_S = 0.05  # the loop wakes at least this often: probes leave in small batches
+LOOP_TICK_S = 1.0  # the longest the loop sleeps: it wakes for the next probe due, expiry or refresh first
 # The mapper runs ahead of the agents in the scheduler: on a real host it is a
 # small process on the CPU while MRC runs in the NIC, but here the agents
 # emulate the NICs on the same two cores and would delay its probe replies
 # (and so every repair it confirms) by whole scheduling slices.
 MAPPER_NICE = -5
-MERGE_INTERVAL_S = 0.1  # how often a mapper merges every mapper's findings into the denylist
+# A mapper merges every mapper's findings into the denylist when its own verdicts change,
+# reading them under the denylist's lock (so of two merges at once the later sees both).
+# Besides, one mapper (the steward: the lowest host) merges this often, so findings that
+# went stale (their mapper stopped) leave the denylist: the merge work grows with the
+# verdicts and the hosts, not with the square of the hosts.
+STEWARD_MERGE_S = FINDINGS_REFRESH_S
+STEWARD_HOST = 0
 
 
 def findings_path(state_dir: Path, host: int) -> Path:
@@ -179,7 +185,6 @@ class Mapper:
         self.probes = open_probes(spec, host)
         self.socks = self.probes.socks  # plane -> the socket its replies arrive on
         self.denylist = denylist_path(state_dir)
-        self.seen = DenylistFile(self.denylist)
         self.events = open(events_path(state_dir, host), "a", buffering=1)
         self.counts = {"sent": 0, "send_errors": 0, "replies": 0, "wrong_source": 0}
         self.findings_written = self.merged = float("-inf")
@@ -217,16 +222,45 @@ class Mapper:
     def note(self, transitions: list[Transition], now: float) -> None:
         for tr in transitions:
             self.log("mapper_fail" if tr.failed else "mapper_repair", tr.t, plane=tr.target.plane, t1=tr.target.t1)
-        if transitions or now - self.findings_written >= FINDINGS_REFRESH_S:
+        if transitions or now >= self.next_findings():
             findings = Findings(self.host, now, self.health.failed())
             write_json_atomic(findings_path(self.state_dir, self.host), findings.to_dict(), indent=None)
             self.findings_written = now
-        if transitions or now - self.merged >= MERGE_INTERVAL_S:
+        if transitions or now >= self.next_steward_merge():
             self.merge(now)
             self.merged = now
 
+    def next_findings(self) -> float:
+        return self.findings_written + FINDINGS_REFRESH_S
+
+    def next_steward_merge(self) -> float:
+        return self.merged + STEWARD_MERGE_S if self.host == STEWARD_HOST else float("inf")
+
+    def next_wake(self) -> float:
+        """The earliest of: the next probe due, the oldest probe's expiry, the findings'
+        refresh and (the steward's) merge."""
+        return min(self.schedule.next_due(self.health.watching()), self.health.next_expiry(),
+                   self.next_findings(), self.next_steward_merge())
+
     def merge(self, now: float) -> None:
-        """Every mapper's fresh findings -> the mapper entries of the denylist (other writers' kept)."""
+        """Every mapper's fresh findings -> the mapper entries of the denylist (other writers'
+        kept), the findings read under the denylist's lock."""
+        wanted: dict = {}
+
+        def edit(now_listed: list) -> list:
+            wanted.update((e.key, e) for e in localise(self.spec, self._everyone(), now))
+            return [e for e in now_listed if not e.source.startswith(MAPPER_SOURCE_PREFIX)] + list(wanted.values())
+
+        before, after = edit_denylist(self.denylist, edit)
+        ours = {e.key for e in before if e.source.startswith(MAPPER_SOURCE_PREFIX)}
+        for e in after:
+            if e.source.startswith(MAPPER_SOURCE_PREFIX) and e.key not in ours:
+                self.log("mapper_deny", now, element=_element_fields(e), source=e.source)
+        for e in before:
+            if e.source.startswith(MAPPER_SOURCE_PREFIX) and e.key not in wanted:
+                self.log("mapper_undeny", now, element=_element_fields(e), source=e.source)
+
+    def _everyone(self) -> list[Findings]:
         everyone = []
         for path in sorted(self.state_dir.glob("mapper-h*.json")):
             try:
@@ -235,20 +269,7 @@ class Mapper:
                 continue  # being replaced, or not a findings file: the next merge reads it
             if record is not None:
                 everyone.append(record)
-        wanted = {e.key: e for e in localise(self.spec, everyone, now)}
-        self.seen.poll()
-        listed = {e.key for e in self.seen.elements if e.source.startswith(MAPPER_SOURCE_PREFIX)}
-        if listed == set(wanted) and self.denylist.exists():  # (the first merge creates the file)
-            return
-        before, after = edit_denylist(self.denylist, lambda now_listed: [
-            e for e in now_listed if not e.source.startswith(MAPPER_SOURCE_PREFIX)] + list(wanted.values()))
-        ours = {e.key for e in before if e.source.startswith(MAPPER_SOURCE_PREFIX)}
-        for e in after:
-            if e.source.startswith(MAPPER_SOURCE_PREFIX) and e.key not in ours:
-                self.log("mapper_deny", now, element=_element_fields(e), source=e.source)
-        for e in before:
-            if e.source.startswith(MAPPER_SOURCE_PREFIX) and e.key not in wanted:
-                self.log("mapper_undeny", now, element=_element_fields(e), source=e.source)
+        return everyone
 
     def close(self) -> None:
         self.probes.close()
@@ -266,9 +287,8 @@ def run(mapper: Mapper, clock=time.monotonic) -> None:
     while True:
         now = clock()
         mapper.send_due(now)
-        # watched targets are retried every RETRY_INTERVAL_S: wake that often then
-        tick = RETRY_INTERVAL_S if mapper.health.watching() else LOOP_TICK_S
-        ready, _, _ = select.select([stdin, *by_fd], [], [], tick)
+        wait = min(max(mapper.next_wake() - clock(), 0.0), LOOP_TICK_S)
+        ready, _, _ = select.select([stdin, *by_fd], [], [], wait)
         now = clock()
         transitions = []
         for fd in ready:

@@ -30,6 +30,7 @@ from topologies.fabric import FabricSpec
 
 PROBE_INTERVAL_S = 0.5  # each target is probed once per cycle of this length...
 RETRY_INTERVAL_S = 0.01  # a target that missed a probe, or is failed, is probed this often (few targets)
+PROBE_BATCH_S = 0.1  # the cycle's probes leave in batches this far apart: a wake-up per batch, not per probe
 MAX_PROBES_PER_S = 100  # ...unless that would send more than this per host: the cycle stretches
 PROBE_TIMEOUT_S = 0.3  # a reflection later than this is a miss (3 queues of a loaded 10 Mb/s fabric)
 MISSES_TO_FAIL = 3  # consecutive misses that declare a target failed
@@ -91,6 +92,13 @@ class ProbeSchedule:
             self.retried[target] = now
         return out
 
+    def next_due(self, watching: Iterable[Target] = ()) -> float:
+        """When the mapper should wake to send: once a batch's worth of the cycle is due
+        (PROBE_BATCH_S of it), or a watched target's retry."""
+        batch = self.next_at + max(PROBE_BATCH_S - self.gap, 0.0)
+        retries = (self.retried.get(t, float("-inf")) + RETRY_INTERVAL_S for t in watching)
+        return min(batch, *retries) if watching else batch
+
     def retry_now(self, target: Target) -> None:
         """Probe `target` at the next `due`: a failed target's repair is confirmed
         in round trips, not retry intervals."""
@@ -145,6 +153,10 @@ class ProbeHealth:
     def watching(self) -> list[Target]:
         """Targets failed or with a miss since their last success: probed more often."""
         return [t for t, s in self.states.items() if s.failed or s.misses]
+
+    def next_expiry(self) -> float:
+        """When the oldest outstanding probe becomes a miss (inf: none outstanding)."""
+        return min((sent_at for _, sent_at in self.outstanding.values()), default=math.inf) + self.timeout
 
     def expire(self, now: float) -> list[Transition]:
         """Misses for every probe older than the timeout, oldest first."""

@@ -11,7 +11,7 @@ Between commands the agent keeps serving the network.
 
 from __future__ import annotations
 
-import select
+import os
 import sys
 from typing import Callable
 
@@ -22,14 +22,30 @@ class CommandFailed(Exception):
     """A handler could not do its work: the worker says ERROR and ends."""
 
 
-def read_command(agent: Agent) -> str:
-    """Serve the network until a line arrives on stdin."""
-    stdin = sys.stdin
-    while True:
-        ready, _, _ = select.select([stdin], [], [], 0)
-        if ready:
-            return stdin.readline().strip()
-        agent.poll(0.002)
+IDLE_WAIT_S = 1.0   # the longest a quiet worker sleeps between looks at its clock (no deadline is lost:
+                    # a packet, a timer of the agent or a command wakes it first)
+
+
+class CommandReader:
+    """Lines from stdin, read as they come while the agent serves the network: stdin
+    is one more thing the agent's loop waits on, so a quiet worker sleeps."""
+
+    def __init__(self, agent: Agent, fd: int | None = None):
+        self.agent, self.fd = agent, sys.stdin.fileno() if fd is None else fd
+        self.pending = b""
+        self.eof = False
+        agent.add_reader(self.fd)
+
+    def next(self) -> str:
+        """The next line (stripped); '' at the end of stdin."""
+        while b"\n" not in self.pending and not self.eof:
+            self.agent.poll(IDLE_WAIT_S)
+            if self.agent.readers.get(self.fd):
+                chunk = os.read(self.fd, 65536)
+                self.pending += chunk
+                self.eof = not chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line.decode(errors="replace").strip()
 
 
 def serve(agent: Agent, handlers: dict[str, Callable[[list[str]], str]],
@@ -39,11 +55,12 @@ def serve(agent: Agent, handlers: dict[str, Callable[[list[str]], str]],
     (work the runner's clock should not see). Returns the process exit status
     (1 after an ERROR line)."""
     print("READY", flush=True)
+    commands = CommandReader(agent)
     try:
         while True:
             if between is not None:
                 between()
-            command = read_command(agent)
+            command = commands.next()
             if command in ("STOP", ""):
                 break
             word, *args = command.split()

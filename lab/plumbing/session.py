@@ -19,6 +19,7 @@ anything that is left.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -142,6 +143,4 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, old_term)
             if made_workdir:
-                for f in workdir.iterdir():
-                    f.unlink()
-                workdir.rmdir()
+                shutil.rmtree(workdir)

@@ -32,7 +32,6 @@ from lab.analysis.metrics import in_rtts
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
-from mrc_host.agent import DENYLIST_CHECK_S
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.project import PROJECT_ROOT
@@ -392,8 +391,8 @@ def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
 
 
 # How long after a repair the agents can know of it from the mapper: its probes' repair bound
-# (retry period x successes needed), then the agents' next look at the denylist
-MAPPER_REPAIR_BOUND_S = REPAIR_BOUND_S + DENYLIST_CHECK_S
+# (retry period x successes needed); the agents wake when the denylist is replaced (inotify)
+MAPPER_REPAIR_BOUND_S = REPAIR_BOUND_S
 
 
 def failover_budget(rtt: float | None, gap: float | None) -> float | None:
@@ -448,7 +447,7 @@ def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figur
                  f"{unrecovered} faults with routes never acked again; the mapper lifted its denial {_ms(mmed)} "
                  f"after the repair (max {_ms(mmax)})",
                  f"median <= mapper's repair bound {_ms(MAPPER_REPAIR_BOUND_S)} (probe retry {_ms(RETRY_INTERVAL_S)} "
-                 f"x {SUCCESSES_TO_REPAIR} success + the agents' denylist check {_ms(DENYLIST_CHECK_S)}) + "
+                 f"x {SUCCESSES_TO_REPAIR} success; the agents wake on the denylist's replacement) + "
                  f"{target.RECOVERY_RTTS:g} RTTs + "
                  f"{target.RECOVERY_ROUTE_GAPS:g} route gap = {_ms(budget)}, all back",
                  None if not faults else bmed is not None and budget is not None and bmed <= budget

@@ -9,6 +9,7 @@ import pytest
 
 from mrc_host import wire
 from mrc_host.agent import Agent, AgentConfig
+from mrc_host.denylist import DeniedElement, denylist_path, edit_denylist
 
 PLANES = 2
 WAIT = 30.0  # s: drive() returns as soon as its condition holds; only a broken agent waits this long
@@ -100,19 +101,52 @@ def test_ce_mark_in_ip_tos_reaches_the_core_as_ecn():
         assert conn.counters.ecn_ce_received == 1 and bytes(conn.recv_buffer[:10]) == b"0123456789"
 
 
-def test_an_idle_agent_never_sleeps_past_its_next_housekeeping():
-    """A denial lifted must be seen within DENYLIST_CHECK_S even when no packet and
-    no timer wakes the loop: poll's wait is capped at the next denylist check."""
-    from mrc_host.agent import DENYLIST_CHECK_S
-
-    ca, _ = configs(base=60)
+def test_an_idle_agent_sleeps_until_something_happens(tmp_path):
+    """With the denylist watched (inotify) and the NIC ports too (netlink), nothing is
+    polled: after the first look at both, a quiet agent's wait is the caller's whole
+    max_wait."""
+    ca, _ = configs(base=60, denylist_path=str(denylist_path(tmp_path)))
     with Agent(ca) as a:
+        assert a.denylist_watch is not None and a.nic.events is not None
+        a.poll(0.0)
+        waits = []
+        select = a.sel.select
+        a.sel.select = lambda timeout=None: waits.append(timeout) or select(0)
+        a.poll(1.0)
+        assert waits == [1.0]
+
+
+def test_a_replaced_denylist_wakes_a_sleeping_agent(tmp_path):
+    """The mapper's (or the deny fault's) edit reaches the connections at once, not at
+    the next poll of the file."""
+    path = denylist_path(tmp_path)
+    places = {"a": [0, 0], "b": [2, 1]}
+    ca, _ = configs(base=62, denylist_path=str(path), t1s=2, host_places=places)
+    with Agent(ca) as a:
+        a.poll(0.0)
+        denied = []
+        conn = a.conns["b"]
+        conn.set_denied = lambda source, routes, now: denied.append((source, set(routes)))
+        edit_denylist(path, lambda listed: [DeniedElement("t1", plane=0, t1=0, source="test")])
+        started = time.monotonic()
+        a.poll(5.0)
+        assert time.monotonic() - started < 1.0
+        assert denied and denied[-1][0] == "denylist" and denied[-1][1]
+
+
+def test_without_inotify_the_agent_polls_the_denylist(tmp_path, monkeypatch):
+    """Where the directory cannot be watched, the file is polled every DENYLIST_CHECK_S."""
+    import mrc_host.agent as agent_module
+    monkeypatch.setattr(agent_module, "open_watch", lambda path: None)
+    ca, _ = configs(base=64, denylist_path=str(denylist_path(tmp_path)))
+    with Agent(ca) as a:
+        a.poll(0.0)
         waits = []
         select = a.sel.select
         a.sel.select = lambda timeout=None: waits.append(timeout) or select(0)
         a.poll(1.0)
         # (+ 1e-9: the clock's float subtraction at ~1e5 s of uptime rounds by ~1e-11)
-        assert waits and all(w is not None and w <= DENYLIST_CHECK_S + 1e-9 for w in waits)
+        assert waits and all(w is not None and w <= agent_module.DENYLIST_CHECK_S + 1e-9 for w in waits)
 
 
 class RecordingSocket:

@@ -26,13 +26,13 @@ def test_budgets_are_rtts_and_route_gaps_and_the_mappers_bound():
 
 
 def test_medians_against_the_targets_in_ms_rtts_and_route_gaps():
-    # RTT 20 ms, gap 13 ms: failover budget 2 x 20 + 13 = 53 ms; recovery 15 (mapper) + 40 + 13 = 68 ms
+    # RTT 20 ms, gap 13 ms: failover budget 2 x 20 + 13 = 53 ms; recovery 10 (mapper) + 40 + 13 = 63 ms
     failover, recovery = figures([fault(0.02, 0.05), fault(0.03, 0.06), fault(0.09, 0.5),
                                   fault(1.0, 1.0, kind="blackhole")])
     assert failover.ok and "30 ms = 1.5 RTTs = 2.3 route gaps" in failover.value and "3 of 3 faults" in failover.name
     assert failover.target == "median <= 2 RTTs + 1 route gap = 53 ms"
-    assert recovery.ok and recovery.target == ("median <= mapper's repair bound 15 ms (probe retry 10 ms x 1 success "
-                                               "+ the agents' denylist check 5 ms) + 2 RTTs + 1 route gap = 68 ms, all back")
+    assert recovery.ok and recovery.target == ("median <= mapper's repair bound 10 ms (probe retry 10 ms x 1 success; "
+                                               "the agents wake on the denylist's replacement) + 2 RTTs + 1 route gap = 63 ms, all back")
     failover, recovery = figures([fault(0.054, 0.069)])
     assert failover.ok is False and recovery.ok is False
     assert figures([fault(0.053, 0.068)], gap=0.02)[0].ok                 # a longer gap, a larger budget

@@ -22,6 +22,7 @@ def routes(elements, src_host, dst_host, racks=(0, 0, 1, 1), t1s=2):
 
 
 def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name("tmp")
     tmp.write_text(text)
     os.replace(tmp, path)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from lab.inhost.mapper_logic import (FINDINGS_STALE_S, MAX_PROBES_PER_S, MISSES_TO_FAIL, PROBE_INTERVAL_S,
-                                     PROBE_TIMEOUT_S, SUCCESSES_TO_REPAIR, Findings, ProbeHealth, ProbeSchedule,
+from lab.inhost.mapper_logic import (FINDINGS_STALE_S, MAX_PROBES_PER_S, MISSES_TO_FAIL, PROBE_BATCH_S,
+                                     PROBE_INTERVAL_S, PROBE_TIMEOUT_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR, Findings, ProbeHealth, ProbeSchedule,
                                      Target, cycle_s, localise, targets)
 from mrc_host.denylist import DeniedElement
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
@@ -43,6 +43,41 @@ def test_a_stalled_mapper_resumes_without_a_burst():
     schedule = ProbeSchedule(targets(SPEC), start=0.0)
     schedule.due(0.0)
     assert len(schedule.due(5.0)) == 1  # five seconds late: one probe, not a hundred
+
+
+def test_a_mapper_that_sleeps_until_next_due_sends_in_batches_and_keeps_the_cycle():
+    """Woken only at next_due(), the mapper sends about PROBE_BATCH_S of the cycle at once:
+    a wake-up per batch, every target still once per cycle."""
+    all_targets = targets(SPEC)
+    schedule = ProbeSchedule(all_targets, start=0.0)
+    cycle, now, wakes, sent = cycle_s(len(all_targets)), 0.0, 0, []
+    while now < 10 * cycle - 1e-9:
+        sent += [(now, t) for t in schedule.due(now)]
+        wakes += 1
+        now = schedule.next_due()
+    # a wake sends what is due, then sleeps until the next probe's time plus a batch less one gap
+    assert wakes <= 10 * cycle / (PROBE_BATCH_S - schedule.gap) + 2
+    assert len(sent) / wakes >= PROBE_BATCH_S / schedule.gap - 1
+    for target in all_targets:
+        times = [t for t, x in sent if x == target]
+        # each cycle's turn, sent at most a batch late (the last turn may fall past the loop's end)
+        assert len(times) in (9, 10) and all(abs(b - a - cycle) <= PROBE_BATCH_S for a, b in zip(times, times[1:]))
+
+
+def test_a_watched_target_wakes_the_mapper_at_its_retry():
+    sick = Target(0, 1)
+    schedule = ProbeSchedule(targets(SPEC), start=0.0)
+    schedule.due(0.0, [sick])
+    assert schedule.next_due([sick]) == pytest.approx(RETRY_INTERVAL_S)
+    assert schedule.next_due() > RETRY_INTERVAL_S
+
+
+def test_the_oldest_outstanding_probe_says_when_the_next_miss_is_due():
+    health = ProbeHealth(targets(SPEC))
+    assert health.next_expiry() == float("inf")
+    health.sent(Target(0), 1.0)
+    health.sent(Target(1), 1.2)
+    assert health.next_expiry() == pytest.approx(1.0 + PROBE_TIMEOUT_S)
 
 
 def test_the_rate_cap_stretches_the_cycle_of_a_large_fabric():
