@@ -51,13 +51,12 @@ INPUT_BOUND = 1000
 MAX_EXACT_RANKS = max(n for n in range(1, 1024) if INPUT_BOUND * (n + n * (n + 1) // 2) < 2 ** 24)
 
 
-def _hashed(seed: int, iteration: int, part: str, lo: int, hi: int) -> np.ndarray:
-    """Integers in [-INPUT_BOUND, INPUT_BOUND] as float32 at offsets lo..hi: a hash of
-    (seed, iteration, part, offset) rather than numpy's random generator, a few times
-    cheaper and able to make any slice alone. It has no period, so a chunk written at
-    the wrong offset does not verify."""
-    salt = np.uint32(zlib.crc32(f"{seed}:{iteration}:{part}".encode()))
-    x = np.arange(lo, hi, dtype=np.uint32)
+def _hashed(seed: int, part: str, count: int) -> np.ndarray:
+    """Integers in [-INPUT_BOUND, INPUT_BOUND] as float32, one per offset 0..count: a hash
+    of (seed, part, offset) rather than numpy's random generator (a few times cheaper).
+    It has no period, so a chunk written at the wrong offset does not verify."""
+    salt = np.uint32(zlib.crc32(f"{seed}:{part}".encode()))
+    x = np.arange(count, dtype=np.uint32)
     x ^= salt
     x *= np.uint32(0x9E3779B1)         # murmur3-style mixing: every offset bit moves the top bits
     x ^= x >> np.uint32(15)
@@ -65,17 +64,30 @@ def _hashed(seed: int, iteration: int, part: str, lo: int, hi: int) -> np.ndarra
     x >>= np.uint32(16)                # top 16 bits scaled onto 0..2 INPUT_BOUND (no slow modulo)
     x *= np.uint32(2 * INPUT_BOUND + 1)
     x >>= np.uint32(16)
-    return x.astype(np.float32) - np.float32(INPUT_BOUND)
+    out = x.astype(np.float32) - np.float32(INPUT_BOUND)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _job_parts(seed: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The job's two hashed arrays, made once (read-only)."""
+    return _hashed(seed, "a", count), _hashed(seed, "b", count)
 
 
 @functools.lru_cache(maxsize=4)
-def _iteration_parts(seed: int, iteration: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """The iteration's two arrays (read-only: cached, so a rank's input and its
-    reference, or an all-to-all reference's N slices, hash them once)."""
-    parts = _hashed(seed, iteration, "a", lo, hi), _hashed(seed, iteration, "b", lo, hi)
-    for part in parts:
-        part.flags.writeable = False
-    return parts
+def _iteration_parts(seed: int, iteration: int, count: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """The iteration's two arrays at offsets lo..hi: the job's, each rotated by an amount
+    hashed from (seed, iteration), a copy rather than a fresh hash per iteration. Cached
+    (read-only), so a rank's input and its reference, or an all-to-all reference's N
+    slices, make them once."""
+    parts = []
+    for part, base in zip("ab", _job_parts(seed, count)):
+        shift = zlib.crc32(f"{seed}:{iteration}:{part}".encode()) % count if count else 0
+        rotated = np.roll(base, shift)[lo:hi]
+        rotated.flags.writeable = False
+        parts.append(rotated)
+    return parts[0], parts[1]
 
 
 def rank_input(seed: int, iteration: int, rank: int, count: int, lo: int = 0, hi: int | None = None) -> np.ndarray:
@@ -86,7 +98,7 @@ def rank_input(seed: int, iteration: int, rank: int, count: int, lo: int = 0, hi
     N^2 over the job). Ranks differ at every offset (b is 0 at about 1 in 2000);
     partial sums over different rank sets differ unless the sets have the same
     size and the same rank total, which no misrouted chunk of a ring gives."""
-    a, b = _iteration_parts(seed, iteration, lo, count if hi is None else hi)
+    a, b = _iteration_parts(seed, iteration, count, lo, count if hi is None else hi)
     out = b * np.float32(rank + 1)
     out += a
     return out
@@ -97,7 +109,7 @@ def reference_sum(seed: int, iteration: int, ranks: int, count: int) -> np.ndarr
     if ranks > MAX_EXACT_RANKS:
         raise CollectiveError(f"{ranks} ranks: the inputs' sum would pass 2**24 and float32 could not "
                               f"verify it exactly (at most {MAX_EXACT_RANKS})")
-    a, b = _iteration_parts(seed, iteration, 0, count)
+    a, b = _iteration_parts(seed, iteration, count, 0, count)
     out = b * np.float32(ranks * (ranks + 1) // 2)
     out += a * np.float32(ranks)
     return out

@@ -23,7 +23,7 @@ from topologies.fabric import FabricSpec
 
 STATES = ("built", "idle", "traffic")
 DEFAULT_IDLE_S = 10.0        # each quiet state's window: long enough for 1-tick (10 ms) accounting
-DEFAULT_ITERATIONS = 20      # the traffic state's all-reduce iterations (about 7 s at the default)
+DEFAULT_ITERATIONS = 40      # the traffic state's all-reduce iterations (about 13 s at the default)
 
 
 @dataclass
