@@ -84,6 +84,8 @@ ELSEWHERE = {
     "sudo python lab/run.py run clean --dataplane openflow":
         "tests/integration/test_openflow_run.py::test_run_clean_on_openflow",
     "sudo python lab/run.py check --dataplane openflow": "tests/integration/test_openflow_run.py::test_check_on_openflow",
+    # the CPU budget, shortened with its own options
+    "sudo .venv/bin/python bench/cpu_budget.py": "tests/integration/test_cpu_budget.py::test_cpu_budget_command",
 }
 
 

@@ -1,0 +1,33 @@
+"""The README's `bench/cpu_budget.py`, typed as a user types it (root), shortened with its
+own options: the three states measured on the default fabric and the CPU per packet."""
+
+import json
+
+from faults.scenario_record import JobSettings
+from lab.analysis.cpu_budget import KIND_ORDER
+from tests.integration.test_readme_commands import run_typed, tail
+
+CPU_BUDGET = "sudo .venv/bin/python bench/cpu_budget.py"
+
+
+def test_cpu_budget_command(tmp_path, no_leftovers):
+    out = tmp_path / "budget.json"
+    done = run_typed(CPU_BUDGET, "--idle-seconds", "3", "--iterations", "6", "--json", str(out), timeout=300)
+    assert done.returncode == 0, tail(done)
+    assert "CPU budget: 4 hosts x 8 planes" in done.stdout and "CPU per delivered packet" in done.stdout
+    figures = json.loads(out.read_text())
+    budgets = figures["budgets"]
+    assert set(budgets) == {"built", "idle", "traffic"} and figures["verified"] is True
+    for state, budget in budgets.items():
+        assert set(budget["kinds"]) == set(KIND_ORDER) and budget["window_s"] > 0
+        assert 0 <= budget["machine"]["busy_share"] <= 1
+    kinds = {state: budgets[state]["kinds"] for state in budgets}
+    assert kinds["built"]["agents"]["processes"] == 0 and kinds["built"]["routing"]["processes"] == 1
+    assert kinds["idle"]["agents"]["processes"] == kinds["traffic"]["agents"]["processes"] == 4
+    assert kinds["idle"]["mappers"]["processes"] == 4
+    # traffic costs the agents far more than quiet does, and it delivered the all-reduce's packets
+    assert kinds["traffic"]["agents"]["share"] > 5 * kinds["idle"]["agents"]["share"]
+    # every rank of the 4-rank ring sends 2 (N - 1) / N of its buffer per iteration, each packet placed once
+    job = JobSettings()
+    per_rank = 2 * 3 / 4 * job.buffer_mb * (1 << 20) / job.payload_size
+    assert figures["data_packets"] == 6 * 4 * per_rank and figures["machine_us_per_packet"] > 0
