@@ -220,6 +220,7 @@ class Agent:
         self.port = self.transport.port
         self.params = config.transport_params()
         self.garbage = 0                 # datagrams dropped before reaching a connection
+        self.wakes = 0                   # loop iterations (poll calls): what a quiet agent saves
         self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
         self.internal_errors = 0         # exceptions from a core (a bug): counted, not fatal
         self.transitions: list[PathStateChanged] = []
@@ -432,6 +433,7 @@ class Agent:
 
     def poll(self, max_wait: float = 0.0) -> None:
         """One loop iteration: timers, send, wait up to max_wait for input, read a batch, send."""
+        self.wakes += 1
         now = self.clock()
         if now >= self._next_housekeeping:
             self._housekeeping(now)
@@ -570,7 +572,7 @@ class Agent:
     # --- stats and teardown ------------------------------------------------------------------
     def stats(self) -> dict:
         return {"host": self.config.host_id, "transport": self.config.transport,
-                "time": self.clock(), "garbage": self.garbage, "send_errors": self.send_errors,
+                "time": self.clock(), "garbage": self.garbage, "send_errors": self.send_errors, "wakes": self.wakes,
                 "internal_errors": self.internal_errors,
                 "peers": {peer: conn.stats() for peer, conn in self._conn_list}}
 

@@ -32,6 +32,7 @@ class CpuBudgetResult:
     transport: str
     budgets: dict = field(default_factory=dict)     # state -> lab.analysis.cpu_budget.budget()
     data_packets: int = 0                           # DATA packets delivered in the traffic state
+    wakes: int = 0                                  # the agents' loop iterations, all states
     iterations: int = 0
     verified: bool = True
 
@@ -47,7 +48,8 @@ class CpuBudgetResult:
 
     def to_dict(self) -> dict:
         return {"fabric": self.fabric.to_dict(), "transport": self.transport, "budgets": self.budgets,
-                "data_packets": self.data_packets, "iterations": self.iterations, "verified": self.verified,
+                "data_packets": self.data_packets, "wakes": self.wakes, "iterations": self.iterations,
+                "verified": self.verified,
                 "machine_us_per_packet": self.per_packet_us(),
                 "agents_us_per_packet": self.per_packet_us(("agents",))}
 
@@ -83,5 +85,7 @@ def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int 
     result.budgets.setdefault("traffic", traffic.close())
     result.iterations = len(run.iterations)
     result.verified = all(it["verified"] for it in run.iterations)
-    result.data_packets = int(counter_totals(run.stats).get("data_received", 0))
+    totals = counter_totals(run.stats)
+    result.data_packets = int(totals.get("data_received", 0))
+    result.wakes = int(totals.get("wakes", 0))
     return result
