@@ -22,6 +22,7 @@ in docs/scenarios.md.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -52,7 +53,7 @@ from faults.scenario_schema import (
 from faults.scenario_targets import links_of_switch
 from mrc_host.multirail import qps_problem
 from mrc_host.wire import DATA
-from topologies.fabric import FabricError, FabricSpec
+from topologies.fabric import NAMED_FABRICS, FabricError
 from topologies.project import PROJECT_ROOT
 
 __all__ = [
@@ -162,13 +163,19 @@ def _read_yaml(path: Path, library_name: bool) -> dict:
     return data
 
 
+def _named_fabric(data: dict) -> dict:
+    """`fabric: paper` is `fabric: {base: paper}`: a named fabric as it is."""
+    return {**data, "fabric": {"base": data["fabric"]}} if isinstance(data.get("fabric"), str) else data
+
+
 def _build(path: Path, data: dict) -> Scenario:
     try:
-        model = ScenarioModel.model_validate(data)
+        model = ScenarioModel.model_validate(_named_fabric(data))
     except ValidationError as exc:
         raise first_schema_problem(exc, ScenarioModel) from None
     try:
-        spec = FabricSpec(**model.fabric.model_dump())
+        overrides = model.fabric.model_dump(include=model.fabric.model_fields_set - {"base"})
+        spec = replace(NAMED_FABRICS[model.fabric.base], **overrides)
     except FabricError as exc:
         raise InvalidField("fabric", str(exc)) from None
     job = JobSettings(**model.job.model_dump())
@@ -211,6 +218,7 @@ def load_scenario(name_or_path: str | Path, dataplane: str | None = None) -> Sce
     path = scenario_path(name_or_path)
     try:
         data = _read_yaml(path, library_name=path.parent == SCENARIO_DIR)
+        data = _named_fabric(data)
         if dataplane is not None and isinstance(data.get("fabric", {}), dict):
             data["fabric"] = {**data.get("fabric", {}), "dataplane": dataplane}
         return _build(path, data)

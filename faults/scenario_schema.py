@@ -35,7 +35,7 @@ from faults.scenario_record import (
 )
 from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import BASELINE_CCS, TransportParams
-from topologies.fabric import DATAPLANES, DEFAULT_FABRIC
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS
 
 PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
 ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
@@ -74,7 +74,9 @@ class _Strict(BaseModel):
 
 
 class _FabricModel(_Strict):
-    # ranges are FabricSpec's own (checked when it is built)
+    # ranges are FabricSpec's own (checked when it is built); a key the file sets replaces
+    # the named base fabric's (the defaults below are only the schema's documentation)
+    base: Literal[tuple(NAMED_FABRICS)] = "default"
     planes: int = DEFAULT_FABRIC.planes
     racks: int = DEFAULT_FABRIC.racks
     spines: int = DEFAULT_FABRIC.spines

@@ -338,6 +338,13 @@ class FabricSpec:
 
 
 DEFAULT_FABRIC = FabricSpec()
+# Fabrics a scenario can name (`fabric: paper`, or `fabric: {base: paper, link_mbps: 5}`).
+# paper: the MRC paper's experiments at lab scale: its 7-sender incast fits with a victim,
+# and with 4 T1s per plane a T0-T1 link is a quarter of a rack's plane, as its Figs. 9c/9d need.
+NAMED_FABRICS = {
+    "default": DEFAULT_FABRIC,
+    "paper": FabricSpec(racks=4, hosts_per_rack=4, spines=4),
+}
 
 
 def ev_to_t1(ev: int, spines: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -16,7 +17,7 @@ from faults.scenario import (
     list_scenarios,
     load_scenario,
 )
-from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+from topologies.fabric import DEFAULT_FABRIC, NAMED_FABRICS, FabricSpec
 
 LIBRARY = ("clean", "flap", "t1-reboot", "gray-failure", "loss-1pct", "incast",
            "plane-down", "controller-crash", "production-day")
@@ -376,3 +377,22 @@ def test_expansion_cap_is_exact(tmp_path):
     assert len(at_cap.faults) == MAX_FAULT_EVENTS
     with pytest.raises(ScenarioError, match=r"faults\[0\]\.every: the scenario expands to 10,001 fault events"):
         load_scenario(write(tmp_path, fault_file(entry.format(until=MAX_FAULT_EVENTS + 1)), "over.yaml"))
+
+
+# ---- named fabrics ------------------------------------------------------------------------
+def test_a_named_fabric_as_it_is_or_with_keys_changed(tmp_path):
+    paper = load_scenario(write(tmp_path, "description: x\nfabric: paper\n"))
+    assert paper.fabric == NAMED_FABRICS["paper"] and paper.fabric.hosts == 16 and paper.fabric.spines == 4
+    slower = load_scenario(write(tmp_path, "description: x\nfabric: {base: paper, link_mbps: 5}\n", "b.yaml"))
+    assert slower.fabric == replace(NAMED_FABRICS["paper"], link_mbps=5.0)
+    # a key the file does not set keeps the base's value, not the default fabric's
+    assert load_scenario(write(tmp_path, "description: x\nfabric: {base: paper, planes: 4}\n", "c.yaml")).fabric.racks == 4
+    assert load_scenario(write(tmp_path, "description: x\nfabric: paper\n", "d.yaml"), "openflow").fabric == \
+        replace(NAMED_FABRICS["paper"], dataplane="openflow")
+    assert load_scenario(write(tmp_path, "description: x\nfabric: {racks: 3}\n", "e.yaml")).fabric == \
+        replace(DEFAULT_FABRIC, racks=3)
+
+
+def test_an_unknown_fabric_name_is_one_line_naming_the_choices(tmp_path):
+    with pytest.raises(ScenarioError, match=r"fabric\.base: .*'default' or 'paper', got 'papr'"):
+        load_scenario(write(tmp_path, "description: x\nfabric: papr\n"))
