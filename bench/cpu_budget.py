@@ -3,7 +3,7 @@
 
     sudo .venv/bin/python bench/cpu_budget.py [--dataplane srv6] [--racks 2 --hosts-per-rack 2 --spines 2]
                                               [--link-mbps 10] [--idle-seconds 10] [--iterations 20]
-                                              [--json out.json]
+                                              [--json out.json] [--budget results/cpu-budget.json]
 
 Three states on one fabric (lab/runners/cpu_budget.py): built (no host process),
 idle (agents, mappers, heartbeat and monitor up, no traffic), traffic (a clean
@@ -15,6 +15,7 @@ ticks, without IRQ time accounting (lab/analysis/cpu_budget.py says how).
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -24,7 +25,8 @@ from rich.table import Table  # noqa: E402
 
 from lab.analysis.cpu_budget import KIND_ORDER  # noqa: E402
 from lab.runners.cpu_budget import DEFAULT_IDLE_S, DEFAULT_ITERATIONS, STATES, measure  # noqa: E402
-from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricSpec  # noqa: E402
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS, FabricSpec  # noqa: E402
+from topologies.link_rate import BUDGET_PATH, auto_link_mbps, save_budget  # noqa: E402
 
 
 def _positive(kind):
@@ -48,6 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="length of the built and the idle windows")
     parser.add_argument("--iterations", type=_positive(int), default=DEFAULT_ITERATIONS)
     parser.add_argument("--json", type=Path, help="write the budgets here")
+    parser.add_argument("--budget", type=Path, default=BUDGET_PATH,
+                        help="where to save the budget `link_mbps: auto` reads (default: %(default)s)")
     return parser.parse_args(argv)
 
 
@@ -86,7 +90,19 @@ def main(argv=None) -> int:
           f"the agents' loops woke {result.wakes / max(result.data_packets, 1):.1f} times per delivered packet")
     if args.json:
         args.json.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-    return 0 if result.verified else 1
+    if not result.verified:
+        return 1
+    # the budget `link_mbps: auto` picks rates from (topologies/link_rate.py)
+    budget = result.rate_budget(time.strftime("%Y-%m-%d %H:%M"))
+    save_budget(budget, args.budget)
+    print(f"saved this machine's budget for link_mbps auto to {args.budget}: a quiet host costs "
+          f"{budget.idle_cores_per_host * 100:.2f} % of a core, a delivered packet {budget.cpu_s_per_packet * 1e6:.0f} us")
+    for name, spec in NAMED_FABRICS.items():
+        try:
+            print(f"  {name} fabric: {auto_link_mbps(budget, spec.hosts, spec.planes)[1]}")
+        except ValueError as exc:
+            print(f"  {name} fabric: {exc}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from faults.scenario_targets import links_of_switch
 from mrc_host.multirail import qps_problem
 from mrc_host.wire import DATA
 from topologies.fabric import NAMED_FABRICS, FabricError
+from topologies.link_rate import AUTO, MAX_AUTO_MBPS, RateError, auto_link_mbps, load_budget
 from topologies.project import PROJECT_ROOT
 
 __all__ = [
@@ -175,9 +176,15 @@ def _build(path: Path, data: dict) -> Scenario:
         raise first_schema_problem(exc, ScenarioModel) from None
     try:
         overrides = model.fabric.model_dump(include=model.fabric.model_fields_set - {"base"})
+        link_rate = ""
+        if overrides.get("link_mbps") == AUTO:
+            sized = replace(NAMED_FABRICS[model.fabric.base], **{**overrides, "link_mbps": MAX_AUTO_MBPS})
+            overrides["link_mbps"], link_rate = auto_link_mbps(load_budget(), sized.hosts, sized.planes)
         spec = replace(NAMED_FABRICS[model.fabric.base], **overrides)
     except FabricError as exc:
         raise InvalidField("fabric", str(exc)) from None
+    except RateError as exc:
+        raise InvalidField("fabric.link_mbps", str(exc)) from None
     job = JobSettings(**model.job.model_dump())
     # only a size the file sets is held to its MTU, as before the default lived here
     if "payload_size" in model.job.model_fields_set and job.payload_size + DATA.size + IP_UDP_HEADER_BYTES > spec.mtu:
@@ -205,22 +212,25 @@ def _build(path: Path, data: dict) -> Scenario:
         transport_params=model.transport_params.model_dump(exclude_unset=True),
         baseline_routing=BaselineRouting(**model.baseline_routing.model_dump()),
         seed=model.seed,
+        link_rate=link_rate,
         stall_factor=model.stall_factor,
         background_load=BackgroundLoad(**model.background_load.model_dump()),
         faults=expand(spec, entries, model.seed),
     )
 
 
-def load_scenario(name_or_path: str | Path, dataplane: str | None = None) -> Scenario:
+def load_scenario(name_or_path: str | Path, dataplane: str | None = None,
+                  link_mbps: float | str | None = None) -> Scenario:
     """Load, validate and expand a scenario; ScenarioError (one line) if anything is wrong.
-    `dataplane` (None: the file's) replaces the file's fabric.dataplane before its faults
-    are checked against it."""
+    `dataplane` and `link_mbps` (None: the file's) replace the file's fabric keys before
+    its faults are checked against it."""
     path = scenario_path(name_or_path)
     try:
         data = _read_yaml(path, library_name=path.parent == SCENARIO_DIR)
         data = _named_fabric(data)
-        if dataplane is not None and isinstance(data.get("fabric", {}), dict):
-            data["fabric"] = {**data.get("fabric", {}), "dataplane": dataplane}
+        given = {k: v for k, v in (("dataplane", dataplane), ("link_mbps", link_mbps)) if v is not None}
+        if given and isinstance(data.get("fabric", {}), dict):
+            data["fabric"] = {**data.get("fabric", {}), **given}
         return _build(path, data)
     except InvalidField as exc:
         raise ScenarioError(_one_line(f"{_display(path)}: {exc}")) from None

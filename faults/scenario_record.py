@@ -99,6 +99,7 @@ class Scenario:
     stall_factor: None = the report's default (lab.analysis.metrics.DEFAULT_STALL_FACTOR)
     background_load: CPU load started for the run and stopped after it
     faults: concrete events, sorted by time
+    link_rate: why the links run at fabric.link_mbps, when `link_mbps: auto` chose it ("" otherwise)
     """
 
     name: str
@@ -114,6 +115,7 @@ class Scenario:
     stall_factor: float | None = None
     background_load: BackgroundLoad = BackgroundLoad()
     faults: list[FaultEvent] = field(default_factory=list)
+    link_rate: str = ""
 
     def to_dict(self) -> dict:
         return {
@@ -130,4 +132,5 @@ class Scenario:
             "stall_factor": self.stall_factor,
             "background_load": asdict(self.background_load),
             "faults": [event.to_dict() for event in self.faults],
+            "link_rate": self.link_rate,
         }

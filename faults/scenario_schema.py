@@ -14,9 +14,10 @@ import re
 import reprlib
 import typing
 from dataclasses import fields
-from typing import Any, Literal
+from typing import Annotated, Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, WrapValidator, create_model,
+                      field_validator)
 
 from faults.model import KINDS
 from faults.pause import MAX_PAUSE_MS, MAX_RATE_PER_S
@@ -36,6 +37,7 @@ from faults.scenario_record import (
 from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import BASELINE_CCS, TransportParams
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS
+from topologies.link_rate import AUTO
 
 PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
 ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
@@ -73,6 +75,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
+def _auto_or_number(value: Any, as_number: Callable) -> Any:
+    """`auto` as it is; anything else validated as the number it must be (so a bad rate's
+    problem reads as a number's, not as a union's)."""
+    return value if value == AUTO else as_number(value)
+
+
+_RateOrAuto = Annotated[float, WrapValidator(_auto_or_number), PlainSerializer(lambda value: value)]
+
+
 class _FabricModel(_Strict):
     # ranges are FabricSpec's own (checked when it is built); a key the file sets replaces
     # the named base fabric's (the defaults below are only the schema's documentation)
@@ -81,7 +92,7 @@ class _FabricModel(_Strict):
     racks: int = DEFAULT_FABRIC.racks
     spines: int = DEFAULT_FABRIC.spines
     hosts_per_rack: int = DEFAULT_FABRIC.hosts_per_rack
-    link_mbps: float = DEFAULT_FABRIC.link_mbps
+    link_mbps: _RateOrAuto = DEFAULT_FABRIC.link_mbps   # auto: topologies/link_rate.py
     evs_per_plane: int = DEFAULT_FABRIC.evs_per_plane
     mtu: int = DEFAULT_FABRIC.mtu
     dataplane: Literal[DATAPLANES] = DEFAULT_FABRIC.dataplane

@@ -25,6 +25,7 @@ from rich.table import Table
 from faults.scenario_record import MIB, Scenario
 from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
+from topologies.link_rate import AUTO
 from lab.analysis.results import RESULTS_ROOT
 from topologies.project import PROJECT_ROOT
 
@@ -106,6 +107,9 @@ def run(
     trimming: Annotated[Optional[bool], typer.Option(
         "--trimming/--no-trimming", help="Override: switch ports trim on congestion, or tail-drop.")] = None,
     dataplane: DataplaneOption = None,
+    link_mbps: Annotated[Optional[str], typer.Option(
+        help=f"Override: rate of every link, Mb/s, or {AUTO}: the rate this machine carries faithfully for the "
+             "fabric's size, from its measured budget (bench/cpu_budget.py).")] = None,
     results: Annotated[Path, typer.Option(help="Directory the run's results directory goes in.")] = RESULTS_ROOT,
     json_path: JsonPath = None,
 ) -> None:
@@ -117,7 +121,7 @@ def run(
     from topologies.builder import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
-                          trimming=trimming, dataplane=dataplane and dataplane.value)
+                          trimming=trimming, dataplane=dataplane and dataplane.value, link_mbps=link_mbps)
     describe_run(loaded_run)
     ensure_writable(results)
     try:
@@ -150,13 +154,25 @@ def ensure_writable(directory: Path) -> None:
         fail(f"cannot write results under {directory}: {existing} is not writable")
 
 
+def link_rate_option(value: Optional[str]) -> float | str | None:
+    """--link-mbps: a number of Mb/s or `auto`; anything else is one line."""
+    if value is None or value == AUTO:
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        fail(f"--link-mbps must be a rate in Mb/s or {AUTO}, got {value!r}")
+
+
 def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
-             buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None) -> Scenario:
+             buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None,
+             link_mbps: Optional[str] = None) -> Scenario:
     """The scenario with the command line's overrides (None: keep the file's)."""
     from faults.scenario import ScenarioError, load_scenario
 
     try:
-        loaded = load_scenario(scenario, dataplane)   # --dataplane before the faults are checked against it
+        # --dataplane and --link-mbps before the faults are checked against the fabric
+        loaded = load_scenario(scenario, dataplane, link_rate_option(link_mbps))
     except ScenarioError as exc:
         fail(str(exc))
     job_overrides = {"iterations": iterations, "max_seconds": max_seconds, "buffer_mb": buffer_mb}
@@ -184,6 +200,8 @@ def describe_run(scenario: Scenario) -> None:
                   f"{len(scenario.faults)} faults; {' vs '.join(scenario.transports)}"
                   f"{'' if scenario.trimming else '; trimming off'}", highlight=False)
     console.print(DATAPLANE_LINES[spec.dataplane], highlight=False)
+    if scenario.link_rate:
+        console.print(scenario.link_rate, highlight=False)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from lab.analysis.metrics import counter_totals
 from lab.plumbing.session import lab_session
 from lab.runners.job import job_spec, run_job
 from topologies.fabric import FabricSpec
+from topologies.link_rate import RateBudget, machine_id
 
 STATES = ("built", "idle", "traffic")
 DEFAULT_IDLE_S = 10.0        # each quiet state's window: long enough for 1-tick (10 ms) accounting
@@ -45,6 +46,24 @@ class CpuBudgetResult:
         cpu = traffic["machine"]["busy_s"] if kinds is None else \
             sum(traffic["kinds"][k]["cpu_s"] for k in kinds)
         return cpu / self.data_packets * 1e6
+
+    def lab_busy_s(self, state: str) -> float:
+        """CPU-s the machine was busy in `state` less the processes outside the lab (the machine's own)."""
+        budget = self.budgets[state]
+        return budget["machine"]["busy_s"] - budget["kinds"]["other"]["cpu_s"]
+
+    def rate_budget(self, measured: str) -> RateBudget:
+        """What topologies/link_rate.py needs to pick a rate: the lab's quiet cost per host, its CPU
+        per delivered packet with the quiet cost set apart, and packets/s per host, plane and Mb/s."""
+        idle, traffic = self.budgets["idle"], self.budgets["traffic"]
+        quiet_rate = self.lab_busy_s("idle") / idle["window_s"]             # cores
+        hosts, planes = self.fabric.hosts, self.fabric.planes
+        packets = max(self.data_packets, 1)
+        return RateBudget(
+            machine=machine_id(), measured=measured, cores=idle["cores"],
+            idle_cores_per_host=quiet_rate / hosts,
+            cpu_s_per_packet=max(self.lab_busy_s("traffic") - quiet_rate * traffic["window_s"], 0.0) / packets,
+            packets_per_host_plane_mbps=packets / traffic["window_s"] / (hosts * planes * self.fabric.link_mbps))
 
     def to_dict(self) -> dict:
         return {"fabric": self.fabric.to_dict(), "transport": self.transport, "budgets": self.budgets,

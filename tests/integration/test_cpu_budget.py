@@ -6,13 +6,15 @@ import json
 from faults.scenario_record import JobSettings
 from lab.analysis.cpu_budget import KIND_ORDER
 from tests.integration.test_readme_commands import run_typed, tail
+from topologies.link_rate import load_budget
 
 CPU_BUDGET = "sudo .venv/bin/python bench/cpu_budget.py"
 
 
 def test_cpu_budget_command(tmp_path, no_leftovers):
-    out = tmp_path / "budget.json"
-    done = run_typed(CPU_BUDGET, "--idle-seconds", "3", "--iterations", "6", "--json", str(out), timeout=300)
+    out, saved = tmp_path / "budget.json", tmp_path / "cpu-budget.json"
+    done = run_typed(CPU_BUDGET, "--idle-seconds", "3", "--iterations", "6", "--json", str(out),
+                     "--budget", str(saved), timeout=300)
     assert done.returncode == 0, tail(done)
     assert "CPU budget: 4 hosts x 8 planes" in done.stdout and "CPU per delivered packet" in done.stdout
     figures = json.loads(out.read_text())
@@ -31,3 +33,7 @@ def test_cpu_budget_command(tmp_path, no_leftovers):
     job = JobSettings()
     per_rank = 2 * 3 / 4 * job.buffer_mb * (1 << 20) / job.payload_size
     assert figures["data_packets"] == 6 * 4 * per_rank and figures["machine_us_per_packet"] > 0
+    # what link_mbps auto reads: this machine's, with a rate for each named fabric printed
+    budget = load_budget(saved)
+    assert budget.cpu_s_per_packet > 0 and budget.packets_per_host_plane_mbps > 0 and budget.idle_cores_per_host > 0
+    assert "default fabric: link rate" in done.stdout and "paper fabric:" in done.stdout
