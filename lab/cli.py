@@ -278,8 +278,9 @@ def bench(
     try:
         if scale:
             planes = scale_planes(plane)
+            budget = machine_budget(say)
             costs = cost_figures(dataplane_costs(planes)) if len(planes) > 1 else []
-            sweeps = [scale_sweep(out.path, say, p) for p in planes]
+            sweeps = [scale_sweep(out.path, budget, say, p) for p in planes]
             report_scale(sweeps, costs, meta, out.path, update_readme, json_path)
             raise typer.Exit(0 if sweeps[0]["largest_faithful"] and all(f.ok is not False for f in costs) else 1)
         figures = Bench(quick, out.path, say, plane).run()
@@ -288,6 +289,25 @@ def bench(
     meta.update(quick=quick, dataplane=plane, elapsed_s=round(time.monotonic() - started, 1))
     report_figures(figures, meta, out.path, update_readme, json_path)
     raise typer.Exit(0 if all(f.ok is not False for f in figures) else 1)
+
+
+def machine_budget(say):
+    """This machine's CPU budget for `link_mbps: auto`: the one on file, or measured now
+    (bench/cpu_budget.py's measurement on the default fabric) and saved."""
+    from lab.runners.cpu_budget import measure
+    from topologies.link_rate import BUDGET_PATH, RateError, load_budget, save_budget
+
+    try:
+        return load_budget()
+    except RateError as exc:
+        say(f"{exc}: measuring it now")
+    result = measure(DEFAULT_FABRIC)
+    if not result.verified:
+        fail("the CPU budget's all-reduce did not verify")
+    budget = result.rate_budget(time.strftime("%Y-%m-%d %H:%M"))
+    save_budget(budget)
+    say(f"saved this machine's CPU budget to {BUDGET_PATH}")
+    return budget
 
 
 def scale_planes(plane: str) -> list[str]:
@@ -305,7 +325,9 @@ def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) 
         sizes = [FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS]
         costs = ([f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes] * COST_ROUNDS
                  if len(planes) > 1 else [])
-        return costs + [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches" for p in planes for spec in sizes]
+        budget = ["this machine's CPU budget (measured first if none is on file: bench/cpu_budget.py)"]
+        return budget + costs + [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches at the auto rate"
+                                 for p in planes for spec in sizes]
     return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane else name
             for name, _ in Bench(quick, RESULTS_ROOT, dataplane=plane).steps()]
 
@@ -332,21 +354,25 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
 
     for sweep in sweeps:
         table = Table(title=f"scale sweep (8 planes, {sweep['dataplane']})")
-        for col in ("hosts", "switches", "build", "efficiency", "CPU mean", "CPU-bound", "lost", "verified",
-                    "faithful"):
+        for col in ("hosts", "switches", "T1s", "rate", "iteration", "build", "efficiency", "CPU mean", "CPU-bound",
+                    "lost", "verified", "faithful"):
             table.add_column(col, justify="right", overflow="fold")
         for r in sweep["rows"]:
+            rate = "-" if r.get("link_mbps") is None else f"{r['link_mbps']:g} Mb/s"
             if "error" in r:
-                table.add_row(str(r["hosts"]), str(r["switches"]), f"[red]{r['error']}[/]", *[""] * 6)
+                table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"[red]{r['error']}[/]",
+                              *[""] * 7)
                 continue
-            table.add_row(str(r["hosts"]), str(r["switches"]), f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
+            table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"{r['p50_s']:.2f} s",
+                          f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
                           f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
                           str(r["unexplained_loss"]), "yes" if r["verified"] else "NO",
                           "yes" if r["faithful"] else "no")
         console.print(table)
         big = sweep["largest_faithful"]
         console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
-                      f"switches (build {big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
+                      f"switches, {big['spines']} T1s per plane, at {big['link_mbps']:g} Mb/s (build "
+                      f"{big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
                       else f"no size was faithful ({sweep['dataplane']})", highlight=False)
     data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
     command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane

@@ -34,6 +34,7 @@ from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
 from topologies.fabric import DEFAULT_FABRIC
+from topologies.link_rate import RateBudget, RateError, auto_link_mbps
 from topologies.project import PROJECT_ROOT
 
 
@@ -521,25 +522,34 @@ def update_readme(readme: Path, table: str, block: str = "bench") -> None:
 
 def scale_markdown(sweep: dict) -> str:
     lines = [f"Data plane: {sweep.get('dataplane', DEFAULT_FABRIC.dataplane)}.", "",
-             "| hosts | switches | build | efficiency | CPU mean | CPU-bound | lost | verified | faithful |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| hosts | switches | T1s per plane | link rate | iteration (median) | build | efficiency | CPU mean "
+             "| CPU-bound | lost | verified | faithful |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sweep["rows"]:
+        where = f"| {r['hosts']} | {r['switches']} | {r['spines']} | "
         if "error" in r:
-            lines.append(f"| {r['hosts']} | {r['switches']} | build failed: {r['error']} | | | | | | |")
+            lines.append(f"{where}{_mbps(r.get('link_mbps'))} | {r['error']} | | | | | | | |")
             continue
-        lines.append(f"| {r['hosts']} | {r['switches']} | {r['build_s']:.1f} s | {r['efficiency']:.3f} | "
+        lines.append(f"{where}{_mbps(r['link_mbps'])} | {r['p50_s']:.2f} s | {r['build_s']:.1f} s | "
+                     f"{r['efficiency']:.3f} | "
                      f"{r['cpu_mean_pct']:.0f} % | {'yes' if r['cpu_bound'] else 'no'} | "
                      f"{r['unexplained_loss']} | {'yes' if r['verified'] else 'NO'} | "
                      f"{'yes' if r['faithful'] else 'no'} |")
     big = sweep["largest_faithful"]
-    lines += ["", f"Largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches "
+    lines += ["", f"Largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches, "
+                  f"{big['spines']} T1s per plane, at {_mbps(big['link_mbps'])} "
                   f"(efficiency {big['efficiency']:.3f})." if big else "No size was faithful."]
     return "\n".join(lines) + "\n"
 
 
+def _mbps(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:g} Mb/s"
+
+
 # ---- the scale sweep ------------------------------------------------------------------------------
 # Hosts, racks and T1s grow; planes stay 8. Each size runs a short clean MRC
-# all-reduce under the fidelity monitor. A size is faithful when it is not
+# all-reduce under the fidelity monitor, at the link rate `link_mbps: auto` gives
+# it from the machine's measured budget (time scaled to the machine). A size is faithful when it is not
 # CPU-bound, loses nothing, verifies and reaches the clean efficiency target
 # (the links, not the emulator, set the pace). The sweep goes on past an
 # unfaithful size, so the table shows how each data plane degrades, and stops
@@ -551,7 +561,9 @@ SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4),
                (4, 4, 8))  # racks, spines, hosts/rack
 
 
-def scale_sweep(root: Path, say: Callable[[str], None] = print, dataplane: str = DEFAULT_FABRIC.dataplane) -> dict:
+def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = print,
+                dataplane: str = DEFAULT_FABRIC.dataplane) -> dict:
+    """Each size at the rate `link_mbps: auto` gives it from this machine's `budget`."""
     from topologies.builder import BuildError
     from topologies.fabric import FabricSpec
 
@@ -560,25 +572,34 @@ def scale_sweep(root: Path, say: Callable[[str], None] = print, dataplane: str =
         spec = FabricSpec(racks=racks, spines=spines, hosts_per_rack=hpr, dataplane=dataplane)
         row = {"racks": racks, "spines": spines, "hosts_per_rack": hpr, "hosts": spec.hosts,
                "switches": spec.switch_count}
-        say(f"scale ({dataplane}): {spec.hosts} hosts, {spec.switch_count} switches...")
+        try:
+            rate, why = auto_link_mbps(budget, spec.hosts, spec.planes)
+        except RateError as exc:
+            rows.append({**row, "link_mbps": None, "error": str(exc)})
+            break
+        spec = replace(spec, link_mbps=rate)
+        row.update(link_mbps=rate, link_rate=why)
+        say(f"scale ({dataplane}): {spec.hosts} hosts, {spec.switch_count} switches, {spines} T1s per plane, "
+            f"{rate:g} Mb/s...")
         try:
             path, summary = run_experiment(Scenario(name=f"scale-{spec.hosts}h", fabric=spec, transports=("mrc",),
-                                                    job=JobSettings(iterations=8)), root)
+                                                    job=JobSettings(iterations=8), link_rate=why), root)
         except BuildError as exc:
-            rows.append({**row, "error": str(exc)})
+            rows.append({**row, "error": f"build failed: {exc}"})
             break
         mrc = summary["mrc"]
         timings = json.loads((path / "config.json").read_text()).get("timings", {})
         row.update(build_s=timings.get("build_s"), efficiency=mrc["efficiency"], cpu_bound=mrc["cpu_bound"],
                    cpu_mean_pct=mrc["cpu_mean_pct"], unexplained_loss=mrc["unexplained_loss"],
-                   verified=mrc["verified"])
+                   verified=mrc["verified"], p50_s=mrc["p50_s"])
         rows.append(row)
         # faithful: the links, not the emulator, set the pace (a clean run then
         # reaches the efficiency the default fabric does)
         row["faithful"] = (not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0 and mrc["verified"]
                            and mrc["efficiency"] >= SCALE_MIN_EFFICIENCY)
-        say(f"scale ({dataplane}): {spec.hosts} hosts: efficiency {mrc['efficiency']:.3f}, CPU mean "
-            f"{mrc['cpu_mean_pct']:.0f} %, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}")
+        say(f"scale ({dataplane}): {spec.hosts} hosts at {rate:g} Mb/s: efficiency {mrc['efficiency']:.3f}, "
+            f"iteration {mrc['p50_s']:.2f} s, CPU mean {mrc['cpu_mean_pct']:.0f} %, "
+            f"CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}")
         if row["faithful"]:
             largest = row
         if mrc["efficiency"] < SCALE_GIVE_UP_EFFICIENCY or not mrc["verified"]:

@@ -66,3 +66,15 @@ def test_a_scenario_asking_for_auto_runs_at_the_budgets_rate_and_says_why(tmp_pa
     scenario.write_text("description: x\nfabric: {link_mbps: fast}\n")
     with pytest.raises(ScenarioError, match="fabric.link_mbps: "):
         load_scenario(scenario)
+
+
+def test_the_scale_table_gives_each_size_its_rate_and_iteration():
+    from lab.runners.bench import scale_markdown
+    row = {"hosts": 16, "switches": 64, "spines": 4, "link_mbps": 3.5, "p50_s": 0.41, "build_s": 4.2,
+           "efficiency": 0.91, "cpu_mean_pct": 55.0, "cpu_bound": False, "unexplained_loss": 0, "verified": True,
+           "faithful": True}
+    refused = {"hosts": 400, "switches": 80, "spines": 4, "link_mbps": None, "error": "link_mbps auto: no rate fits"}
+    md = scale_markdown({"dataplane": "srv6", "rows": [row, refused], "largest_faithful": row})
+    assert "| 16 | 64 | 4 | 3.5 Mb/s | 0.41 s | 4.2 s | 0.910 | 55 % | no | 0 | yes | yes |" in md
+    assert "| 400 | 80 | 4 | - | link_mbps auto: no rate fits |" in md
+    assert "Largest faithful fabric: 16 hosts, 64 switches, 4 T1s per plane, at 3.5 Mb/s (efficiency 0.910)." in md
