@@ -121,6 +121,13 @@ class FabricSpec:
         if self.dataplane not in DATAPLANES:
             raise FabricError(f"dataplane must be one of {', '.join(DATAPLANES)}, got {clip(self.dataplane)}")
 
+    @property
+    def time_scale(self) -> float:
+        """How many times slower than the default fabric's this fabric's clock runs: the
+        default link rate over its own, never below 1. The lab's absolute timers (the
+        mapper's probe cycle and timeouts) stretch by it, as everything the links time does."""
+        return max(1.0, FabricSpec.link_mbps / self.link_mbps)
+
     # ---- sizes ---------------------------------------------------------
     @property
     def hosts(self) -> int:

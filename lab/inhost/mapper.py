@@ -41,8 +41,8 @@ import sys
 import time
 from pathlib import Path
 
-from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, Findings, ProbeHealth, ProbeSchedule, Target, Transition,
-                                     localise, targets)
+from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, FINDINGS_STALE_S, PROBE_TIMEOUT_S, Findings, ProbeHealth,
+                                     ProbeSchedule, Target, Transition, localise, targets)
 from lab.plumbing.atomic import write_json_atomic
 from mrc_host.denylist import MAPPER_SOURCE_PREFIX, denylist_path, edit_denylist
 from topologies.fabric import FabricSpec
@@ -180,8 +180,11 @@ class Mapper:
 
     def __init__(self, spec: FabricSpec, host: int, state_dir: Path, now: float):
         self.spec, self.host, self.state_dir = spec, host, Path(state_dir)
-        self.schedule = ProbeSchedule(targets(spec), start=now)
-        self.health = ProbeHealth(targets(spec))
+        # on a fabric slowed down (FabricSpec.time_scale) the probe cycle, timeouts and the
+        # findings' lifetimes stretch with it, as its queues and RTTs do
+        self.scale = spec.time_scale
+        self.schedule = ProbeSchedule(targets(spec), start=now, scale=self.scale)
+        self.health = ProbeHealth(targets(spec), timeout=PROBE_TIMEOUT_S * self.scale)
         self.probes = open_probes(spec, host)
         self.socks = self.probes.socks  # plane -> the socket its replies arrive on
         self.denylist = denylist_path(state_dir)
@@ -231,10 +234,10 @@ class Mapper:
             self.merged = now
 
     def next_findings(self) -> float:
-        return self.findings_written + FINDINGS_REFRESH_S
+        return self.findings_written + FINDINGS_REFRESH_S * self.scale
 
     def next_steward_merge(self) -> float:
-        return self.merged + STEWARD_MERGE_S if self.host == STEWARD_HOST else float("inf")
+        return self.merged + STEWARD_MERGE_S * self.scale if self.host == STEWARD_HOST else float("inf")
 
     def next_wake(self) -> float:
         """The earliest of: the next probe due, the oldest probe's expiry, the findings'
@@ -248,7 +251,8 @@ class Mapper:
         wanted: dict = {}
 
         def edit(now_listed: list) -> list:
-            wanted.update((e.key, e) for e in localise(self.spec, self._everyone(), now))
+            wanted.update((e.key, e) for e in localise(self.spec, self._everyone(), now,
+                                                       stale_s=FINDINGS_STALE_S * self.scale))
             return [e for e in now_listed if not e.source.startswith(MAPPER_SOURCE_PREFIX)] + list(wanted.values())
 
         before, after = edit_denylist(self.denylist, edit)

@@ -58,18 +58,23 @@ def targets(spec: FabricSpec) -> list[Target]:
     return [Target(p, t1) for p in range(spec.planes) for t1 in (None, *range(spec.spines))]
 
 
-def cycle_s(count: int) -> float:
-    """How long one round over `count` targets takes under the rate cap."""
-    return max(PROBE_INTERVAL_S, count / MAX_PROBES_PER_S)
+def cycle_s(count: int, scale: float = 1.0) -> float:
+    """How long one round over `count` targets takes under the rate cap, on a fabric whose
+    clock runs `scale` times slower than the default's (FabricSpec.time_scale)."""
+    return scale * max(PROBE_INTERVAL_S, count / MAX_PROBES_PER_S)
 
 
 class ProbeSchedule:
     """Which probes are due: one target at a time, evenly spread over the
     cycle; after a stall (a busy CPU) it resumes rather than bursting."""
 
-    def __init__(self, all_targets: list[Target], start: float):
+    def __init__(self, all_targets: list[Target], start: float, scale: float = 1.0):
+        """`scale`: FabricSpec.time_scale; the cycle, the retries and the batches stretch by it."""
         self.targets = list(all_targets)
-        self.gap = cycle_s(len(self.targets)) / len(self.targets)
+        self.scale = scale
+        self.cycle = cycle_s(len(self.targets), scale)
+        self.gap = self.cycle / len(self.targets)
+        self.retry, self.batch = RETRY_INTERVAL_S * scale, PROBE_BATCH_S * scale
         self.next_at = start
         self.index = 0
         self.retried: dict[Target, float] = {}   # when each target was last probed
@@ -78,7 +83,7 @@ class ProbeSchedule:
         """The targets to probe now; `watching` (failed or missing ones) are also
         probed every RETRY_INTERVAL_S, so a failure is confirmed and a repair seen
         in a fraction of the cycle."""
-        if now - self.next_at > cycle_s(len(self.targets)):
+        if now - self.next_at > self.cycle:
             self.next_at = now  # more than a cycle behind: skip, do not burst
         out = []
         while self.next_at <= now and len(out) < len(self.targets):
@@ -86,7 +91,7 @@ class ProbeSchedule:
             self.index = (self.index + 1) % len(self.targets)
             self.next_at += self.gap
         for target in watching:
-            if target not in out and self.retried.get(target, float("-inf")) + RETRY_INTERVAL_S <= now:
+            if target not in out and self.retried.get(target, float("-inf")) + self.retry <= now:
                 out.append(target)
         for target in out:
             self.retried[target] = now
@@ -95,8 +100,8 @@ class ProbeSchedule:
     def next_due(self, watching: Iterable[Target] = ()) -> float:
         """When the mapper should wake to send: once a batch's worth of the cycle is due
         (PROBE_BATCH_S of it), or a watched target's retry."""
-        batch = self.next_at + max(PROBE_BATCH_S - self.gap, 0.0)
-        retries = (self.retried.get(t, float("-inf")) + RETRY_INTERVAL_S for t in watching)
+        batch = self.next_at + max(self.batch - self.gap, 0.0)
+        retries = (self.retried.get(t, float("-inf")) + self.retry for t in watching)
         return min(batch, *retries) if watching else batch
 
     def retry_now(self, target: Target) -> None:

@@ -244,3 +244,16 @@ def test_a_timeout_of_a_probe_older_than_an_answered_one_is_not_a_miss():
     assert h.replied(new, 0.12) == []
     assert h.expire(0.5) == []                 # the old probe's timeout says nothing new
     assert h.states[target].successes == 1 and old not in h.outstanding
+
+
+def test_a_slowed_fabric_stretches_the_probe_cycle_retries_and_batches():
+    slow = FabricSpec(link_mbps=1.0)
+    assert slow.time_scale == pytest.approx(10.0) and FabricSpec(link_mbps=100.0).time_scale == 1.0
+    assert SPEC.time_scale == 1.0
+    normal = ProbeSchedule(targets(SPEC), start=0.0)
+    stretched = ProbeSchedule(targets(slow), start=0.0, scale=slow.time_scale)
+    assert stretched.cycle == pytest.approx(10 * normal.cycle) and stretched.gap == pytest.approx(10 * normal.gap)
+    sick = Target(0, 1)
+    stretched.due(0.0, [sick])
+    assert stretched.next_due([sick]) == pytest.approx(10 * RETRY_INTERVAL_S)
+    assert cycle_s(24, 10.0) == pytest.approx(10 * cycle_s(24))
