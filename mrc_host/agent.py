@@ -65,6 +65,9 @@ IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
 _T_DATA = wire.T_DATA     # the per-datagram send path reads it as a module global
 INF = math.inf
+# what each file the loop waits on is (the selector key's data): a datagram socket (None),
+# the NIC ports' link events, the denylist's watch, or a reader of the caller's (add_reader)
+_NIC_EVENTS, _DENYLIST, _READER = "nic", "denylist", "reader"
 RECV_BATCH = 256          # datagrams read per readiness event before sending acks/data
 # The denylist is re-read when its file is replaced (inotify wakes the loop), and
 # NIC port flags on every link event (netlink): an idle agent sleeps until a packet,
@@ -235,19 +238,19 @@ class Agent:
         self._make_connections()
         self.nic = NicPorts(config.plane_ips)
         if self.nic.events is not None:
-            self.sel.register(self.nic.events, selectors.EVENT_READ)
+            self.sel.register(self.nic.events, selectors.EVENT_READ, _NIC_EVENTS)
         self.ports = wire.ALL_PORTS_UP
         self.denylist = DenylistFile(config.denylist_path) if config.denylist_path else None
         self.denylist_watch = open_watch(config.denylist_path) if config.denylist_path else None
         if self.denylist_watch is not None:
-            self.sel.register(self.denylist_watch, selectors.EVENT_READ)
+            self.sel.register(self.denylist_watch, selectors.EVENT_READ, _DENYLIST)
         # the period of the polling left to do (None: none, every source is watched)
         polls = [DENYLIST_CHECK_S] if self.denylist is not None and self.denylist_watch is None else []
         polls += [NIC_CHECK_S] if self.nic.events is None else []
         self._housekeeping_period = min(polls, default=None)
         self._next_housekeeping = 0.0      # the first poll reads both once
         self._next_nic_check = 0.0
-        self.readers: dict = {}            # fileobj -> readable at the last poll (add_reader)
+        self.readable: set = set()         # the add_reader files readable at the last poll
 
     # --- setup ------------------------------------------------------------------------------
     def _open_sockets(self) -> None:
@@ -427,9 +430,8 @@ class Agent:
 
     def add_reader(self, fileobj) -> None:
         """Wake poll() when `fileobj` is readable too (a worker's stdin); after each
-        poll, readers[fileobj] says whether it was."""
-        self.sel.register(fileobj, selectors.EVENT_READ)
-        self.readers[fileobj] = False
+        poll, `readable` holds it if it was."""
+        self.sel.register(fileobj, selectors.EVENT_READ, _READER)
 
     def poll(self, max_wait: float = 0.0) -> None:
         """One loop iteration: timers, send, wait up to max_wait for input, read a batch, send."""
@@ -459,21 +461,19 @@ class Agent:
                     wait = max(d - now, 0.0)
         self._send_all(now)
         ready = self.sel.select(wait)
-        readers = self.readers
-        for fileobj in readers:
-            readers[fileobj] = False
+        if self.readable:
+            self.readable = set()
         if ready:
-            socks = [key.fileobj for key, _mask in ready]
-            for fileobj in [s for s in socks if s in readers]:
-                socks.remove(fileobj)
-                readers[fileobj] = True
-            if self.nic.events in socks:
-                socks.remove(self.nic.events)
-                self.nic.drain()
-                self._check_nic_ports(self.clock())
-            if self.denylist_watch in socks:
-                socks.remove(self.denylist_watch)
-                if self.denylist_watch.changed():
+            socks = []
+            for key, _mask in ready:
+                if key.data is None:
+                    socks.append(key.fileobj)
+                elif key.data == _READER:
+                    self.readable.add(key.fileobj)
+                elif key.data == _NIC_EVENTS:
+                    self.nic.drain()
+                    self._check_nic_ports(self.clock())
+                elif self.denylist_watch.changed():
                     self._check_denylist(self.clock())
             self._read(socks)
         self._send_all(self.clock())
@@ -482,10 +482,7 @@ class Agent:
     def _read_ready(self) -> None:
         ready = self.sel.select(0)
         if ready:
-            others = (self.nic.events, self.denylist_watch)
-            socks = [key.fileobj for key, _mask in ready
-                     if key.fileobj not in others and key.fileobj not in self.readers]
-            self._read(socks)
+            self._read([key.fileobj for key, _mask in ready if key.data is None])
 
     def _read(self, socks: list) -> None:
         """Read up to RECV_BATCH datagrams, one from each ready socket in turn, so that
@@ -602,9 +599,6 @@ class Agent:
         if self.denylist_watch is not None:
             self.sel.unregister(self.denylist_watch)
             self.denylist_watch.close()
-        for fileobj in self.readers:
-            self.sel.unregister(fileobj)
-        self.readers = {}
         self.sel.close()
 
     def __enter__(self):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from inotify_simple import INotify, flags
 
-_EVENTS = flags.MOVED_TO | flags.CLOSE_WRITE | flags.DELETE | flags.CREATE
+_EVENTS = flags.MOVED_TO | flags.CLOSE_WRITE | flags.DELETE
 
 
 class FileWatch:

@@ -40,7 +40,7 @@ class CommandReader:
         """The next line (stripped); '' at the end of stdin."""
         while b"\n" not in self.pending and not self.eof:
             self.agent.poll(IDLE_WAIT_S)
-            if self.agent.readers.get(self.fd):
+            if self.fd in self.agent.readable:
                 chunk = os.read(self.fd, 65536)
                 self.pending += chunk
                 self.eof = not chunk
