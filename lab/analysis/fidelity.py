@@ -138,10 +138,6 @@ HEARTBEAT_INTERVAL_S = 0.05
 # stall. Generous: the fabric's queues hold at most ~50 ms per hop (port program trim
 # threshold at 10 Mb/s), and one host's congestion (an incast) delays one direction only.
 DATAPATH_STALL_S = 0.15
-# A heartbeat lost on a route that a fault had cut (ROUTE_CUTTING_KINDS) when it was sent
-# tells nothing of the datapath: several planes cut at once would otherwise read as a stall,
-# the heartbeat taking its routes in turn. Pauses are not among those kinds: a paused
-# datapath is exactly what the heartbeat is there to see.
 HEARTBEAT_START_TIMEOUT_S = 10.0
 
 
@@ -190,7 +186,10 @@ class DatapathHeartbeat:
 
     def directions(self, faults: list[FaultWindow] = (), t0: float = 0.0) -> list[list[tuple[float, float | None]]]:
         """Per direction (a -> b, b -> a): (send time, delay or None if lost) of each heartbeat,
-        less those lost on a route that one of `faults` (times after t0) had cut when it was sent."""
+        less those lost on a route that one of `faults` (times after t0) had cut when it was sent.
+        Such a loss tells nothing of the datapath: several planes cut at once would otherwise
+        read as a stall, the heartbeat taking its routes in turn. Only ROUTE_CUTTING_KINDS
+        count: a paused datapath is exactly what the heartbeat is there to see."""
         if len(self.records) < 2:
             return []
         a, b = self.hosts
@@ -213,16 +212,19 @@ def _cut(route: Route, t: float, faults: list[FaultWindow], spec: FabricSpec) ->
                and route_crosses(w, route, hosts_per_rack=spec.hosts_per_rack) for w in faults)
 
 
+def _heartbeat_hops(spec: FabricSpec, src: int, dst: int) -> list[tuple[int, int | None]]:
+    """(plane, T1) of each route the heartbeat takes in turn: every plane, via each T1
+    between racks (None: within a rack, no T1; on OpenFlow the switches pick the T1)."""
+    t1s = range(spec.spines) if spec.dataplane == "srv6" and spec.rack_of(src) != spec.rack_of(dst) else (None,)
+    return [(p, t1) for p in range(spec.planes) for t1 in t1s]
+
+
 def heartbeat_routes(spec: FabricSpec, src: int, dst: int) -> list[Route]:
     """The route of each address heartbeat_addresses gives, in the same order. On OpenFlow
-    the switches' hash picks the T1: unknown ("ev?": any T1); on srv6 the address names it."""
-    cross_rack = spec.rack_of(src) != spec.rack_of(dst)
-    if spec.dataplane != "srv6":
-        hops = [(p, "ev?" if cross_rack else None) for p in range(spec.planes)]
-    else:
-        hops = [(p, t1 if cross_rack else None) for p in range(spec.planes)
-                for t1 in (range(spec.spines) if cross_rack else (None,))]
-    return [Route(str(src), str(dst), plane, t1, None, None, None, None) for plane, t1 in hops]
+    the switches' hash picks the T1: unknown between racks ("ev?": any T1)."""
+    unknown = "ev?" if spec.rack_of(src) != spec.rack_of(dst) else None
+    return [Route(str(src), str(dst), plane, unknown if spec.dataplane != "srv6" else t1, None, None, None, None)
+            for plane, t1 in _heartbeat_hops(spec, src, dst)]
 
 
 def heartbeat_addresses(spec: FabricSpec, src: int, dst: int) -> list[str]:
@@ -230,10 +232,9 @@ def heartbeat_addresses(spec: FabricSpec, src: int, dst: int) -> list[str]:
     plane (OpenFlow routes it by the tables); on srv6 each plane's uSID route via each T1
     (dst's own address within a rack), so the heartbeat crosses T0, T1 and T0 as there."""
     if spec.dataplane != "srv6":
-        return [spec.host_ip(dst, p) for p in range(spec.planes)]
+        return [spec.host_ip(dst, p) for p, _t1 in _heartbeat_hops(spec, src, dst)]
     plan = Srv6Plan(spec)
-    t1s = (None,) if spec.rack_of(src) == spec.rack_of(dst) else range(spec.spines)
-    return [str(plan.route_address(src, dst, p, t1)) for p in range(spec.planes) for t1 in t1s]
+    return [str(plan.route_address(src, dst, p, t1)) for p, t1 in _heartbeat_hops(spec, src, dst)]
 
 
 def heartbeat_delays(sent: list, received: list) -> list[tuple[float, float | None]]:
