@@ -15,7 +15,6 @@ ticks, without IRQ time accounting (lab/analysis/cpu_budget.py says how).
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -24,9 +23,9 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from lab.analysis.cpu_budget import KIND_ORDER  # noqa: E402
-from lab.runners.cpu_budget import DEFAULT_IDLE_S, DEFAULT_ITERATIONS, STATES, measure  # noqa: E402
+from lab.runners.cpu_budget import DEFAULT_IDLE_S, DEFAULT_ITERATIONS, STATES, measure, save_rate_budget  # noqa: E402
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS, FabricSpec  # noqa: E402
-from topologies.link_rate import BUDGET_PATH, auto_link_mbps, save_budget  # noqa: E402
+from topologies.link_rate import BUDGET_PATH, auto_link_mbps  # noqa: E402
 
 
 def _positive(kind):
@@ -92,9 +91,7 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     if not result.verified:
         return 1
-    # the budget `link_mbps: auto` picks rates from (topologies/link_rate.py)
-    budget = result.rate_budget(time.strftime("%Y-%m-%d %H:%M"))
-    save_budget(budget, args.budget)
+    budget = save_rate_budget(result, args.budget)
     print(f"saved this machine's budget for link_mbps auto to {args.budget}: a quiet host costs "
           f"{budget.idle_cores_per_host * 100:.2f} % of a core, a delivered packet {budget.cpu_s_per_packet * 1e6:.0f} us")
     for name, spec in NAMED_FABRICS.items():

@@ -54,7 +54,7 @@ from faults.scenario_targets import links_of_switch
 from mrc_host.multirail import qps_problem
 from mrc_host.wire import DATA
 from topologies.fabric import NAMED_FABRICS, FabricError
-from topologies.link_rate import AUTO, MAX_AUTO_MBPS, RateError, auto_link_mbps, load_budget
+from topologies.link_rate import AUTO, RateError, auto_link_mbps, load_budget
 from topologies.project import PROJECT_ROOT
 
 __all__ = [
@@ -175,12 +175,13 @@ def _build(path: Path, data: dict) -> Scenario:
     except ValidationError as exc:
         raise first_schema_problem(exc, ScenarioModel) from None
     try:
+        base = NAMED_FABRICS[model.fabric.base]
         overrides = model.fabric.model_dump(include=model.fabric.model_fields_set - {"base"})
         link_rate = ""
-        if overrides.get("link_mbps") == AUTO:
-            sized = replace(NAMED_FABRICS[model.fabric.base], **{**overrides, "link_mbps": MAX_AUTO_MBPS})
+        if overrides.get("link_mbps") == AUTO:   # the rate for the fabric's size, the size its other keys give
+            sized = replace(base, **{k: v for k, v in overrides.items() if k != "link_mbps"})
             overrides["link_mbps"], link_rate = auto_link_mbps(load_budget(), sized.hosts, sized.planes)
-        spec = replace(NAMED_FABRICS[model.fabric.base], **overrides)
+        spec = replace(base, **overrides)
     except FabricError as exc:
         raise InvalidField("fabric", str(exc)) from None
     except RateError as exc:

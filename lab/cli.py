@@ -294,8 +294,8 @@ def bench(
 def machine_budget(say):
     """This machine's CPU budget for `link_mbps: auto`: the one on file, or measured now
     (bench/cpu_budget.py's measurement on the default fabric) and saved."""
-    from lab.runners.cpu_budget import measure
-    from topologies.link_rate import BUDGET_PATH, RateError, load_budget, save_budget
+    from lab.runners.cpu_budget import measure, save_rate_budget
+    from topologies.link_rate import BUDGET_PATH, RateError, load_budget
 
     try:
         return load_budget()
@@ -304,8 +304,7 @@ def machine_budget(say):
     result = measure(DEFAULT_FABRIC)
     if not result.verified:
         fail("the CPU budget's all-reduce did not verify")
-    budget = result.rate_budget(time.strftime("%Y-%m-%d %H:%M"))
-    save_budget(budget)
+    budget = save_rate_budget(result)
     say(f"saved this machine's CPU budget to {BUDGET_PATH}")
     return budget
 

@@ -112,7 +112,6 @@ def budget(before: CpuSnapshot, after: CpuSnapshot) -> dict:
     return {
         "window_s": window, "cores": CORES, "kinds": kinds,
         "machine": {"busy_s": busy, "busy_share": busy / capacity if capacity > 0 else 0.0,
-                    "softirq_s": delta["softirq"],
                     "softirq_share": delta["softirq"] / capacity if capacity > 0 else 0.0,
                     **{f"{k}_s": v for k, v in delta.items()}},
     }

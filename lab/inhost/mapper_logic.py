@@ -71,7 +71,6 @@ class ProbeSchedule:
     def __init__(self, all_targets: list[Target], start: float, scale: float = 1.0):
         """`scale`: FabricSpec.time_scale; the cycle, the retries and the batches stretch by it."""
         self.targets = list(all_targets)
-        self.scale = scale
         self.cycle = cycle_s(len(self.targets), scale)
         self.gap = self.cycle / len(self.targets)
         self.retry, self.batch = RETRY_INTERVAL_S * scale, PROBE_BATCH_S * scale

@@ -20,7 +20,7 @@ from lab.analysis.metrics import counter_totals
 from lab.plumbing.session import lab_session
 from lab.runners.job import job_spec, run_job
 from topologies.fabric import FabricSpec
-from topologies.link_rate import RateBudget, machine_id
+from topologies.link_rate import RateBudget, machine_id, save_budget
 
 STATES = ("built", "idle", "traffic")
 DEFAULT_IDLE_S = 10.0        # each quiet state's window: long enough for 1-tick (10 ms) accounting
@@ -108,3 +108,11 @@ def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int 
     result.data_packets = int(totals.get("data_received", 0))
     result.wakes = int(totals.get("wakes", 0))
     return result
+
+
+def save_rate_budget(result: CpuBudgetResult, path=None) -> RateBudget:
+    """The budget `link_mbps: auto` picks rates from (topologies/link_rate.py), from a verified
+    measurement, saved (default: link_rate.BUDGET_PATH) and returned."""
+    budget = result.rate_budget(time.strftime("%Y-%m-%d %H:%M"))
+    save_budget(budget, path)
+    return budget
