@@ -193,8 +193,9 @@ class Mapper:
         self.findings_written = self.merged = float("-inf")
 
     # ---- probes -----------------------------------------------------------------
-    def send_due(self, now: float) -> None:
-        for target in self.schedule.due(now, self.health.watching()):
+    def send_due(self, now: float, watching: list[Target]) -> None:
+        """Send the probes due; `watching`: ProbeHealth.watching() (sending changes no verdict)."""
+        for target in self.schedule.due(now, watching):
             seq = self.health.sent(target, now)
             try:
                 self.probes.send(target, seq)
@@ -239,10 +240,10 @@ class Mapper:
     def next_steward_merge(self) -> float:
         return self.merged + STEWARD_MERGE_S * self.scale if self.host == STEWARD_HOST else float("inf")
 
-    def next_wake(self) -> float:
+    def next_wake(self, watching: list[Target]) -> float:
         """The earliest of: the next probe due, the oldest probe's expiry, the findings'
         refresh and (the steward's) merge."""
-        return min(self.schedule.next_due(self.health.watching()), self.health.next_expiry(),
+        return min(self.schedule.next_due(watching), self.health.next_expiry(),
                    self.next_findings(), self.next_steward_merge())
 
     def merge(self, now: float) -> None:
@@ -290,8 +291,9 @@ def run(mapper: Mapper, clock=time.monotonic) -> None:
     stdin = sys.stdin.fileno()
     while True:
         now = clock()
-        mapper.send_due(now)
-        wait = min(max(mapper.next_wake() - clock(), 0.0), LOOP_TICK_S)
+        watching = mapper.health.watching()   # the verdicts change only on replies and expiries
+        mapper.send_due(now, watching)
+        wait = min(max(mapper.next_wake(watching) - clock(), 0.0), LOOP_TICK_S)
         ready, _, _ = select.select([stdin, *by_fd], [], [], wait)
         now = clock()
         transitions = []
