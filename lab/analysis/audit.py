@@ -174,12 +174,13 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
     an allowance for counter skew at each stretch boundary, and never more
     than the switch's loss over the whole run."""
     deltas, per_switch = _per_switch(before, after)
-    sent = received = 0
+    sent = received = routers_own = 0
     named = defaultdict(int)
     for name, d in deltas.items():
         if after[name]["host_facing"]:
             sent += d["rx"]  # what hosts sent into the fabric
             received += d["tx"]  # what the fabric delivered to hosts
+        routers_own += d["own"]
         for k in (*NAMED, *KERNEL_DROPS):
             named[k] += d[k]
     # loss inside each switch's down stretches; a snapshot is not atomic, so
@@ -206,11 +207,13 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
             down_link += named_here
     named_drops = {"trimmed": named["trimmed"], "queue": named["dropped_queue"],
                    "fault": named["dropped_fault"], "down_link": down_link}
+    out = {"sent": sent, "received": received}
     if any(end.get("router") for end in after.values()):  # srv6: the kernel's own counts
         named_drops |= {k: named[k] for k in KERNEL_DROPS}
-    return {
-        "sent": sent,
-        "received": received,
+        # the routers' neighbour and MLD exchanges with the hosts cross host ports too:
+        # sent + routers_own = received + every drop, the fabric-wide sum of the per-router balance
+        out["routers_own"] = routers_own
+    return out | {
         "named_drops": named_drops,
         "unexplained_per_link": {sw: n for sw, n in sorted(per_switch.items()) if n != 0},
     }

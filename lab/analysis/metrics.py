@@ -28,7 +28,7 @@ counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
             (mrc_host/routes.py), one still open at the end of the run is
             not listed. Times on the run's clock.
 fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}
-conservation {transport: {"sent", "received", "named_drops": {...},
+conservation {transport: {"sent", "received", (srv6) "routers_own", "named_drops": {...},
              "unexplained_per_link": {link: n}}}
 config      a Scenario.to_dict() (faults/scenario_record.py), as config.json
              holds it: "fabric" (FabricSpec.to_dict(): N = racks x

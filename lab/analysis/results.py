@@ -9,7 +9,8 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     events.jsonl       one event dict per line, in time order as given
     counters.json      {transport: {host: counters + per-path counters}}
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
-    conservation.json  {transport: {"sent", "received", "named_drops", "unexplained_per_link"}}
+    conservation.json  {transport: {"sent", "received", (srv6) "routers_own", "named_drops",
+                                    "unexplained_per_link"}}
     summary.json       lab.analysis.metrics.summarize() output
 
 ``load(path)`` returns a ``Records`` with exactly what was written, so

@@ -50,6 +50,9 @@ def test_kernel_counters_name_the_loss_where_it_happened():
     after = measured()
     c = conservation(zero_like(after), after)
     assert c["sent"] - c["received"] == 3498 - 2626 == 868 + 4
+    # fabric-wide: the T1's 26 ICMPv6 errors are its own packets, refused (kernel_header) on the way
+    dropped = sum(n for reason, n in c["named_drops"].items() if reason != "trimmed")
+    assert c["routers_own"] == 26 and c["sent"] + c["routers_own"] == c["received"] + dropped
     assert c["named_drops"]["kernel_no_route"] == 868
     assert c["named_drops"]["kernel_header"] == 26  # the T1's own ICMPv6 errors, not the hosts' packets
     assert c["named_drops"]["kernel_dropped"] == 4
@@ -140,3 +143,28 @@ def test_a_router_sending_its_own_packet_mid_snapshot_is_read_again(monkeypatch)
     t0 = [name for name, e in snap.items() if e["switch"] == "t0p0r0" and not e.get("router")]
     assert snap["t0p0r0"]["own"] == 1 and all(snap[name]["tx"] == 1 for name in t0), snap
     assert len(t0_reads) == 3, "one read more, then the counts held"
+
+
+def quiet_rack(t0_host_port_rx=0, t0_host_port_tx=0, **ipv6):
+    """One T0 between two hosts that forwarded 100 packets each way, plus what is given."""
+    return {
+        "t0p0r0-eth1": port("t0p0r0", rx=100 + t0_host_port_rx, tx=100, host_facing=True),
+        "t0p0r0-eth2": port("t0p0r0", rx=100, tx=100 + t0_host_port_tx, host_facing=True),
+        "t0p0r0": router_entry("t0p0r0", ipv6),
+    }
+
+
+def test_a_routers_own_exchange_with_a_host_is_no_loss_and_is_reported():
+    """A clean run once read sent 2285, received 2286: a T0's neighbour solicitation to a host
+    crossed a host port. The audit reports the routers' own packets so that the sum still closes."""
+    solicited = quiet_rack(t0_host_port_tx=1, Ip6OutRequests=1)
+    c = conservation(zero_like(solicited), solicited)
+    assert (c["sent"], c["received"], c["routers_own"], c["unexplained_per_link"]) == (200, 201, 1, {})
+    reported = quiet_rack(t0_host_port_rx=1, Ip6InMcastPkts=1)  # a host's MLD report, taken in
+    c = conservation(zero_like(reported), reported)
+    assert (c["sent"], c["received"], c["routers_own"], c["unexplained_per_link"]) == (201, 200, -1, {})
+
+
+def test_openflow_switches_have_no_own_packets_to_report():
+    after = {"s1-eth1": port("s1", rx=5, host_facing=True), "s1-eth2": port("s1", tx=5, host_facing=True)}
+    assert "routers_own" not in conservation(zero_like(after), after)
