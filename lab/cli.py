@@ -3,7 +3,7 @@
 MRCLAB_PLAN_ONLY=1 makes the long benchmarks (`bench`, `bench --quick`,
 `bench --scale`, `paper`, `paper --quick`, with or without `--update-readme`) print their plan and exit
 0 right before their first lab action: nothing is built, no results directory
-is made, README.md is not touched. Tests use it to run those commands through
+is made, no page of docs/ is touched. Tests use it to run those commands through
 the same code path as a user without their 5-20 minutes.
 """
 
@@ -50,7 +50,11 @@ console = make_console()
 
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
 DEFAULT_SCENARIO = "production-day"
-README = PROJECT_ROOT / "README.md"
+# The pages whose marked tables `--update-readme` rewrites (the flag kept its name when the
+# tables moved from README.md to docs/): bench's "bench" and "scale" blocks, paper's "paper" block.
+BENCH_PAGE = Path("docs/numbers.md")   # relative to PROJECT_ROOT, as the help texts name them
+PAPER_PAGE = Path("docs/paper.md")
+TABLE_PAGES = {"bench": BENCH_PAGE, "scale": BENCH_PAGE, "paper": PAPER_PAGE}
 PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
 
 
@@ -251,7 +255,7 @@ def bench(
     quick: bool = typer.Option(False, "--quick", help="Shorter jobs; skips t1-reboot and controller-crash."),
     scale: bool = typer.Option(False, "--scale", help="Instead: grow the fabric until it stops being faithful."),
     update_readme: bool = typer.Option(False, "--update-readme",
-                                       help="Write the table into README.md (Results, or the scale section)."),
+                                       help=f"Write the table into {BENCH_PAGE} (its headline or its scale table)."),
     results: Path = typer.Option(RESULTS_ROOT, help="Directory the bench's results directory goes in."),
     dataplane: DataplaneOption = None,
     json_path: JsonPath = None,
@@ -266,8 +270,8 @@ def bench(
 
     plane = (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value
     if update_readme and not scale and plane != DEFAULT_FABRIC.dataplane:
-        fail(f"--update-readme writes README's Results, measured on {DEFAULT_FABRIC.dataplane}: run the {plane} "
-             "bench without it (its table is in the results directory), or with --scale")
+        fail(f"--update-readme writes {BENCH_PAGE}'s headline table, measured on {DEFAULT_FABRIC.dataplane}: "
+             f"run the {plane} bench without it (its table is in the results directory), or with --scale")
     command = (f"bench{' --scale' if scale else (' --quick' if quick else '')}"
                f"{'' if plane == DEFAULT_FABRIC.dataplane else ' --dataplane ' + plane}")
     stop_if_plan_only(command, bench_plan(quick, scale, plane), update_readme, json_path)
@@ -334,7 +338,7 @@ def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) 
 def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_path: Optional[Path]) -> None:
     """Print the plan; under MRCLAB_PLAN_ONLY stop here, before the first lab action."""
     console.print(f"{command} plan: {', '.join(plan)}"
-                  f"{'; then README.md is rewritten' if update_readme else ''}", highlight=False)
+                  f"{'; then its table in docs/ is rewritten' if update_readme else ''}", highlight=False)
     if not plan_only():
         return
     console.print(f"{PLAN_ONLY_ENV} is set: stopping before the first lab action", highlight=False)
@@ -385,14 +389,14 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
 def save_report(out: Path, stem: str, md: str, data: dict, json_path: Optional[Path],
                 readme_block: Optional[str]) -> None:
     """A report as <stem>.md and <stem>.json in the results directory, at --json PATH if given,
-    and into README.md's `readme_block` if given."""
+    and into the `readme_block` block of its page in TABLE_PAGES if given."""
     from lab.runners.bench import update_readme as write_readme
 
     write_text_atomic(out / f"{stem}.md", md)
     write_json_atomic(out / f"{stem}.json", data, default=str)
     write_json(json_path, data)
     if readme_block:
-        write_readme(README, md, block=readme_block)
+        write_readme(PROJECT_ROOT / TABLE_PAGES[readme_block], md, block=readme_block)
 
 
 def print_figures(figures: list, title: str) -> None:
@@ -407,7 +411,7 @@ def print_figures(figures: list, title: str) -> None:
 
 
 def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
-    """The headline table on the console and in bench.md/bench.json (and README.md if asked)."""
+    """The headline table on the console and in bench.md/bench.json (and docs/numbers.md if asked)."""
     from lab.runners.bench import markdown, to_json
 
     plane = "" if meta["dataplane"] == DEFAULT_FABRIC.dataplane else f" --dataplane {meta['dataplane']}"
@@ -423,7 +427,7 @@ def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, js
 def paper(
     quick: bool = typer.Option(False, "--quick", help="Fewer iterations and shorter streams (under 10 minutes)."),
     update_readme: bool = typer.Option(False, "--update-readme",
-                                       help="Write the table into README.md (The paper's experiments)."),
+                                       help=f"Write the table into {PAPER_PAGE} (The last run)."),
     results: Path = typer.Option(RESULTS_ROOT, help="Directory the run's results directory goes in."),
     json_path: JsonPath = None,
 ) -> None:
@@ -465,7 +469,7 @@ def machine_meta() -> dict:
 
 
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
-    """The paper table on the console, in paper.md/paper.json (and README.md if asked), and the time taken."""
+    """The paper table on the console, in paper.md/paper.json (and docs/paper.md if asked), and the time taken."""
     from lab.runners.paper import COLUMNS, cells
 
     table = Table(title="The MRC paper's experiments on the lab")
@@ -483,7 +487,7 @@ def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_pa
 
 def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
                json_path: Optional[Path] = None) -> None:
-    """paper.md and paper.json in the run's directory `out` (README.md's block and --json PATH if asked),
+    """paper.md and paper.json in the run's directory `out` (docs/paper.md's block and --json PATH if asked),
     for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
     meta: machine_meta() with quick and elapsed_s."""
     from lab.runners.paper import markdown, to_json

@@ -37,7 +37,7 @@ __all__ = ["FabricError", "FabricSpec", "Link", "Path", "DEFAULT_FABRIC", "T1_MA
 DATAPLANES = ("openflow", "srv6")
 # srv6 by default: kernel forwarding costs nothing when idle and about half
 # OpenFlow's CPU per packet, so on 2 cores the default run is not CPU-bound
-# (README, "Which to pick"); it is also the paper's data plane.
+# (docs/dataplanes.md, "Which to pick"); it is also the paper's data plane.
 DEFAULT_DATAPLANE = "srv6"
 # Records written before `dataplane` existed all ran on this one.
 LEGACY_DATAPLANE = "openflow"

@@ -1,12 +1,15 @@
 """Every command line README.md shows, run the way a user types it (root).
 
-The lines come from README.md itself: its code blocks and every `inline`
-span that starts like a command (`sudo python lab/run.py ...`, `python
-lab/run.py ...`, `sudo .venv/bin/python ...`, `sudo ./setup.sh`). A template
-is instantiated: `SCENARIO` with a library scenario, `[--opt value]` once
-without and once with. Each resulting line is run by a test here or is in
-ELSEWHERE with the test that runs it, so a command added to the README
-without a test fails test_every_readme_command_is_run_by_a_test.
+The same holds for the docs/ pages README's sections moved to (COMMAND_PAGES):
+the commands a user copies from them are held to the README's rule.
+
+The lines come from those pages themselves: their code blocks and every
+`inline` span that starts like a command (`sudo python lab/run.py ...`,
+`python lab/run.py ...`, `sudo .venv/bin/python ...`, `sudo ./setup.sh`). A
+template is instantiated: `SCENARIO` with a library scenario, `[--opt value]`
+once without and once with. Each resulting line is run by a test here or is
+in ELSEWHERE with the test that runs it, so a command added to the README or
+one of those pages without a test fails test_every_readme_command_is_run_by_a_test.
 
 "As a user types it": from the project root, `python` is whatever `python`
 is on PATH (lab/run.py re-executes itself in .venv); `sudo` is kept when it
@@ -40,9 +43,14 @@ import pytest
 import typer
 
 from faults.scenario import list_scenarios, load_scenario
+from lab.cli import TABLE_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+# the pages README's sections moved to: the bench's numbers, the data planes, the paper's
+# experiments, the notebooks, the machine (its benchmark scripts)
+COMMAND_PAGES = (README, *(ROOT / "docs" / name for name in
+                           ("numbers.md", "dataplanes.md", "paper.md", "notebooks.md", "machine.md")))
 RESULTS = ROOT / "results"   # where a command typed in the project root writes
 
 # the lab's environment variables a sudo'd command must still see (lock
@@ -61,7 +69,7 @@ QUICK_NO_LAB = ["python lab/run.py scenarios", "python lab/run.py fabric-size --
 CLEAN = "sudo python lab/run.py clean"
 PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --quick",
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
-             # named in the README's scale section without its `sudo python lab/run.py` prefix
+             # named in docs/numbers.md's scale section without its `sudo python lab/run.py` prefix
              "sudo python lab/run.py bench --scale --update-readme",
              "sudo python lab/run.py bench --quick --dataplane openflow",
              "sudo python lab/run.py paper", "sudo python lab/run.py paper --quick",
@@ -69,7 +77,7 @@ PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --qui
 NOTEBOOK = ["sudo python lab/run.py notebook", "sudo python lab/run.py notebook --port 8888"]
 RUN_HERE = {BARE, RUN_SCENARIO, *QUICK_NO_LAB, CLEAN, *PLAN_ONLY, *NOTEBOOK}
 
-# README commands another test runs: command -> "file::test" (or the CI script) that runs it
+# README (and COMMAND_PAGES) commands another test runs: command -> "file::test" (or CI's script)
 ELSEWHERE = {
     # CI's first step
     "sudo ./setup.sh": ".ci/run",
@@ -90,9 +98,9 @@ ELSEWHERE = {
 
 
 # ---- the README's command lines ---------------------------------------------------------------------
-def readme_lines() -> set[str]:
-    """Command lines in code blocks (indented or fenced) and inline code spans."""
-    text = README.read_text()
+def readme_lines(page: Path = README) -> set[str]:
+    """Command lines in a page's code blocks (indented or fenced) and inline code spans."""
+    text = page.read_text()
     found, fenced = [], False
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
@@ -112,8 +120,8 @@ def instances(line: str) -> list[str]:
     return [" ".join(re.sub(r"\bSCENARIO\b", LIBRARY_SCENARIO, line).split())]
 
 
-def readme_commands() -> set[str]:
-    return {c for line in readme_lines() for c in instances(line)}
+def readme_commands(pages: tuple[Path, ...] = (README,)) -> set[str]:
+    return {c for page in pages for line in readme_lines(page) for c in instances(line)}
 
 
 # ---- running a line as typed -----------------------------------------------------------------------
@@ -143,12 +151,15 @@ def tail(done: subprocess.CompletedProcess) -> str:
 
 # ---- which tests run which line ----------------------------------------------------------------------
 def test_every_readme_command_is_run_by_a_test():
-    commands = readme_commands()
-    assert BARE in commands and len(commands) >= 10, f"README command extraction broke: {sorted(commands)}"
+    front = readme_commands()
+    assert {BARE, "sudo ./setup.sh"} <= front and len(front) >= 10, f"README extraction broke: {sorted(front)}"
+    commands = readme_commands(COMMAND_PAGES)
+    for page in COMMAND_PAGES[1:]:
+        assert readme_lines(page), f"{page.relative_to(ROOT)} shows no command: drop it from COMMAND_PAGES"
     untested = commands - RUN_HERE - set(ELSEWHERE)
-    assert not untested, f"README commands no test runs (run them here or add them to ELSEWHERE): {untested}"
+    assert not untested, f"README/docs commands no test runs (run them here or add them to ELSEWHERE): {untested}"
     stale = set(ELSEWHERE) - commands
-    assert not stale, f"ELSEWHERE lists commands the README no longer shows: {stale}"
+    assert not stale, f"ELSEWHERE lists commands neither README nor COMMAND_PAGES shows any more: {stale}"
     for command, where in ELSEWHERE.items():
         file, _, test = where.partition("::")
         source = (ROOT / file).read_text()
@@ -270,9 +281,15 @@ def bench_dirs() -> set[str]:
     return {p.name for p in RESULTS.glob("*-bench*")} if RESULTS.is_dir() else set()
 
 
+def page_hashes() -> dict[str, str]:
+    """README.md and every page `--update-readme` writes a table into, by name."""
+    pages = {README, *(ROOT / page for page in TABLE_PAGES.values())}
+    return {page.name: hashlib.sha256(page.read_bytes()).hexdigest() for page in pages}
+
+
 @pytest.mark.parametrize("line", PLAN_ONLY)
 def test_long_benchmark_plans_and_stops(line, tmp_path):
-    readme, dirs = hashlib.sha256(README.read_bytes()).hexdigest(), bench_dirs()
+    pages, dirs = page_hashes(), bench_dirs()
     out = tmp_path / "plan.json"
     done = run_typed(line, "--json", str(out), timeout=120, plan_only=True)
     assert done.returncode == 0, tail(done)
@@ -282,7 +299,7 @@ def test_long_benchmark_plans_and_stops(line, tmp_path):
     assert len(plan["plan"]) >= (6 if "--scale" in line else 5), plan
     if "--dataplane srv6" in line:                   # srv6 first, then OpenFlow for comparison
         assert plan["plan"][0].startswith("srv6:") and plan["plan"][-1].startswith("openflow:"), plan
-    assert hashlib.sha256(README.read_bytes()).hexdigest() == readme, "plan-only changed README.md"
+    assert page_hashes() == pages, "plan-only changed README.md or a page --update-readme writes"
     assert bench_dirs() == dirs, "plan-only made a results directory"
 
 
