@@ -1,4 +1,4 @@
-"""The README's `bench/cpu_budget.py`, typed as a user types it (root), shortened with its
+"""docs/machine.md's `bench/cpu_budget.py`, typed as a user types it (root), shortened with its
 own options: the three states measured on the default fabric and the CPU per packet."""
 
 import json

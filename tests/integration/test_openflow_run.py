@@ -1,6 +1,6 @@
-"""The lab on the OpenFlow data plane (root): the README's `run clean --dataplane openflow`
-and `check --dataplane openflow`, typed as a user types them (from the project root, with
---json), as tests/integration/test_readme_commands.py runs the README's other lines."""
+"""The lab on the OpenFlow data plane (root): docs/dataplanes.md's `run clean --dataplane openflow`
+(also on README.md) and `check --dataplane openflow`, typed as a user types them (from the project
+root, with --json), as tests/integration/test_readme_commands.py runs the README's other lines."""
 
 import json
 from pathlib import Path

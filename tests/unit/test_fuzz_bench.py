@@ -1,4 +1,4 @@
-"""bench/fuzz_parser.py runs as the README lists it (default count) and finds nothing."""
+"""bench/fuzz_parser.py runs as docs/machine.md lists it (default count) and finds nothing."""
 
 import os
 import re
