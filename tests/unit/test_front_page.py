@@ -3,8 +3,8 @@ tables `--update-readme` rewrites live on the docs/ pages lab/cli.py names (TABL
 
 import re
 
+from lab import cli
 from lab.cli import TABLE_PAGES
-from lab.runners.bench import update_readme
 from topologies.project import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
@@ -30,12 +30,16 @@ def test_every_table_block_is_on_its_page():
     assert "<!--" not in README.read_text(), "README.md holds a marked block no command rewrites any more"
 
 
-def test_a_table_rewrite_changes_its_block_only(tmp_path):
+def test_update_readme_rewrites_its_block_on_its_page_only(tmp_path, monkeypatch):
+    """save_report, as `bench`/`paper --update-readme` call it, on a copy of the project's pages."""
+    for page in set(TABLE_PAGES.values()):
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / page).write_text((PROJECT_ROOT / page).read_text())
+    monkeypatch.setattr(cli, "PROJECT_ROOT", tmp_path)
     for block, page in TABLE_PAGES.items():
-        original = (PROJECT_ROOT / page).read_text()
-        copy = tmp_path / page.name
-        copy.write_text(original)
-        update_readme(copy, "new table\n", block=block)
+        original = (tmp_path / page).read_text()
+        cli.save_report(tmp_path, "report", "new table\n", {}, None, block)
         before, _, rest = original.partition(f"<!-- {block}:start -->")
         after = rest.partition(f"<!-- {block}:end -->")[2]
-        assert copy.read_text() == f"{before}<!-- {block}:start -->\nnew table\n<!-- {block}:end -->{after}"
+        written = f"<!-- {block}:start -->\nnew table\n<!-- {block}:end -->"
+        assert (tmp_path / page).read_text() == before + written + after, f"{block} on {page}"
