@@ -139,7 +139,7 @@ class Sender:
         self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
                                        params.rto_granularity, params.rto_min_rtts)
         self.route_of_pid = health.route_of_pid
-        self.route_state = health.rstate             # read on every ACK (hot path)
+        self.routes = health.routes                  # their state is read on every ACK (hot path)
         n_routes = len(health.route_keys)
         self.route_srtt: list[float | None] = [None] * n_routes   # per-route RTT (RFC 6298 smoothing)
         self.route_rttvar = [0.0] * n_routes
@@ -403,7 +403,7 @@ class Sender:
         self.pkts_acked[pkt.pid] += 1
         rid = self.route_of_pid[pkt.pid]
         self.route_log.on_ack(rid, now)
-        if self.route_state[rid] == R_SUSPECT:
+        if self.routes[rid].state == R_SUSPECT:
             self.health.on_route_ack(rid, pkt.sent, now)
         msg = pkt.msg
         msg.unacked -= 1
@@ -525,7 +525,7 @@ class Sender:
         if soonest == INF:
             return None                      # no route has an RTT yet
         newest, after = self.max_acked_sent, self.overdue_after
-        route_state, route_of_pid = self.route_state, self.route_of_pid
+        routes, route_of_pid = self.routes, self.route_of_pid
         due = None
         for txseq, pkt in self.sendq:
             if pkt.sent >= newest:
@@ -536,7 +536,7 @@ class Sender:
                 at = pkt.sent + soonest
                 return at if due is None or at < due else due
             rid = route_of_pid[pkt.pid]
-            if route_state[rid] != R_GOOD:
+            if routes[rid].state != R_GOOD:
                 continue
             at = pkt.sent + after[rid]
             if now >= at:
