@@ -91,6 +91,7 @@ from __future__ import annotations
 from typing import Callable, Hashable, Iterable, Sequence
 
 from .events import PathStateChanged
+from .ev_sets import backup_set, rebalance
 from .probes import PROBE_WIRE_BYTES, ProbeLedger
 
 GOOD = 0
@@ -236,16 +237,8 @@ class PathHealth:
 
     # --- EV sets --------------------------------------------------------------------------
     def _choose_active_sets(self) -> None:
-        want = self.params.active_evs_per_plane
         for evs in self.plane_evs.values():
-            if want <= 0 or want >= len(evs):
-                continue
-            by_route: dict[RouteHealth, list[EvHealth]] = {}
-            for e in evs:
-                by_route.setdefault(e.route, []).append(e)
-            columns = list(by_route.values())
-            order = [col[i] for i in range(max(map(len, columns))) for col in columns if i < len(col)]
-            for e in order[want:]:
+            for e in backup_set(evs, self.params.active_evs_per_plane):
                 e.active = False
                 self.state[e.pid] = BACKUP
 
@@ -255,38 +248,7 @@ class PathHealth:
         want = self.params.active_evs_per_plane
         if want <= 0 or want >= len(evs):
             return
-        active = [e for e in evs if e.active and e.route.in_use()]
-        spare = [e for e in evs if not e.active and e.route.in_use()]
-        if not active and not spare:
-            return          # every route of the plane is out: nothing to swap to
-        for e in evs:
-            if e.active and not e.route.in_use():
-                e.active = False
-        count: dict[RouteHealth, int] = {}
-        for e in evs:
-            if e.route.in_use():
-                count.setdefault(e.route, 0)
-                count[e.route] += e.active
-        while True:
-            n_active = sum(count.values())
-            low = min((r for r in count if any(e.route is r for e in spare)), key=count.get, default=None)
-            if low is None:
-                break
-            high = max(count, key=count.get)
-            if n_active < want:
-                pass                                   # fill up to the plane's share
-            elif count[high] - count[low] > 1:
-                out = next(e for e in evs if e.active and e.route is high)
-                out.active = False
-                spare.append(out)
-                count[high] -= 1
-            else:
-                break
-            pin = next(e for e in spare if e.route is low)
-            spare.remove(pin)
-            pin.active = True
-            count[low] += 1
-            self.swaps += 1
+        self.swaps += rebalance(evs, want)
         self._refresh(evs, reason, now)
 
     def _migrate(self, e: EvHealth, now: float) -> None:
