@@ -1,7 +1,7 @@
 """Socket adapter: one Agent per host drives the sans-IO cores over UDP.
 
 Single-threaded, ``selectors`` event loop (no asyncio: fewer layers per
-packet). Sockets:
+packet). Sockets (opened by agent_sockets.py):
 - receive: one socket on ``0.0.0.0:4793`` (baseline: 4794), or one per
   address in ``listen_ips``; IP_RECVTOS gives each datagram's TOS so CE
   can be passed to the core; big SO_RCVBUF; read with ``recvmsg_into`` into
@@ -49,6 +49,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from . import wire
+from .agent_sockets import address_family, plane_sockets, receive_socket
 from .connection import make_paths
 from .denylist import DenylistFile, denied_routes
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
@@ -58,11 +59,7 @@ from .params import DEFAULT_EVS_PER_PLANE, TransportParams
 from .path_select import POLICIES, PathSelector
 from .routes import route_of, routes_for
 from .transport import Connection, ConnectionSetup, transport
-from .udp6 import zero_checksums
 
-IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
-IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
-IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
 _T_DATA = wire.T_DATA     # the per-datagram send path reads it as a module global
 INF = math.inf
 # what each file the loop waits on is (the selector key's data): a datagram socket (None),
@@ -190,17 +187,6 @@ def ev_addresses(routes: list, evs: list, t1s: int | None, same_rack: bool) -> l
             for plane, per_t1 in enumerate(routes)]
 
 
-def address_family(ips: list) -> int:
-    """AF_INET or AF_INET6: the one family of every address in `ips`; ValueError otherwise."""
-    try:
-        versions = {ipaddress.ip_address(ip).version for ip in ips}
-    except ValueError as exc:
-        raise ValueError(f"plane address: {exc}") from None
-    if len(versions) != 1:
-        raise ValueError(f"plane addresses must be all IPv4 or all IPv6, got {ips[:4]}")
-    return socket.AF_INET6 if versions == {6} else socket.AF_INET
-
-
 def conn_id_for(src: str, dst: str) -> int:
     """Stable connection id of the src -> dst direction (non-zero)."""
     return zlib.crc32(f"{src}->{dst}".encode()) or 1
@@ -255,51 +241,20 @@ class Agent:
     # --- setup ------------------------------------------------------------------------------
     def _open_sockets(self) -> None:
         cfg = self.config
-        self.ipv6 = address_family(cfg.plane_ips) == socket.AF_INET6
-        family = socket.AF_INET6 if self.ipv6 else socket.AF_INET
-        self.recv_socks = []
-        for ip in (cfg.listen_ips or ["::" if self.ipv6 else "0.0.0.0"]):
-            s = socket.socket(family, socket.SOCK_DGRAM)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
-            if self.ipv6:
-                s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
-                zero_checksums(s, send=False)
-            else:
-                s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
-            # lets agents sharing a namespace (benchmark) bind 0.0.0.0 and specific IPs
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind((ip, self.port))
-            s.setblocking(False)
+        family = address_family(cfg.plane_ips)
+        self.ipv6 = family == socket.AF_INET6
+        self.recv_socks = [receive_socket(family, ip, self.port, cfg.rcvbuf)
+                           for ip in (cfg.listen_ips or ["::" if self.ipv6 else "0.0.0.0"])]
+        for s in self.recv_socks:
             self.sel.register(s, selectors.EVENT_READ)
-            self.recv_socks.append(s)
         # send_socks[plane][ev]; control_socks[plane][ev]: the same, or their twins
-        # that send at the control priority
-        self.send_socks = [self._plane_sockets(family, ip) for ip in cfg.plane_ips]
+        # that send at the control priority (a data socket and its twin share the EV's address)
+        twins = cfg.control_priority is not None
+        self.send_socks = [plane_sockets(family, ip, cfg.evs, cfg.sndbuf, twins) for ip in cfg.plane_ips]
         self.control_socks = self.send_socks
-        if cfg.control_priority is not None:
-            self.control_socks = [self._plane_sockets(family, ip, cfg.control_priority)
+        if twins:
+            self.control_socks = [plane_sockets(family, ip, cfg.evs, cfg.sndbuf, twins, cfg.control_priority)
                                   for ip in cfg.plane_ips]
-
-    def _plane_sockets(self, family, ip: str, priority: int | None = None) -> dict[int, socket.socket]:
-        """ev -> a socket bound to (ip, the EV's port) sending ECT(0), at `priority` if given."""
-        cfg = self.config
-        per_ev = {}
-        for ev in cfg.evs:
-            s = socket.socket(family, socket.SOCK_DGRAM)
-            if self.ipv6:
-                s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, wire.ECT0)
-                zero_checksums(s, receive=False)
-            else:
-                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, cfg.sndbuf)
-            if cfg.control_priority is not None:
-                # a data socket and its control twin share the EV's address
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if priority is not None:
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
-            s.bind((ip, wire.ev_to_port(ev)))
-            per_ev[ev] = s
-        return per_ev
 
     def _make_connections(self) -> None:
         cfg = self.config

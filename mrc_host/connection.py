@@ -230,9 +230,9 @@ class MrcConnection:
         d.update(cwnd=round(self.cc.cwnd, 1), srtt=s.srtt, min_rtt=s.rtt.min_rtt, rto=s.current_rto(),
                  reorder_window=s.reorder_window(),
                  pacing_interval=s.pacer.interval(self.cc.cwnd, s.srtt), **self.cc.stats(),
-                 inflight=s.inflight, probe_bytes=self.health.probe_bytes, **self.health.counters())
+                 inflight=s.inflight, probe_bytes=self.health.probes.bytes_sent, **self.health.counters())
         d["routes"] = s.route_log.records(self.health.route_state_names())
-        for record, srtt, overdue_after in zip(d["routes"], s.route_srtt, s.overdue_after):
+        for record, srtt, overdue_after in zip(d["routes"], s.route_rtts.srtt, s.route_rtts.overdue_after):
             # each route's own RTT, and how long a packet on it may go unacked before it is suspect
             record.update(srtt=srtt, overdue_after=overdue_after if overdue_after != INF else None)
         d["idle_spans"] = s.route_log.idle_records()

@@ -32,6 +32,15 @@ class Pacer:
 
     __slots__ = ("gain", "burst", "batch", "line_interval", "next_slot")
 
+    @classmethod
+    def for_params(cls, params, planes: int) -> "Pacer":
+        """Window pacing (pacing_gain) under the NIC's line rate (line_rate_bps, per plane)
+        of a sender spraying over ``planes`` planes: at line rate up to one packet per
+        plane may leave at once, which each port's shaper sends without queueing."""
+        if params.line_rate_bps <= 0:
+            return cls(params.pacing_gain, params.pacing_burst)
+        return cls(params.pacing_gain, max(params.pacing_burst, planes), params.frame_time() / planes)
+
     def __init__(self, gain: float, burst: int, line_interval: float = 0.0):
         self.gain = gain
         self.burst = burst if burst > 1 else 1

@@ -1,4 +1,5 @@
-"""RFC 6298 round-trip estimator and retransmission timer, shared by every core.
+"""RFC 6298 round-trip estimator and retransmission timer, shared by every core,
+and the MRC sender's per-route RTTs (RouteRtts).
 
 SRTT / RTTVAR from RTT samples (the caller applies Karn's rule: no samples
 from retransmitted packets), RTO = SRTT + max(granularity, 4 RTTVAR) clamped
@@ -65,3 +66,38 @@ class RttEstimator:
 
     def reset_backoff(self) -> None:
         self.backoff = 1
+
+
+class RouteRtts:
+    """Each route's own SRTT and RTTVAR (RFC 6298 smoothing) and how long a packet
+    on it may go unacked before it is overdue.
+
+    n_routes: routes of the connection (index = route id)
+    conn_rtt: the connection's RttEstimator (its SRTT bounds every margin)
+    """
+
+    def __init__(self, n_routes: int, conn_rtt: RttEstimator):
+        self.conn_rtt = conn_rtt
+        self.srtt: list[float | None] = [None] * n_routes
+        self.rttvar = [0.0] * n_routes
+        self.overdue_after = [float("inf")] * n_routes   # read per ACK by the sender (hot path)
+
+    def sample(self, rid: int, rtt: float) -> None:
+        """Fold an RTT sample of route ``rid`` in; a packet on it is overdue after
+        the route's own SRTT plus max(4 RTTVAR, a quarter of the connection's
+        SRTT), that margin at most the connection's SRTT: each route is judged by
+        its own queues (planes differ by tens of ms when loaded) and its own
+        jitter (a busy host), not by another route's RTT, so reordering between
+        routes does not make one suspect; and a jittery host (RTTVAR of tens of
+        ms) still leaves a dead route within about two RTTs, a suspicion being
+        cheap (an ACK clears it)."""
+        srtt = self.srtt[rid]
+        if srtt is None:
+            srtt, var = rtt, rtt / 2
+        else:
+            var = 0.75 * self.rttvar[rid] + 0.25 * abs(srtt - rtt)
+            srtt = 0.875 * srtt + 0.125 * rtt
+        self.srtt[rid], self.rttvar[rid] = srtt, var
+        conn_srtt = self.conn_rtt.srtt or rtt
+        margin = 4 * var if 4 * var > conn_srtt / 4 else conn_srtt / 4
+        self.overdue_after[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)

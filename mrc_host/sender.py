@@ -40,57 +40,23 @@ from .cc_trace import CcTrace
 from .congestion import CongestionControl
 from .counters import Counters
 from .events import WriteComplete
+from .outgoing import GapLosses, OutMessage, OutPacket
 from .pacing import UNPACED, Pacer
 from .params import TransportParams
 from .path_health import INF, R_GOOD, R_SUSPECT, USABLE, PathHealth
 from .path_select import PathSelector
 from .routes import RouteLog
-from .rtt import RttEstimator
+from .rtt import RouteRtts, RttEstimator
 
 _encode_data_header = wire.encode_data_header
 _encode_probe = wire.encode_probe
 _F_RETX, _F_LAST = wire.F_RETX, wire.F_LAST
 REO_MULT_MAX = 16   # reorder window grows to at most 16 x its base/4 (and never past srtt)
 EIFEL_RTT_SHARE = 0.8  # an ACK this soon after a retransmission (x min RTT) is the original's
-GAP_LOSSES_KEPT = 1024  # SACK-gap losses remembered for a DUPLICATE ACK to prove needless
 TAIL_SRTTS = 2.0   # a silence at least this many SRTTs long with packets in flight declares the newest lost (RFC 8985)
 
 
 RTO_LOG_ROWS = 100   # timeouts recorded in detail per connection (every one is counted)
-
-
-class _Message:
-    __slots__ = ("msg_id", "data", "remote_offset", "length", "next_off", "unacked")
-
-    def __init__(self, msg_id, data, remote_offset):
-        self.msg_id = msg_id
-        self.data = data
-        self.remote_offset = remote_offset
-        self.length = len(data)
-        self.next_off = 0          # next byte not yet segmented
-        self.unacked = 0           # packets sent and not yet acked
-
-
-class _Packet:
-    __slots__ = ("psn", "msg", "off", "length", "last", "pid", "sent", "txseq", "retx",
-                 "lost", "acked", "lost_pid", "lost_sent", "gap_loss", "dropped")
-
-    def __init__(self, psn, msg, off, length, last):
-        self.psn = psn
-        self.msg = msg
-        self.off = off
-        self.length = length
-        self.last = last
-        self.pid = -1
-        self.sent = 0.0
-        self.txseq = -1
-        self.retx = 0
-        self.lost = False
-        self.acked = False
-        self.lost_pid = -1   # path of the transmission that was lost
-        self.lost_sent = 0.0  # ... and when it was sent
-        self.gap_loss = False  # declared lost by a SACK gap (not RTO or trim)
-        self.dropped = False   # its last loss was a drop (not a trim), counted on its route
 
 
 class Sender:
@@ -119,10 +85,10 @@ class Sender:
         self.emit = emit
         self.peer = peer
         self.payload_size = params.payload_size
-        self.queue: deque[_Message] = deque()     # messages with bytes not yet segmented
-        self.unacked: dict[int, _Packet] = {}      # psn -> packet, sent and not acked
+        self.queue: deque[OutMessage] = deque()     # messages with bytes not yet segmented
+        self.unacked: dict[int, OutPacket] = {}      # psn -> packet, sent and not acked
         self.sendq: deque = deque()                # (txseq, packet) in transmission order
-        self.retxq: deque[_Packet] = deque()       # packets declared lost, to resend
+        self.retxq: deque[OutPacket] = deque()       # packets declared lost, to resend
         self.inflight = 0                          # transmissions neither acked nor lost
         self.snd_nxt = 0                           # next PSN to assign
         self.snd_una = 0                           # lowest PSN not cumulatively acked
@@ -132,23 +98,18 @@ class Sender:
         self.rack_rtt = 0.0                        # RTT of that packet
         self.reorder_deadline: float | None = None  # when the oldest suspect becomes lost
         self.reo_mult = 1                          # reorder window, in units of its base/4 (reorder_window)
-        # psn -> (path, send time) of its recent SACK-gap losses not yet proven needless
-        # (a retransmission can be declared lost too: each copy the peer got twice proves one)
-        self.gap_lost: dict[int, list[tuple[int, float]]] = {}
+        self.gap_losses = GapLosses()
         self.msg_ids = wire.MessageIds()
         self.rtt = rtt or RttEstimator(params.rto_initial, params.rto_min, params.rto_max,
                                        params.rto_granularity, params.rto_min_rtts)
         self.route_of_pid = health.route_of_pid
-        self.route_state = health.rstate             # read on every ACK (hot path)
-        n_routes = len(health.route_keys)
-        self.route_srtt: list[float | None] = [None] * n_routes   # per-route RTT (RFC 6298 smoothing)
-        self.route_rttvar = [0.0] * n_routes
-        self.overdue_after = [INF] * n_routes        # a packet on the route is overdue this long after it left
+        self.routes = health.routes                  # their state is read on every ACK (hot path)
+        self.route_rtts = RouteRtts(len(health.route_keys), self.rtt)
         self.route_log = RouteLog(health.route_keys)
         self.peer_ports = wire.ALL_PORTS_UP          # the peer's NIC port bitmap, from its ACKs
         self.pkts_sent = [0] * len(self.paths)     # per path
         self.pkts_acked = [0] * len(self.paths)
-        self.pacer = self._pacer(params)
+        self.pacer = Pacer.for_params(params, len({plane for _, plane in self.paths}))
         self.pace_at: float | None = None          # when the pacer lets the next packet go
         self.cc_trace = CcTrace()
         self.rto_log: list[list] = []    # the first RTO_LOG_ROWS timeouts: [t, psn, waited, rto, srtt, resends, (ev, plane)]
@@ -156,21 +117,12 @@ class Sender:
         self.last_progress = 0.0                   # the last transmission or ACK
         self.tail_probed = False                   # a tail loss was declared since the last ACK (one per silence)
 
-    def _pacer(self, params: TransportParams) -> Pacer:
-        """Window pacing (pacing_gain) under the NIC's line rate (line_rate_bps, per plane):
-        at line rate up to one packet per plane may leave at once, which each port's shaper
-        sends without queueing."""
-        if params.line_rate_bps <= 0:
-            return Pacer(params.pacing_gain, params.pacing_burst)
-        planes = len({plane for _, plane in self.paths})
-        return Pacer(params.pacing_gain, max(params.pacing_burst, planes), params.frame_time() / planes)
-
     # --- API ---------------------------------------------------------------------------------
     def write(self, data, remote_offset: int, msg_id: int | None = None) -> int:
         if len(data) == 0:
             raise ValueError("empty message")
         msg_id = self.msg_ids.take(msg_id)
-        self.queue.append(_Message(msg_id, memoryview(data).cast("B"), remote_offset))
+        self.queue.append(OutMessage(msg_id, memoryview(data).cast("B"), remote_offset))
         return msg_id
 
     @property
@@ -275,14 +227,14 @@ class Sender:
                 queue.popleft()
             psn = self.snd_nxt
             self.snd_nxt = (psn + 1) & 0xFFFFFFFF
-            pkt = _Packet(psn, msg, off, length, last)
+            pkt = OutPacket(psn, msg, off, length, last)
             msg.unacked += 1
             self.unacked[psn] = pkt
             self._transmit(pkt, pid, now, 0, out)
             sent += 1
         return sent
 
-    def _transmit(self, pkt: _Packet, pid: int, now: float, flags: int, out: list) -> None:
+    def _transmit(self, pkt: OutPacket, pid: int, now: float, flags: int, out: list) -> None:
         ev, plane = self.paths[pid]
         msg = pkt.msg
         if pkt.last:
@@ -313,9 +265,7 @@ class Sender:
         self.last_progress = now
         self.tail_probed = False
         if ports != self.peer_ports:
-            self.peer_ports = ports
-            planes = {p for _ev, p in self.paths}
-            self.health.set_ports_down("peer_port_down", [p for p in planes if not (ports >> p) & 1], now)
+            self._peer_ports_changed(ports, now)
         if ((cum - self.snd_una) & 0xFFFFFFFF) > ((self.snd_nxt - self.snd_una) & 0xFFFFFFFF):
             if ((self.snd_una - cum) & 0xFFFFFFFF) >= 0x80000000:
                 c.dropped += 1  # acks something never sent: bogus
@@ -327,52 +277,10 @@ class Sender:
             cum = self.snd_una
         else:
             sack_base = cum + 1
-        unacked = self.unacked
-        pkt = unacked.get(acked_psn)
-        rtt_sample = None
-        if pkt is not None and pkt.retx == 0 and not pkt.lost:
-            rtt_sample = now - pkt.sent        # Karn: first transmissions only
-            self.rtt.sample(rtt_sample)
-            self.rtt.reset_backoff()
-            self._route_rtt_sample(self.route_of_pid[pkt.pid], rtt_sample)   # one per ACK, as for the SRTT
-        elif pkt is not None and pkt.gap_loss and self.path_index.get((ev, plane)) == pkt.lost_pid \
-                and (pkt.pid != pkt.lost_pid or pkt.retx == 0):
-            # the copy a SACK gap gave up on answered (the ACK echoes its path, which
-            # the retransmission did not take): its route's RTT, which a route whose
-            # every packet looks lost would otherwise never learn
-            self._route_rtt_sample(self.route_of_pid[pkt.lost_pid], now - pkt.lost_sent)
-        newly = 0
-        acked = self._acked
-        if cum != self.snd_una:
-            psn = self.snd_una
-            while psn != cum:
-                pkt = unacked.pop(psn, None)
-                if pkt is not None:
-                    acked(pkt, now)
-                    newly += 1
-                psn = (psn + 1) & 0xFFFFFFFF
-            self.snd_una = cum
-        if sack:
-            base = sack_base
-            while sack:
-                low = sack & -sack
-                sack ^= low
-                pkt = unacked.pop((base + low.bit_length() - 1) & 0xFFFFFFFF, None)
-                if pkt is not None:
-                    acked(pkt, now)
-                    newly += 1
-        pkt = unacked.pop(acked_psn, None)
-        if pkt is not None:
-            acked(pkt, now)
-            newly += 1
+        rtt_sample = self._rtt_samples(self.unacked.get(acked_psn), ev, plane, now)
+        newly = self._take_acked(cum, sack, sack_base, acked_psn, now)
         if flags & wire.F_DUPLICATE:
-            # the peer got that packet twice: its SACK-gap loss was reordering (a D-SACK)
-            lost = self._proven_needless(acked_psn)
-            if lost is not None:
-                lost_pid, lost_sent = lost
-                self.c.spurious_losses += 1
-                self.route_log.on_delivered_after_all(self.route_of_pid[lost_pid], lost_sent)
-                self._reordering(lost_pid)
+            self._duplicate_arrival(acked_psn)
         ecn = bool(flags & wire.F_ECN_ECHO)
         if ecn:
             c.ecn_echoes += 1
@@ -385,7 +293,69 @@ class Sender:
             self.cc_trace.record(now, cc.cwnd, self.rtt.srtt, self.rtt.min_rtt, self.pacer.interval(cc.cwnd, self.rtt.srtt))
         self._detect_sack_losses(now)
 
-    def _acked(self, pkt: _Packet, now: float) -> None:
+    def _peer_ports_changed(self, ports: int, now: float) -> None:
+        """The peer's NIC port bitmap changed: deny the planes whose port is down at the peer."""
+        self.peer_ports = ports
+        planes = {p for _ev, p in self.paths}
+        self.health.set_ports_down("peer_port_down", [p for p in planes if not (ports >> p) & 1], now)
+
+    def _rtt_samples(self, pkt: OutPacket | None, ev: int, plane: int, now: float) -> float | None:
+        """The RTT samples an ACK of ``pkt`` (echoing path ``ev``, ``plane``) gives: the
+        connection's and its route's; the connection's sample, or None."""
+        if pkt is None:
+            return None
+        if pkt.retx == 0 and not pkt.lost:
+            rtt_sample = now - pkt.sent        # Karn: first transmissions only
+            self.rtt.sample(rtt_sample)
+            self.rtt.reset_backoff()
+            self.route_rtts.sample(self.route_of_pid[pkt.pid], rtt_sample)   # one per ACK, as for the SRTT
+            return rtt_sample
+        if pkt.gap_loss and self.path_index.get((ev, plane)) == pkt.lost_pid \
+                and (pkt.pid != pkt.lost_pid or pkt.retx == 0):
+            # the copy a SACK gap gave up on answered (the ACK echoes its path, which
+            # the retransmission did not take): its route's RTT, which a route whose
+            # every packet looks lost would otherwise never learn
+            self.route_rtts.sample(self.route_of_pid[pkt.lost_pid], now - pkt.lost_sent)
+        return None
+
+    def _take_acked(self, cum: int, sack: int, sack_base: int, acked_psn: int, now: float) -> int:
+        """Mark acked every packet below ``cum``, in the SACK bitmap from ``sack_base``,
+        and ``acked_psn``; how many were newly acked."""
+        unacked = self.unacked
+        newly = 0
+        acked = self._acked
+        if cum != self.snd_una:
+            psn = self.snd_una
+            while psn != cum:
+                pkt = unacked.pop(psn, None)
+                if pkt is not None:
+                    acked(pkt, now)
+                    newly += 1
+                psn = (psn + 1) & 0xFFFFFFFF
+            self.snd_una = cum
+        while sack:
+            low = sack & -sack
+            sack ^= low
+            pkt = unacked.pop((sack_base + low.bit_length() - 1) & 0xFFFFFFFF, None)
+            if pkt is not None:
+                acked(pkt, now)
+                newly += 1
+        pkt = unacked.pop(acked_psn, None)
+        if pkt is not None:
+            acked(pkt, now)
+            newly += 1
+        return newly
+
+    def _duplicate_arrival(self, psn: int) -> None:
+        """The peer got ``psn`` twice (a D-SACK): its SACK-gap loss was reordering."""
+        lost = self.gap_losses.proven_needless(psn)
+        if lost is not None:
+            lost_pid, lost_sent = lost
+            self.c.spurious_losses += 1
+            self.route_log.on_delivered_after_all(self.route_of_pid[lost_pid], lost_sent)
+            self._reordering(lost_pid)
+
+    def _acked(self, pkt: OutPacket, now: float) -> None:
         pkt.acked = True
         if pkt.lost:
             self._spurious(pkt)
@@ -403,7 +373,7 @@ class Sender:
         self.pkts_acked[pkt.pid] += 1
         rid = self.route_of_pid[pkt.pid]
         self.route_log.on_ack(rid, now)
-        if self.route_state[rid] == R_SUSPECT:
+        if self.routes[rid].state == R_SUSPECT:
             self.health.on_route_ack(rid, pkt.sent, now)
         msg = pkt.msg
         msg.unacked -= 1
@@ -411,7 +381,7 @@ class Sender:
             self.c.messages_sent += 1
             self.emit(WriteComplete(self.conn_id, msg.msg_id, msg.length, self.peer))
 
-    def _spurious(self, pkt: _Packet) -> None:
+    def _spurious(self, pkt: OutPacket) -> None:
         """``pkt`` was declared lost and arrived anyway."""
         self.c.spurious_losses += 1
         if pkt.dropped:
@@ -419,19 +389,8 @@ class Sender:
             self.route_log.on_delivered_after_all(self.route_of_pid[pkt.lost_pid], pkt.lost_sent)
         if pkt.gap_loss:
             pkt.gap_loss = False
-            self._proven_needless(pkt.psn)
+            self.gap_losses.proven_needless(pkt.psn)
             self._reordering(pkt.lost_pid)
-
-    def _proven_needless(self, psn: int) -> tuple[int, float] | None:
-        """One SACK-gap loss of ``psn`` was needless: forget it; (the path it was lost on, when
-        that copy was sent), or None."""
-        losses = self.gap_lost.get(psn)
-        if not losses:
-            return None
-        lost = losses.pop()
-        if not losses:
-            del self.gap_lost[psn]
-        return lost
 
     def _reordering(self, lost_pid: int) -> None:
         """A SACK-gap loss on ``lost_pid`` was reordering: widen the reorder window
@@ -456,31 +415,11 @@ class Sender:
         w = self.reo_mult * base / 4
         return w if srtt is None or w < srtt else srtt
 
-    def _route_rtt_sample(self, rid: int, rtt: float) -> None:
-        """Fold an RTT sample of route ``rid`` in; a packet on it is overdue after
-        the route's own SRTT plus max(4 RTTVAR, a quarter of the connection's
-        SRTT), that margin at most the connection's SRTT: each route is judged by
-        its own queues (planes differ by tens of ms when loaded) and its own
-        jitter (a busy host), not by another route's RTT, so reordering between
-        routes does not make one suspect; and a jittery host (RTTVAR of tens of
-        ms) still leaves a dead route within about two RTTs, a suspicion being
-        cheap (an ACK clears it)."""
-        srtt = self.route_srtt[rid]
-        if srtt is None:
-            srtt, var = rtt, rtt / 2
-        else:
-            var = 0.75 * self.route_rttvar[rid] + 0.25 * abs(srtt - rtt)
-            srtt = 0.875 * srtt + 0.125 * rtt
-        self.route_srtt[rid], self.route_rttvar[rid] = srtt, var
-        conn_srtt = self.rtt.srtt or rtt
-        margin = 4 * var if 4 * var > conn_srtt / 4 else conn_srtt / 4
-        self.overdue_after[rid] = srtt + (margin if margin < conn_srtt else conn_srtt)
-
     def _detect_sack_losses(self, now: float) -> None:
         """A packet is lost when one sent `reorder_allowance` transmissions
         later was acked, and it is overdue: older than the RTT of the latest
         acked packet plus the reorder window, and than its own route's overdue
-        time (``_route_rtt_sample``). RACK's one window cannot tell a route
+        time (``RouteRtts.sample``, rtt.py). RACK's one window cannot tell a route
         whose queue is deeper from a loss: when planes come back beside loaded
         ones, packets on the empty planes overtake the earlier ones queued
         behind their planes' backlog by several RTTs of the empty ones. Before
@@ -489,7 +428,7 @@ class Sender:
         loss_at = None
         limit = self.max_acked_txseq - self.params.reorder_allowance
         wait = self.rack_rtt + self.reorder_window()
-        sendq, after, route_of_pid = self.sendq, self.overdue_after, self.route_of_pid
+        sendq, after, route_of_pid = self.sendq, self.route_rtts.overdue_after, self.route_of_pid
         while sendq and sendq[0][0] < limit:
             txseq, pkt = sendq[0]
             if pkt.acked or pkt.lost or pkt.txseq != txseq:
@@ -507,25 +446,24 @@ class Sender:
             sendq.popleft()
             self.c.sack_losses += 1
             pkt.gap_loss = True
-            self.gap_lost.setdefault(pkt.psn, []).append((pkt.pid, pkt.sent))
-            if len(self.gap_lost) > GAP_LOSSES_KEPT:
-                del self.gap_lost[next(iter(self.gap_lost))]
+            self.gap_losses.add(pkt.psn, pkt.pid, pkt.sent)
             self._lost(pkt, now, "sack_gap")
         suspect_at = self._suspect_overdue(now)
         self.reorder_deadline = loss_at if suspect_at is None or (loss_at is not None and loss_at < suspect_at) \
             else suspect_at
 
     def _suspect_overdue(self, now: float) -> float | None:
-        """Routes of overdue packets (``_route_rtt_sample``; a packet sent after
+        """Routes of overdue packets (``RouteRtts.sample``; a packet sent after
         each was acked, so the peer is alive) become suspect. Returns when to
         look again (None: only a new ACK can tell). Packets are in send order:
         the scan stops at the first one younger than the shortest overdue time
         of any route, so an ACK costs a look at the few packets already late."""
-        soonest = min(self.overdue_after)
+        after = self.route_rtts.overdue_after
+        soonest = min(after)
         if soonest == INF:
             return None                      # no route has an RTT yet
-        newest, after = self.max_acked_sent, self.overdue_after
-        route_state, route_of_pid = self.route_state, self.route_of_pid
+        newest = self.max_acked_sent
+        routes, route_of_pid = self.routes, self.route_of_pid
         due = None
         for txseq, pkt in self.sendq:
             if pkt.sent >= newest:
@@ -536,7 +474,7 @@ class Sender:
                 at = pkt.sent + soonest
                 return at if due is None or at < due else due
             rid = route_of_pid[pkt.pid]
-            if route_state[rid] != R_GOOD:
+            if routes[rid].state != R_GOOD:
                 continue
             at = pkt.sent + after[rid]
             if now >= at:
@@ -545,7 +483,7 @@ class Sender:
                 due = at
         return due
 
-    def _lost(self, pkt: _Packet, now: float, reason: str) -> None:
+    def _lost(self, pkt: OutPacket, now: float, reason: str) -> None:
         pkt.lost = True
         pkt.lost_pid = pkt.pid
         pkt.lost_sent = pkt.sent

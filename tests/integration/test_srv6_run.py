@@ -15,7 +15,7 @@ from lab.analysis.fidelity import read_counter
 from lab.plumbing import cleanup
 from lab.plumbing.session import lab_session
 from mrc_host import wire
-from mrc_host.agent import IPV6_RECVTCLASS, IPV6_TCLASS
+from mrc_host.agent_sockets import IPV6_RECVTCLASS, IPV6_TCLASS
 from tests.integration.test_kill_cleanup import descendants, lab, machine, still_running
 from tests.integration.test_readme_commands import ROOT
 from topologies import port_program

@@ -4,9 +4,9 @@ from dataclasses import replace
 
 from mrc_host.counters import Counters
 from mrc_host.params import TransportParams
-from mrc_host.path_health import (ASSUMED_BAD, BACKUP, DENIED, GOOD, PROBE_ALLOWANCE, PROBE_WIRE_BYTES, SKIP,
-                                  SUSPECT, PathHealth)
+from mrc_host.path_health import ASSUMED_BAD, BACKUP, DENIED, GOOD, SKIP, SUSPECT, PathHealth
 from mrc_host.path_select import RoundRobin
+from mrc_host.probes import PROBE_ALLOWANCE, PROBE_WIRE_BYTES
 from mrc_host.routes import route_of, routes_for
 
 RTO = 0.05
@@ -39,7 +39,7 @@ def pid_of(h, ev, plane):
 
 def aliases(h, ev, plane):
     """Every pid on the route EV ``ev`` takes on ``plane``."""
-    return h.route_pids[h.route_of_pid[pid_of(h, ev, plane)]]
+    return h.routes[h.route_of_pid[pid_of(h, ev, plane)]].pids
 
 
 def test_skip_lasts_at_least_two_rtts_then_expires():
@@ -116,12 +116,12 @@ def test_an_unanswered_probe_retires_the_route_and_k_replies_bring_it_back_at_an
 
 def test_suspect_routes_are_held_when_most_routes_lose_at_once_as_in_a_host_stall():
     h = health()
-    for rid, pids in enumerate(h.route_pids):
-        h.on_loss(pids[0], 1.0, "rto")
+    for route in h.routes:
+        h.on_loss(route.pids[0], 1.0, "rto")
     assert all(s == SUSPECT for s in h.state)
     h.probes_due(1.0)
     h.expire(1.0 + TIMEOUT)                                    # every probe timed out too
-    assert all(s == SUSPECT for s in h.state) and h.stall_holds == len(h.route_pids)
+    assert all(s == SUSPECT for s in h.state) and h.stall_holds == len(h.routes)
     for _pid, seq in h.probes_due(1.0 + TIMEOUT):              # the peer wakes up and answers
         h.on_probe_reply(seq, 1.0 + TIMEOUT + 0.01)
     assert all(s == GOOD for s in h.state)
@@ -148,7 +148,7 @@ def test_a_retired_route_is_swapped_for_backup_evs_of_the_same_plane_and_spread_
     h = health(planes=2, evs=8, params=replace(PARAMS, active_evs_per_plane=4))
     plane0 = [p for p in range(len(h.paths)) if h.paths[p][1] == 0]
     def active_by_t1():
-        return sorted(h.route_keys[h.route_of_pid[p]][1] for p in plane0 if h.active[p])
+        return sorted(h.route_keys[h.route_of_pid[p]][1] for p in plane0 if h.evs[p].active)
     assert active_by_t1() == [0, 0, 1, 1]
     dead = aliases(h, 0, 0)
     h.on_loss(dead[0], 0.0, "sack_gap")
@@ -197,13 +197,15 @@ def test_probes_stay_within_the_budget_of_data_bytes():
     h = health()
     sent = 0
     for i in range(2000):                                   # a route that stays dead, no data
-        h.next_probe = [0.0] * len(h.next_probe)
+        for route in h.routes:
+            h.schedule_probe(route, 0.0)
         sent += len(h.probes_due(i * 0.001))
     assert sent * PROBE_WIRE_BYTES <= PROBE_ALLOWANCE
-    h.c.data_bytes_sent += 1_000_000
-    h.next_probe = [0.0] * len(h.next_probe)
+    h.probes.c.data_bytes_sent += 1_000_000
+    for route in h.routes:
+        h.schedule_probe(route, 0.0)
     more = len(h.probes_due(3.0))
-    assert more > 0 and h.probe_bytes <= PROBE_ALLOWANCE + 0.01 * 1_000_000
+    assert more > 0 and h.probes.bytes_sent <= PROBE_ALLOWANCE + 0.01 * 1_000_000
 
 
 def test_route_of_is_the_ev_modulo_the_t1s_and_none_within_a_rack():
@@ -282,7 +284,7 @@ def test_an_overdue_suspicion_does_not_count_towards_retiring_a_lossy_route():
     for i in range(2 * 3):
         h.on_overdue(pid, sent=1.0 + i * 0.01, now=1.005 + i * 0.01)
         h.on_route_ack(rid, sent=1.0 + i * 0.01, now=1.006 + i * 0.01)
-    assert h.state[pid] == GOOD and not h.gap_suspicions[rid]
+    assert h.state[pid] == GOOD and not h.routes[rid].gap_suspicions
 
 
 def test_a_sack_gap_loss_counts_once_per_episode_even_after_an_overdue_suspicion():
@@ -295,7 +297,7 @@ def test_a_sack_gap_loss_counts_once_per_episode_even_after_an_overdue_suspicion
         h.on_loss(pid, t + 0.002, "sack_gap", sent=t - 0.02)     # ...which still counts once
         h.on_loss(pid, t + 0.003, "sack_gap", sent=t - 0.019)    # (not twice)
         if i < 2:
-            assert len(h.gap_suspicions[rid]) == i + 1
+            assert len(h.routes[rid].gap_suspicions) == i + 1
             h.on_route_ack(rid, sent=t, now=t + 0.004)           # the route carried traffic again
     assert h.state[pid] == ASSUMED_BAD and h.log[-1].reason == "lossy"
 
@@ -334,4 +336,4 @@ def test_a_sack_gap_loss_that_was_reordering_is_forgotten():
         h.on_loss(pid, t, "sack_gap", sent=t - 0.02)
         h.on_spurious_gap(pid)                                   # acked after all
         h.on_route_ack(rid, sent=t, now=t + 0.001)
-    assert h.state[pid] == GOOD and h.gap_suspicions[rid] == []
+    assert h.state[pid] == GOOD and h.routes[rid].gap_suspicions == []

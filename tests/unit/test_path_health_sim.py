@@ -182,7 +182,7 @@ def test_a_plane_with_a_deeper_queue_is_late_not_lossy():
     assert net.run_until(written(net, "a", 20), timeout=30)
     c, sender = a.conn.counters, a.conn.sender
     slow = [rid for rid, (plane, _t1) in enumerate(sender.route_log.keys) if plane == 0]
-    assert all(sender.route_srtt[rid] > 0.03 for rid in slow)      # the plane's RTT, learnt
+    assert all(sender.route_rtts.srtt[rid] > 0.03 for rid in slow)      # the plane's RTT, learnt
     before = c.sack_losses
     stream(a.conn, 60)
     assert net.run_until(written(net, "a", 80), timeout=30)
@@ -214,7 +214,7 @@ def test_a_jittery_route_still_counts_a_packet_overdue_within_two_rtts():
     for i in range(40):
         sample = 0.005 if i % 2 else 0.06
         sender.rtt.sample(sample)
-        sender._route_rtt_sample(0, sample)
-    srtt, var = sender.route_srtt[0], sender.route_rttvar[0]
+        sender.route_rtts.sample(0, sample)
+    srtt, var = sender.route_rtts.srtt[0], sender.route_rtts.rttvar[0]
     assert 4 * var > sender.rtt.srtt, "the samples were not jittery enough to test the cap"
-    assert sender.overdue_after[0] == pytest.approx(srtt + sender.rtt.srtt)
+    assert sender.route_rtts.overdue_after[0] == pytest.approx(srtt + sender.rtt.srtt)

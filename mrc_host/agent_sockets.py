@@ -1,0 +1,73 @@
+"""The host agent's UDP sockets (agent.py drives them).
+
+- receive: one socket per listen address (the wildcard by default) on the
+  transport's port, reporting each datagram's TOS (IPv4) or traffic class
+  (IPv6) so the core learns of CE marks;
+- send: one socket per EV on each plane address, bound to (plane ip,
+  0xC000 + ev): the EV rides in the UDP source port. Every datagram leaves
+  ECT(0); at a SO_PRIORITY when one is given (the control datagrams' twins).
+
+IPv6 sockets carry no UDP checksum at either end: every srv6 router on the
+way rewrites the destination address the checksum covers (docs/srv6.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+from . import wire
+from .udp6 import zero_checksums
+
+IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
+IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
+IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
+
+
+def address_family(ips: list) -> int:
+    """AF_INET or AF_INET6: the one family of every address in `ips`; ValueError otherwise."""
+    try:
+        versions = {ipaddress.ip_address(ip).version for ip in ips}
+    except ValueError as exc:
+        raise ValueError(f"plane address: {exc}") from None
+    if len(versions) != 1:
+        raise ValueError(f"plane addresses must be all IPv4 or all IPv6, got {ips[:4]}")
+    return socket.AF_INET6 if versions == {6} else socket.AF_INET
+
+
+def receive_socket(family: int, ip: str, port: int, rcvbuf: int) -> socket.socket:
+    """A non-blocking socket bound to (ip, port) that reports each datagram's TOS or traffic class."""
+    s = socket.socket(family, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    if family == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
+        zero_checksums(s, send=False)
+    else:
+        s.setsockopt(socket.IPPROTO_IP, IP_RECVTOS, 1)
+    # lets agents sharing a namespace (benchmark) bind 0.0.0.0 and specific IPs
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((ip, port))
+    s.setblocking(False)
+    return s
+
+
+def plane_sockets(family: int, ip: str, evs, sndbuf: int, shared: bool,
+                  priority: int | None = None) -> dict[int, socket.socket]:
+    """ev -> a socket bound to (ip, the EV's port) sending ECT(0), at `priority` if given.
+    ``shared``: a second socket (the control twin) will bind the same address."""
+    per_ev = {}
+    for ev in evs:
+        s = socket.socket(family, socket.SOCK_DGRAM)
+        if family == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, IPV6_TCLASS, wire.ECT0)
+            zero_checksums(s, receive=False)
+        else:
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, wire.ECT0)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
+        if shared:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if priority is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
+        s.bind((ip, wire.ev_to_port(ev)))
+        per_ev[ev] = s
+    return per_ev
