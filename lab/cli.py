@@ -9,7 +9,6 @@ the same code path as a user without their 5-20 minutes.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import sys
@@ -24,6 +23,7 @@ from rich.table import Table
 from faults.scenario_record import MIB, Scenario
 from lab.bench_report import report_figures, report_scale, save_report
 from lab.console import console, write_json
+from lab.runners.progress import run_progress
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
 from topologies.link_rate import AUTO
 from lab.analysis.results import RESULTS_ROOT
@@ -38,6 +38,7 @@ app = typer.Typer(
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
 DEFAULT_SCENARIO = "production-day"
 PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
+INTERRUPTED_EXIT = 130  # a shell's status for a command Ctrl-C stopped (128 + SIGINT)
 
 
 def plan_only() -> bool:
@@ -95,7 +96,7 @@ def run(
 ) -> None:
     """Run a scenario: the same all-reduce with MRC and with the baseline on one fabric, under its faults."""
     from faults.injectors import FaultError
-    from lab.runners.experiment import run_experiment
+    from lab.runners.experiment import RunInterrupted, run_experiment
     from lab.runners.job import JobError
     from lab.analysis.report import print_summary
     from topologies.builder import BuildError
@@ -106,13 +107,16 @@ def run(
     ensure_writable(results)
     try:
         started = time.monotonic()
-        with run_progress(loaded_run) as progress:
+        with run_progress(loaded_run.transports, console) as progress:
             path, summary = run_experiment(loaded_run, results, progress=progress)
         elapsed = time.monotonic() - started
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk while the results are written: the lab is torn down already
         fail(f"could not write the results: {exc}")
+    except RunInterrupted as stop:  # Ctrl-C or SIGTERM: the lab is torn down, what was measured is kept
+        console.print(stop.line, highlight=False)
+        raise typer.Exit(INTERRUPTED_EXIT)
     print_summary(summary, console)
     console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
     write_json(json_path, {"results_dir": str(path), "scenario": loaded_run.name, "elapsed_s": round(elapsed, 1),
@@ -182,25 +186,6 @@ def describe_run(scenario: Scenario) -> None:
     console.print(DATAPLANE_LINES[spec.dataplane], highlight=False)
     if scenario.link_rate:
         console.print(scenario.link_rate, highlight=False)
-
-
-@contextlib.contextmanager
-def run_progress(scenario: Scenario):
-    """A progress bar per transport; yields the callback run_experiment reports to."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
-        # with a time budget the bar follows time, else iterations
-        budget = scenario.job.max_seconds
-        total = budget or scenario.job.iterations
-        tasks = {t: bar.add_task(t, total=total, done="") for t in scenario.transports}
-
-        def progress(t: str, k: int, n: int, elapsed: float) -> None:
-            bar.update(tasks[t], completed=min(elapsed, total) if budget else k,
-                       done=f"{k} iterations")
-
-        yield progress
 
 
 @app.command()
