@@ -9,25 +9,24 @@ the same code path as a user without their 5-20 minutes.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from faults.scenario_record import MIB, Scenario
-from lab.plumbing.atomic import write_json_atomic, write_text_atomic
+from lab.bench_report import BENCH_PAGE, PAPER_PAGE, report_figures, report_scale, save_report
+from lab.console import console, write_json
+from lab.runners.progress import run_progress
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
 from topologies.link_rate import AUTO
 from lab.analysis.results import RESULTS_ROOT
-from topologies.project import PROJECT_ROOT
 
 app = typer.Typer(
     add_completion=False,
@@ -36,37 +35,15 @@ app = typer.Typer(
     help="The MRC lab: MRC vs a single-path baseline on an emulated eight-plane fabric.",
 )
 
-# Off a terminal (a log file, CI, `| tee`) rich would lay tables out in 80
-# columns and cut names to "t0p6r0-t1p…"; there a line is as long as its content.
-NON_TERMINAL_WIDTH = 1000
-
-
-def make_console() -> Console:
-    terminal = Console()
-    return terminal if terminal.is_terminal else Console(width=NON_TERMINAL_WIDTH)
-
-
-console = make_console()
-
 JsonPath = Annotated[Optional[Path], typer.Option("--json", help="Write this command's figures to PATH as JSON.")]
 DEFAULT_SCENARIO = "production-day"
-# The pages whose marked tables `--update-readme` rewrites (the flag kept its name when the
-# tables moved from README.md to docs/): bench's "bench" and "scale" blocks, paper's "paper" block.
-BENCH_PAGE = Path("docs/numbers.md")   # relative to PROJECT_ROOT, as the help texts name them
-PAPER_PAGE = Path("docs/paper.md")
-TABLE_PAGES = {"bench": BENCH_PAGE, "scale": BENCH_PAGE, "paper": PAPER_PAGE}
 PLAN_ONLY_ENV = "MRCLAB_PLAN_ONLY"
+INTERRUPTED_EXIT = 130  # a shell's status for a command Ctrl-C stopped (128 + SIGINT)
 
 
 def plan_only() -> bool:
     """The one place MRCLAB_PLAN_ONLY is read (see the module docstring)."""
     return os.environ.get(PLAN_ONLY_ENV, "") not in ("", "0")
-
-
-def write_json(path: Optional[Path], data: dict) -> None:
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, data)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -119,7 +96,7 @@ def run(
 ) -> None:
     """Run a scenario: the same all-reduce with MRC and with the baseline on one fabric, under its faults."""
     from faults.injectors import FaultError
-    from lab.runners.experiment import run_experiment
+    from lab.runners.experiment import RunInterrupted, run_experiment
     from lab.runners.job import JobError
     from lab.analysis.report import print_summary
     from topologies.builder import BuildError
@@ -130,13 +107,16 @@ def run(
     ensure_writable(results)
     try:
         started = time.monotonic()
-        with run_progress(loaded_run) as progress:
+        with run_progress(loaded_run.transports, console) as progress:
             path, summary = run_experiment(loaded_run, results, progress=progress)
         elapsed = time.monotonic() - started
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk while the results are written: the lab is torn down already
         fail(f"could not write the results: {exc}")
+    except RunInterrupted as stop:  # Ctrl-C or SIGTERM: the lab is torn down, what was measured is kept
+        console.print(stop.line, highlight=False)
+        raise typer.Exit(INTERRUPTED_EXIT)
     print_summary(summary, console)
     console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
     write_json(json_path, {"results_dir": str(path), "scenario": loaded_run.name, "elapsed_s": round(elapsed, 1),
@@ -206,25 +186,6 @@ def describe_run(scenario: Scenario) -> None:
     console.print(DATAPLANE_LINES[spec.dataplane], highlight=False)
     if scenario.link_rate:
         console.print(scenario.link_rate, highlight=False)
-
-
-@contextlib.contextmanager
-def run_progress(scenario: Scenario):
-    """A progress bar per transport; yields the callback run_experiment reports to."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[done]}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
-        # with a time budget the bar follows time, else iterations
-        budget = scenario.job.max_seconds
-        total = budget or scenario.job.iterations
-        tasks = {t: bar.add_task(t, total=total, done="") for t in scenario.transports}
-
-        def progress(t: str, k: int, n: int, elapsed: float) -> None:
-            bar.update(tasks[t], completed=min(elapsed, total) if budget else k,
-                       done=f"{k} iterations")
-
-        yield progress
 
 
 @app.command()
@@ -346,83 +307,6 @@ def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_p
     raise typer.Exit(0)
 
 
-def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_readme: bool,
-                 json_path: Optional[Path]) -> None:
-    """The data planes' cost figures (when two are compared), each sweep's table and largest
-    faithful size, on the console and in bench.md/bench.json."""
-    from lab.runners.bench import markdown, scale_markdown
-
-    if costs:
-        print_figures(costs, "the data planes on the default fabric")
-
-    for sweep in sweeps:
-        table = Table(title=f"scale sweep (8 planes, {sweep['dataplane']})")
-        for col in ("hosts", "switches", "T1s", "rate", "iteration", "build", "efficiency", "CPU mean", "CPU-bound",
-                    "lost", "verified", "faithful"):
-            table.add_column(col, justify="right", overflow="fold")
-        for r in sweep["rows"]:
-            rate = "-" if r.get("link_mbps") is None else f"{r['link_mbps']:g} Mb/s"
-            if "error" in r:
-                table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"[red]{r['error']}[/]",
-                              *[""] * 7)
-                continue
-            table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"{r['p50_s']:.2f} s",
-                          f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
-                          f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
-                          str(r["unexplained_loss"]), "yes" if r["verified"] else "NO",
-                          "yes" if r["faithful"] else "no")
-        console.print(table)
-        big = sweep["largest_faithful"]
-        console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
-                      f"switches, {big['spines']} T1s per plane, at {big['link_mbps']:g} Mb/s (build "
-                      f"{big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
-                      else f"no size was faithful ({sweep['dataplane']})", highlight=False)
-    data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
-    command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
-                                 else f" --dataplane {sweeps[0]['dataplane']}")
-    header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
-    opening = markdown(costs, header + " The data planes on the default fabric:") + "\n" if costs else header + "\n\n"
-    md = opening + "\n".join(scale_markdown(sweep) for sweep in sweeps)
-    save_report(out, "bench", md, data, json_path, "scale" if update_readme else None)
-
-
-def save_report(out: Path, stem: str, md: str, data: dict, json_path: Optional[Path],
-                readme_block: Optional[str]) -> None:
-    """A report as <stem>.md and <stem>.json in the results directory, at --json PATH if given,
-    and into the `readme_block` block of its page in TABLE_PAGES if given."""
-    from lab.runners.bench import update_readme as write_readme
-
-    write_text_atomic(out / f"{stem}.md", md)
-    write_json_atomic(out / f"{stem}.json", data, default=str)
-    write_json(json_path, data)
-    if readme_block:
-        write_readme(PROJECT_ROOT / TABLE_PAGES[readme_block], md, block=readme_block)
-
-
-def print_figures(figures: list, title: str) -> None:
-    """A table of figure, measured, target, pass on the console."""
-    table = Table(title=title)
-    for col in ("figure", "measured", "target", ""):
-        table.add_column(col, overflow="fold")
-    mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
-    for f in figures:
-        table.add_row(f.name, f.value, f.target, mark[f.ok])
-    console.print(table)
-
-
-def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
-    """The headline table on the console and in bench.md/bench.json (and docs/numbers.md if asked)."""
-    from lab.runners.bench import markdown, to_json
-
-    plane = "" if meta["dataplane"] == DEFAULT_FABRIC.dataplane else f" --dataplane {meta['dataplane']}"
-    header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}{plane}` on {meta['date']}, {meta['machine']}; "
-              f"took {meta['elapsed_s'] / 60:.1f} min.")
-    print_figures(figures, "MRC lab headline figures")
-    save_report(out, "bench", markdown(figures, header), to_json(figures, meta), json_path,
-                "bench" if update_readme else None)
-    console.print(f"results: {out}", highlight=False)
-
-
 @app.command(epilog=f"{PLAN_ONLY_ENV}=1: print the plan and stop before building anything (tests use it).")
 def paper(
     quick: bool = typer.Option(False, "--quick", help="Fewer iterations and shorter streams (under 10 minutes)."),
@@ -527,6 +411,14 @@ def check(
         timings = session.timings
     except BuildError as exc:
         fail(str(exc))
+    print_check(spec, result, timings)
+    write_json(json_path, check_figures(spec, result, timings))
+    raise typer.Exit(0 if result.ok else 1)
+
+
+def print_check(spec: FabricSpec, result, timings: dict) -> None:
+    """`check`'s findings on the console: paths per plane, failures, conservation, timings.
+    result: lab.runners.check.run_check()'s."""
     table = Table(title="paths per plane")
     table.add_column("plane", justify="right")
     table.add_column("verified", justify="right")
@@ -549,7 +441,11 @@ def check(
            else "each arrived with its T1's mark")
     console.print(f"paths verified: {result.paths_ok}/{result.paths_total} (every (source, destination, plane, T1) "
                   f"route, {how})", highlight=False)
-    write_json(json_path, {
+
+
+def check_figures(spec: FabricSpec, result, timings: dict) -> dict:
+    """`check`'s figures for --json PATH."""
+    return {
         "dataplane": spec.dataplane,
         "paths_total": result.paths_total,
         "paths_ok": result.paths_ok,
@@ -564,8 +460,7 @@ def check(
         "conservation_attempts": result.conservation_attempts,
         "port_program_ports": list(result.port_program_ports),
         "failures": result.failures,
-    })
-    raise typer.Exit(0 if result.ok else 1)
+    }
 
 
 @app.command()

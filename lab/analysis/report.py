@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lab.analysis import metrics
+from lab.analysis.partial import partial_line
 from lab.analysis.results import Records, load
 
 PROBLEMS_SHOWN = 20   # a file of garbage must not bury the summary
@@ -261,9 +262,13 @@ def print_problems(problems: Sequence, console: Console) -> None:
 
 
 def print_run(results_dir: str | Path, console: Console | None = None) -> Records:
-    """Print what of ``results_dir`` could not be read, then its summary; returns the records."""
+    """Print whether ``results_dir`` is partial (an interrupted run), what of it could not be
+    read, then its summary; returns the records."""
     console = console or Console()
     rec = load(results_dir)
+    partial = partial_line(rec.config)
+    if partial:
+        console.print(f"[yellow]partial run: {escape(partial)}; its figures cover what it completed[/]")
     print_problems(rec.problems, console)
     summary, note = summary_or_recomputed(rec)
     if note:

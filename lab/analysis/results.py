@@ -3,7 +3,8 @@
 Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
 
     config.json        the run's Scenario as run (faults/scenario_record.py to_dict(),
-                       with the command line's overrides) and the session's timings
+                       with the command line's overrides) and the session's timings;
+                       an interrupted run's also "partial" (lab/analysis/partial.py)
     iterations.csv     transport, iteration, start, end, duration, verified,
                        rank_times (JSON list of [start, end] per rank)
     events.jsonl       one event dict per line, in time order as given

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from lab.analysis import metrics, report  # noqa: E402
+from lab.analysis.partial import partial_line  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.names import Host  # noqa: E402
@@ -42,7 +43,8 @@ DPI = plots.DPI
 # One line per file of a results directory (lab/analysis/results.py, lab/analysis/plots.py).
 FILE_MEANINGS = {
     "config.json": "the run's scenario as run (Scenario.to_dict()): fabric, job (iterations, buffer), "
-                   "transports, trimming, transport params, faults; plus build/teardown timings",
+                   "transports, trimming, transport params, faults; plus build/teardown timings "
+                   "and, for an interrupted run, \"partial\": the iterations it completed",
     "iterations.csv": "one row per all-reduce iteration and transport: start, end, duration (s), verified, per-rank times",
     "events.jsonl": "time-ordered events, one JSON object per line: phases, path_state changes, fault_start/fault_end, errors",
     "counters.json": "final agent counters per transport and host, per peer, with per-path (plane, EV) sent/acked/ECN/trims/losses",
@@ -123,9 +125,13 @@ class Run:
 
 
 def read_run(path: str | Path) -> Records:
-    """load() the run, print what of it could not be read, and fill in its summary
-    (recomputed from the records when summary.json is unreadable, with a note saying so)."""
+    """load() the run, print whether it is partial (an interrupted run) and what of it could not
+    be read, and fill in its summary (recomputed from the records when summary.json is
+    unreadable, with a note saying so)."""
     rec = load(path)
+    partial = partial_line(rec.config)
+    if partial:
+        print(f"{path}: partial run, {partial}; its figures cover what it completed")
     if rec.problems:
         print(f"{path}: incomplete or damaged, {len(rec.problems)} problem(s); everything else is shown:")
         for line in report.problem_lines(rec.problems):

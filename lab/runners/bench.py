@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -497,53 +497,6 @@ def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say
         rows += list(step())
         say(f"{command}: {name} done in {time.monotonic() - started:.0f} s")
     return rows
-
-
-def markdown(figures: list[Figure], header: str) -> str:
-    mark = {True: "pass", False: "falls short", None: "-"}
-    lines = [header, "", "| figure | measured | target | |", "|---|---|---|---|"]
-    lines += [f"| {f.name} | {f.value} | {f.target} | {mark[f.ok]} |" for f in figures]
-    return "\n".join(lines) + "\n"
-
-
-def to_json(figures: list[Figure], meta: dict) -> dict:
-    return {**meta, "figures": [asdict(f) for f in figures]}
-
-
-def update_readme(readme: Path, table: str, block: str = "bench") -> None:
-    """Replace the `<!-- {block}:start -->` ... `<!-- {block}:end -->` block of README.md."""
-    start_mark, end_mark = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
-    text = readme.read_text()
-    start, end = text.find(start_mark), text.find(end_mark)
-    if start < 0 or end < start:
-        raise ValueError(f"{readme} has no {start_mark} ... {end_mark} block")
-    readme.write_text(text[:start + len(start_mark)] + "\n" + table + text[end:])
-
-
-def scale_markdown(sweep: dict) -> str:
-    lines = [f"Data plane: {sweep.get('dataplane', DEFAULT_FABRIC.dataplane)}.", "",
-             "| hosts | switches | T1s per plane | link rate | iteration (median) | build | efficiency | CPU mean "
-             "| CPU-bound | lost | verified | faithful |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sweep["rows"]:
-        where = f"| {r['hosts']} | {r['switches']} | {r['spines']} | "
-        if "error" in r:
-            lines.append(f"{where}{_mbps(r.get('link_mbps'))} | {r['error']} | | | | | | | |")
-            continue
-        lines.append(f"{where}{_mbps(r['link_mbps'])} | {r['p50_s']:.2f} s | {r['build_s']:.1f} s | "
-                     f"{r['efficiency']:.3f} | "
-                     f"{r['cpu_mean_pct']:.0f} % | {'yes' if r['cpu_bound'] else 'no'} | "
-                     f"{r['unexplained_loss']} | {'yes' if r['verified'] else 'NO'} | "
-                     f"{'yes' if r['faithful'] else 'no'} |")
-    big = sweep["largest_faithful"]
-    lines += ["", f"Largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches, "
-                  f"{big['spines']} T1s per plane, at {_mbps(big['link_mbps'])} "
-                  f"(efficiency {big['efficiency']:.3f})." if big else "No size was faithful."]
-    return "\n".join(lines) + "\n"
-
-
-def _mbps(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate:g} Mb/s"
 
 
 # ---- the scale sweep ------------------------------------------------------------------------------

@@ -13,32 +13,45 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from faults.background_load import background_load
 from faults.scenario_record import Scenario
 from lab.analysis import audit, metrics, plots
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
-from lab.runners.job import job_spec, run_job
+from lab.analysis.partial import PARTIAL, partial_entry, partial_line
+from lab.runners.job import JobInterrupted, job_spec, run_job
+from lab.runners.progress import ProgressCallback
 from lab.analysis.results import Records, ResultsDir
 from lab.plumbing.session import Session, lab_session
 
 
-Progress = Callable[[str, int, int, float], None]
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C or SIGTERM, raised once the lab is torn down: `path` is its
+    partial results directory (None: nothing was measured, nothing written) and `line`
+    says how far it came. A KeyboardInterrupt, so a caller that does not look for it
+    (a benchmark) stops as on any Ctrl-C."""
+
+    def __init__(self, path: Path | None, line: str):
+        super().__init__(line)
+        self.path, self.line = path, line
 
 
-def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | None = None) -> tuple[Path, dict]:
-    """Run every transport of `scenario`; progress(transport, iterations done, of, seconds since start)."""
+def run_experiment(scenario: Scenario, results_root: Path,
+                   progress: ProgressCallback | None = None) -> tuple[Path, dict]:
+    """Run every transport of `scenario`, reporting to `progress` (lab.runners.progress) after each iteration.
+    Interrupted, it writes what it measured (lab.analysis.partial) and raises RunInterrupted."""
     if scenario.stall_factor is None:  # the report's default, written down so config.json says which
         scenario = replace(scenario, stall_factor=metrics.DEFAULT_STALL_FACTOR)
     records = Records(config=scenario.to_dict(), counters={}, fidelity={}, conservation={})
     heartbeats: dict[str, dict] = {}  # transport -> heartbeat_verdict() figures, added to its summary
-    routing = scenario.baseline_routing
-    with lab_session(scenario.fabric, trimming=scenario.trimming, convergence_delay=routing.convergence_delay_s,
-                     hold_down=routing.hold_down_s) as session, background_load(scenario.background_load):
-        for transport in scenario.transports:
-            heartbeats[transport] = _run_transport(session, scenario, transport, records, progress)
-    records.config["timings"] = {k: round(v, 3) for k, v in session.timings.items()}
+    timings: dict[str, float] = {}
+    try:
+        _run_transports(scenario, records, heartbeats, timings, progress)
+    except KeyboardInterrupt:  # the lab is torn down already (lab_session)
+        if not records.iterations:
+            raise RunInterrupted(None, "interrupted before any iteration was measured; no results written") from None
+        records.config[PARTIAL] = partial_entry(records.iterations, scenario.transports, scenario.job.iterations)
+    records.config["timings"] = {k: round(v, 3) for k, v in timings.items()}
     records.events.sort(key=lambda e: (e.get("transport", ""), e.get("t", 0.0)))
     records.summary = metrics.summarize(records.iterations, records.events, records.counters,
                                         records.fidelity, records.conservation, records.config)
@@ -48,11 +61,29 @@ def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | 
     out = ResultsDir.create(name=scenario.name, root=results_root)
     out.write_all(records)
     plots.plot_all(out.path)
+    if PARTIAL in records.config:
+        raise RunInterrupted(out.path, f"{partial_line(records.config)}; partial results in {out.path}")
     return out.path, records.summary
 
 
+def _run_transports(scenario: Scenario, records: Records, heartbeats: dict, timings: dict,
+                    progress: ProgressCallback | None) -> None:
+    """Each transport's job on one fabric, into `records` and `heartbeats`; the session's
+    timings into `timings` (also when interrupted: they are kept with the partial results)."""
+    routing = scenario.baseline_routing
+    session = None
+    try:
+        with lab_session(scenario.fabric, trimming=scenario.trimming, convergence_delay=routing.convergence_delay_s,
+                         hold_down=routing.hold_down_s) as session, background_load(scenario.background_load):
+            for transport in scenario.transports:
+                heartbeats[transport] = _run_transport(session, scenario, transport, records, progress)
+    finally:
+        if session is not None:
+            timings.update(session.timings)
+
+
 def _run_transport(session: Session, scenario: Scenario, transport: str, records: Records,
-                   progress: Progress | None) -> dict:
+                   progress: ProgressCallback | None) -> dict:
     """One transport's job under the fault timeline; its records are added to `records`.
     Returns its datapath heartbeat's figures (lab.analysis.fidelity.heartbeat_verdict)."""
     from faults.routing import read_routing_events
@@ -70,13 +101,17 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
 
     def tick(k: int, now: float) -> None:
         if progress:
-            progress(transport, k + 1, job.iterations, now - timeline.t0)
+            progress(transport, k + 1, job.iterations, now - timeline.t0, job.max_seconds)
 
     # the heartbeat starts after the `before` snapshot and ends before the drain: none of its
     # datagrams is in flight at either audit snapshot
+    interruption = None
     with FidelityMonitor(scenario.fabric, time.monotonic()) as monitor, \
             DatapathHeartbeat(session, transport) as heartbeat, timeline:
-        result = run_job(session, job, on_iteration=tick, on_ready=timeline.start)
+        try:
+            result = run_job(session, job, on_iteration=tick, on_ready=timeline.start)
+        except JobInterrupted as stop:   # what was measured is recorded below, then the run stops
+            result, interruption = stop.result, stop
     t0 = result.t0
     figures, stalls = heartbeat_verdict(heartbeat.directions(metrics.fault_windows(fault_log, transport), t0), t0)
     monitor.rebase(t0)
@@ -97,4 +132,6 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
                                "message": result.error})
     records.counters[transport] = result.stats
     records.fidelity[transport] = monitor.samples
+    if interruption is not None:
+        raise interruption
     return figures

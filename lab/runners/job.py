@@ -43,6 +43,16 @@ class JobError(RuntimeError):
     pass
 
 
+class JobInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a job, raised once its workers are stopped; `result` holds
+    the iterations completed before it. A KeyboardInterrupt, so a caller that keeps no
+    partial results stops as on any Ctrl-C."""
+
+    def __init__(self, result: "JobResult"):
+        super().__init__(f"interrupted after {len(result.iterations)} {result.transport} iterations")
+        self.result = result
+
+
 @dataclass(frozen=True)
 class JobSpec:
     """One job: what run_job needs, derived from a Scenario by job_spec() (its
@@ -163,7 +173,8 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     """Run `job` to the end; `on_iteration(k, now)` is called after each iteration
     (progress bar). t0 (default: the moment every worker is READY) is what the
     records count from; `on_ready(t0)` is called once before the first
-    iteration (a deferred fault timeline starts there)."""
+    iteration (a deferred fault timeline starts there). Interrupted (Ctrl-C,
+    SIGTERM), it stops the workers and raises JobInterrupted with what was measured."""
     check_job(session.spec, job)
     mappers = None
     try:
@@ -177,6 +188,7 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
     hosts = list(workers.procs)   # rank_times are listed in host order, whatever the rank order
     t0 = time.monotonic() if t0 is None else t0
     result = JobResult(job.transport, t0)
+    interrupted = False
     try:
         if on_ready is not None:
             on_ready(t0)
@@ -200,6 +212,8 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
                 on_iteration(k, ended)
     except WorkerError as exc:
         result.error = str(exc)
+    except KeyboardInterrupt:   # the counters and path events below are still read
+        interrupted = True
     finally:
         stats = workers.stop()
         if mappers is not None:  # path-health events too: the mappers' findings and denials
@@ -209,4 +223,6 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
         for tr in s["transitions"]:
             result.path_events.append({"kind": "path_state", "transport": job.transport, **tr,
                                        "t": round(tr.get("time", t0) - t0, 6)})
+    if interrupted:
+        raise JobInterrupted(result)
     return result

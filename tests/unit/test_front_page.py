@@ -1,10 +1,10 @@
 """README.md stays a front page: short, every link it makes leads to a file, and the measured
-tables `--update-readme` rewrites live on the docs/ pages lab/cli.py names (TABLE_PAGES)."""
+tables `--update-readme` rewrites live on the docs/ pages lab/bench_report.py names (TABLE_PAGES)."""
 
 import re
 
-from lab import cli
-from lab.cli import TABLE_PAGES
+from lab import bench_report
+from lab.bench_report import TABLE_PAGES
 from topologies.project import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
@@ -35,10 +35,10 @@ def test_update_readme_rewrites_its_block_on_its_page_only(tmp_path, monkeypatch
     for page in set(TABLE_PAGES.values()):
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / page).write_text((PROJECT_ROOT / page).read_text())
-    monkeypatch.setattr(cli, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(bench_report, "PROJECT_ROOT", tmp_path)
     for block, page in TABLE_PAGES.items():
         original = (tmp_path / page).read_text()
-        cli.save_report(tmp_path, "report", "new table\n", {}, None, block)
+        bench_report.save_report(tmp_path, "report", "new table\n", {}, None, block)
         before, _, rest = original.partition(f"<!-- {block}:start -->")
         after = rest.partition(f"<!-- {block}:end -->")[2]
         written = f"<!-- {block}:start -->\nnew table\n<!-- {block}:end -->"

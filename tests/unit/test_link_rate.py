@@ -69,7 +69,7 @@ def test_a_scenario_asking_for_auto_runs_at_the_budgets_rate_and_says_why(tmp_pa
 
 
 def test_the_scale_table_gives_each_size_its_rate_and_iteration():
-    from lab.runners.bench import scale_markdown
+    from lab.bench_report import scale_markdown
     row = {"hosts": 16, "switches": 64, "spines": 4, "link_mbps": 3.5, "p50_s": 0.41, "build_s": 4.2,
            "efficiency": 0.91, "cpu_mean_pct": 55.0, "cpu_bound": False, "unexplained_loss": 0, "verified": True,
            "faithful": True}

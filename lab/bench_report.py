@@ -1,0 +1,142 @@
+"""The bench's report (`lab/run.py bench`, `bench --scale`): its figures and sweeps as tables
+on the console, as bench.md and bench.json in the results directory, at --json PATH and,
+if asked, in its block of a docs/ page (TABLE_PAGES). Figures are lab.runners.bench.Figure; save_report and
+update_readme_block serve the paper's report too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+from rich.table import Table
+
+from lab.console import console, write_json
+from lab.plumbing.atomic import write_json_atomic, write_text_atomic
+from topologies.fabric import DEFAULT_FABRIC
+from topologies.project import PROJECT_ROOT
+
+# The pages whose marked tables `--update-readme` rewrites (the flag kept its name when the
+# tables moved from README.md to docs/): bench's "bench" and "scale" blocks, paper's "paper" block.
+BENCH_PAGE = Path("docs/numbers.md")   # relative to PROJECT_ROOT, as the help texts name them
+PAPER_PAGE = Path("docs/paper.md")
+TABLE_PAGES = {"bench": BENCH_PAGE, "scale": BENCH_PAGE, "paper": PAPER_PAGE}
+
+
+def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_readme: bool,
+                 json_path: Optional[Path]) -> None:
+    """The data planes' cost figures (when two are compared), each sweep's table and largest
+    faithful size, on the console and in bench.md/bench.json."""
+    if costs:
+        print_figures(costs, "the data planes on the default fabric")
+
+    for sweep in sweeps:
+        table = Table(title=f"scale sweep (8 planes, {sweep['dataplane']})")
+        for col in ("hosts", "switches", "T1s", "rate", "iteration", "build", "efficiency", "CPU mean", "CPU-bound",
+                    "lost", "verified", "faithful"):
+            table.add_column(col, justify="right", overflow="fold")
+        for r in sweep["rows"]:
+            rate = "-" if r.get("link_mbps") is None else f"{r['link_mbps']:g} Mb/s"
+            if "error" in r:
+                table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"[red]{r['error']}[/]",
+                              *[""] * 7)
+                continue
+            table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"{r['p50_s']:.2f} s",
+                          f"{r['build_s']:.1f} s", f"{r['efficiency']:.3f}",
+                          f"{r['cpu_mean_pct']:.0f} %", "yes" if r["cpu_bound"] else "no",
+                          str(r["unexplained_loss"]), "yes" if r["verified"] else "NO",
+                          "yes" if r["faithful"] else "no")
+        console.print(table)
+        big = sweep["largest_faithful"]
+        console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
+                      f"switches, {big['spines']} T1s per plane, at {big['link_mbps']:g} Mb/s (build "
+                      f"{big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
+                      else f"no size was faithful ({sweep['dataplane']})", highlight=False)
+    data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
+    command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
+                                 else f" --dataplane {sweeps[0]['dataplane']}")
+    header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
+    opening = markdown(costs, header + " The data planes on the default fabric:") + "\n" if costs else header + "\n\n"
+    md = opening + "\n".join(scale_markdown(sweep) for sweep in sweeps)
+    save_report(out, "bench", md, data, json_path, "scale" if update_readme else None)
+
+
+def save_report(out: Path, stem: str, md: str, data: dict, json_path: Optional[Path],
+                readme_block: Optional[str]) -> None:
+    """A report as <stem>.md and <stem>.json in the results directory, at --json PATH if given,
+    and into the `readme_block` block of its page in TABLE_PAGES if given."""
+    write_text_atomic(out / f"{stem}.md", md)
+    write_json_atomic(out / f"{stem}.json", data, default=str)
+    write_json(json_path, data)
+    if readme_block:
+        update_readme_block(PROJECT_ROOT / TABLE_PAGES[readme_block], md, block=readme_block)
+
+
+def print_figures(figures: list, title: str) -> None:
+    """A table of figure, measured, target, pass on the console."""
+    table = Table(title=title)
+    for col in ("figure", "measured", "target", ""):
+        table.add_column(col, overflow="fold")
+    mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
+    for f in figures:
+        table.add_row(f.name, f.value, f.target, mark[f.ok])
+    console.print(table)
+
+
+def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
+    """The headline table on the console and in bench.md/bench.json (and docs/numbers.md if asked)."""
+    plane = "" if meta["dataplane"] == DEFAULT_FABRIC.dataplane else f" --dataplane {meta['dataplane']}"
+    header = (f"`lab/run.py bench{' --quick' if meta['quick'] else ''}{plane}` on {meta['date']}, {meta['machine']}; "
+              f"took {meta['elapsed_s'] / 60:.1f} min.")
+    print_figures(figures, "MRC lab headline figures")
+    save_report(out, "bench", markdown(figures, header), to_json(figures, meta), json_path,
+                "bench" if update_readme else None)
+    console.print(f"results: {out}", highlight=False)
+
+
+def markdown(figures: list, header: str) -> str:
+    mark = {True: "pass", False: "falls short", None: "-"}
+    lines = [header, "", "| figure | measured | target | |", "|---|---|---|---|"]
+    lines += [f"| {f.name} | {f.value} | {f.target} | {mark[f.ok]} |" for f in figures]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(figures: list, meta: dict) -> dict:
+    return {**meta, "figures": [asdict(f) for f in figures]}
+
+
+def update_readme_block(page: Path, table: str, block: str = "bench") -> None:
+    """Replace the `<!-- {block}:start -->` ... `<!-- {block}:end -->` block of a page."""
+    start_mark, end_mark = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
+    text = page.read_text()
+    start, end = text.find(start_mark), text.find(end_mark)
+    if start < 0 or end < start:
+        raise ValueError(f"{page} has no {start_mark} ... {end_mark} block")
+    page.write_text(text[:start + len(start_mark)] + "\n" + table + text[end:])
+
+
+def scale_markdown(sweep: dict) -> str:
+    lines = [f"Data plane: {sweep.get('dataplane', DEFAULT_FABRIC.dataplane)}.", "",
+             "| hosts | switches | T1s per plane | link rate | iteration (median) | build | efficiency | CPU mean "
+             "| CPU-bound | lost | verified | faithful |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sweep["rows"]:
+        where = f"| {r['hosts']} | {r['switches']} | {r['spines']} | "
+        if "error" in r:
+            lines.append(f"{where}{_mbps(r.get('link_mbps'))} | {r['error']} | | | | | | | |")
+            continue
+        lines.append(f"{where}{_mbps(r['link_mbps'])} | {r['p50_s']:.2f} s | {r['build_s']:.1f} s | "
+                     f"{r['efficiency']:.3f} | "
+                     f"{r['cpu_mean_pct']:.0f} % | {'yes' if r['cpu_bound'] else 'no'} | "
+                     f"{r['unexplained_loss']} | {'yes' if r['verified'] else 'NO'} | "
+                     f"{'yes' if r['faithful'] else 'no'} |")
+    big = sweep["largest_faithful"]
+    lines += ["", f"Largest faithful fabric: {big['hosts']} hosts, {big['switches']} switches, "
+                  f"{big['spines']} T1s per plane, at {_mbps(big['link_mbps'])} "
+                  f"(efficiency {big['efficiency']:.3f})." if big else "No size was faithful."]
+    return "\n".join(lines) + "\n"
+
+
+def _mbps(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:g} Mb/s"
