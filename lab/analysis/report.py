@@ -21,7 +21,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lab.analysis import metrics
+from lab.analysis.iterations import DEFAULT_STALL_FACTOR
+from lab.analysis.summary import summarize
 from lab.analysis.results import Records, load
 
 PROBLEMS_SHOWN = 20   # a file of garbage must not bury the summary
@@ -75,7 +76,7 @@ def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
         row("P99", lambda t: _s(t.get("p99_s"))),
         row("P100 (max)", lambda t: _s(t.get("p100_s"))),
         row("stalls (> k x clean median)",
-            lambda t: f"{t.get('stalls', 0)} (k={_num(t.get('stall_factor', metrics.DEFAULT_STALL_FACTOR), 'g')}, "
+            lambda t: f"{t.get('stalls', 0)} (k={_num(t.get('stall_factor', DEFAULT_STALL_FACTOR), 'g')}, "
                       f"median {_s(t.get('clean_median_s'))}"
                       f"{', all faulted' if t.get('clean_median_fallback') else ''})"),
         row("algbw (median)", lambda t: _mbps(t.get("algbw_mbps"))),
@@ -237,14 +238,14 @@ def summary_or_recomputed(rec: Records) -> tuple[dict, str | None]:
     """(the run's summary, a note when it is not summary.json as written).
 
     Without a readable summary.json the figures are recomputed from the records
-    that could be read (lab.analysis.metrics.summarize), and the note says so.
+    that could be read (lab.analysis.summary.summarize), and the note says so.
     """
     if rec.summary:
         return rec.summary, None
     if not (rec.iterations or rec.counters or rec.fidelity or rec.conservation):
         return {}, None
     try:
-        summary = metrics.summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
+        summary = summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
                                     rec.conservation, rec.config)
     except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
         return {}, f"no summary: summary.json is missing or unreadable and the records do not give one ({exc})"

@@ -11,7 +11,7 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
     conservation.json  {transport: {"sent", "received", (srv6) "routers_own", "named_drops",
                                     "unexplained_per_link"}}
-    summary.json       lab.analysis.metrics.summarize() output
+    summary.json       lab.analysis.summary.summarize() output
 
 ``load(path)`` returns a ``Records`` with exactly what was written, so
 notebooks and plots work from files alone. It never raises on a damaged run:
@@ -53,7 +53,7 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 @dataclass
 class Records:
-    """Everything one run produced (the data contract of lab.analysis.metrics)."""
+    """Everything one run produced (the data contract of docs/metrics.md)."""
 
     config: dict = field(default_factory=dict)
     iterations: list = field(default_factory=list)
@@ -221,7 +221,7 @@ def _read_json(path: Path, problems: list) -> dict:
 
 
 def _event_problem(ev) -> str | None:
-    """What makes ``ev`` unusable as an event (lab.analysis.metrics' contract), or None."""
+    """What makes ``ev`` unusable as an event (docs/metrics.md's contract), or None."""
     if not isinstance(ev, dict):
         return f"a JSON {_kind(ev)}, not an event object"
     if not _is_number(ev.get("t")):

@@ -29,8 +29,9 @@ from lab.analysis import plots  # noqa: F401  (sets the Agg backend: figures are
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lab.analysis import metrics, report  # noqa: E402
+from lab.analysis import report  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
+from lab.analysis.run_config import run_fabric  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.names import Host  # noqa: E402
 
@@ -48,7 +49,7 @@ FILE_MEANINGS = {
     "counters.json": "final agent counters per transport and host, per peer, with per-path (plane, EV) sent/acked/ECN/trims/losses",
     "fidelity.json": "CPU use per core and achieved rate per plane, sampled during each transport's job",
     "conservation.json": "packet audit per transport: sent, received, drops named by a counter, unexplained loss per link",
-    "summary.json": "lab.analysis.metrics.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
+    "summary.json": "lab.analysis.summary.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
     "iteration_timeline.png": "iteration time over the run per transport, faults marked (lab/analysis/plots.py)",
     "iteration_cdf.png": "CDF of iteration time per transport (lab/analysis/plots.py)",
     "path_state.png": "per-path state heatmap over time per transport (lab/analysis/plots.py)",
@@ -217,12 +218,12 @@ def output_dir(results: Path | None, notebook: str) -> Path:
 
 
 def fabric_of(config: Mapping) -> FabricSpec:
-    """The FabricSpec a run used (lab.analysis.metrics.run_fabric), or the default fabric: with no
+    """The FabricSpec a run used (lab.analysis.run_config.run_fabric), or the default fabric: with no
     fabric block (no run yet) silently, with an unusable one saying why."""
     if not config.get("fabric"):
         return FabricSpec()
     try:
-        return metrics.run_fabric(config)
+        return run_fabric(config)
     except (TypeError, ValueError) as exc:   # ConfigError and FabricError are ValueErrors
         print(f"config.json: unusable fabric block ({exc}); showing the default fabric")
         return FabricSpec()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from faults.scenario import JobSettings, Scenario, load_scenario
-from lab.analysis.metrics import in_rtts
+from lab.analysis.failover import in_rtts
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
@@ -268,7 +268,7 @@ class Bench:
     def noisy_step(self) -> Iterator[Figure]:
         """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
         from faults.scenario_record import IP_UDP_HEADER_BYTES
-        from lab.analysis.metrics import counter_totals
+        from lab.analysis.counters import counter_totals
         from mrc_host.wire import PROBE
 
         run = _run("noisy-day", self.root, self.dataplane)
@@ -414,11 +414,11 @@ def _gaps(v: float | None, gap: float | None) -> str:
 
 def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figure]:
     """Failover and recovery of MRC's ``faults`` (one run's summary ``mrc``): medians over them,
-    in ms, in the run's RTTs and in its route gaps (lab/analysis/metrics.py defines both)."""
+    in ms, in the run's RTTs and in its route gaps (docs/metrics.md defines both)."""
     rtt, gap = mrc.get("srtt_median_s"), mrc.get("route_gap_median_s")
     failovers = [f["failover_s"] for f in faults if f["failover_s"] is not None]
     # judged from the first packet the failure dropped: a sender learns of a failure only
-    # from a packet sent into it, a wait no sender can shorten (lab/analysis/metrics.py)
+    # from a packet sent into it, a wait no sender can shorten (docs/metrics.md)
     after_loss = [f["failover_after_loss_s"] for f in faults if f.get("failover_after_loss_s") is not None]
     wmed, _wmax = _median_max(failovers)
     fmed, fmax = _median_max(after_loss)

@@ -17,7 +17,10 @@ from typing import Callable
 
 from faults.background_load import background_load
 from faults.scenario_record import Scenario
-from lab.analysis import audit, metrics, plots
+from lab.analysis import audit, plots
+from lab.analysis.fault_windows import fault_windows
+from lab.analysis.iterations import DEFAULT_STALL_FACTOR
+from lab.analysis.summary import summarize
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.runners.job import job_spec, run_job
 from lab.analysis.results import Records, ResultsDir
@@ -30,7 +33,7 @@ Progress = Callable[[str, int, int, float], None]
 def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | None = None) -> tuple[Path, dict]:
     """Run every transport of `scenario`; progress(transport, iterations done, of, seconds since start)."""
     if scenario.stall_factor is None:  # the report's default, written down so config.json says which
-        scenario = replace(scenario, stall_factor=metrics.DEFAULT_STALL_FACTOR)
+        scenario = replace(scenario, stall_factor=DEFAULT_STALL_FACTOR)
     records = Records(config=scenario.to_dict(), counters={}, fidelity={}, conservation={})
     heartbeats: dict[str, dict] = {}  # transport -> heartbeat_verdict() figures, added to its summary
     routing = scenario.baseline_routing
@@ -40,7 +43,7 @@ def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | 
             heartbeats[transport] = _run_transport(session, scenario, transport, records, progress)
     records.config["timings"] = {k: round(v, 3) for k, v in session.timings.items()}
     records.events.sort(key=lambda e: (e.get("transport", ""), e.get("t", 0.0)))
-    records.summary = metrics.summarize(records.iterations, records.events, records.counters,
+    records.summary = summarize(records.iterations, records.events, records.counters,
                                         records.fidelity, records.conservation, records.config)
     for transport, figures in heartbeats.items():
         if transport in records.summary:
@@ -78,7 +81,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
             DatapathHeartbeat(session, transport) as heartbeat, timeline:
         result = run_job(session, job, on_iteration=tick, on_ready=timeline.start)
     t0 = result.t0
-    figures, stalls = heartbeat_verdict(heartbeat.directions(metrics.fault_windows(fault_log, transport), t0), t0)
+    figures, stalls = heartbeat_verdict(heartbeat.directions(fault_windows(fault_log, transport), t0), t0)
     monitor.rebase(t0)
     ended = time.monotonic()
     records.conservation[transport] = audit.conservation(before, audit.settled_snapshot(scenario.fabric),

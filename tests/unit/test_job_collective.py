@@ -5,7 +5,9 @@ import pytest
 
 from faults.scenario import ScenarioError, load_scenario
 from faults.scenario_record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
-from lab.analysis.metrics import BUS_FACTORS, ConfigError, bandwidth, bus_factor, run_collective, summarize_transport
+from lab.analysis.collective_bandwidth import BUS_FACTORS, bandwidth, bus_factor
+from lab.analysis.run_config import ConfigError, run_collective
+from lab.analysis.summary import summarize_transport
 from lab.runners.job import JobError, JobSpec, check_job, job_spec, ring_order
 from mrc_host.collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec

@@ -1,4 +1,4 @@
-"""lab.analysis.metrics on synthetic records whose figures are known by hand."""
+"""lab/analysis figures (docs/metrics.md) on synthetic records whose figures are known by hand."""
 
 import math
 
@@ -7,10 +7,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from faults.scenario_record import JobSettings, Scenario
-from lab.analysis.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
-                                  samples_in_window, split_by_faults,
-                         failover_recovery, fault_windows, path_crosses, percentiles, stalls,
-                         summarize, transports_of)
+from lab.analysis.collective_bandwidth import bandwidth
+from lab.analysis.counters import counter_totals
+from lab.analysis.cpu_samples import cpu_bound, samples_in_window
+from lab.analysis.crossing import path_crosses
+from lab.analysis.fault_windows import FaultWindow, fault_windows
+from lab.analysis.iterations import clean_median, percentiles, split_by_faults, stalls
+from lab.analysis.path_retirement import failover_recovery
+from lab.analysis.run_config import ConfigError
+from lab.analysis.summary import summarize, transports_of
 from topologies.fabric import DEFAULT_FABRIC
 
 
@@ -343,7 +348,7 @@ def test_percentiles_match_numpy_on_random_data():
 
 
 def test_median_srtt_over_sending_connections_and_baseline_rails():
-    from lab.analysis.metrics import median_srtt
+    from lab.analysis.counters import median_srtt
 
     mrc = {"h0": {"peers": {"h1": {"data_sent": 10, "srtt": 0.03}, "h3": {"data_sent": 0, "srtt": None}}},
            "h1": {"peers": {"h2": {"data_sent": 10, "srtt": 0.01}}}}

@@ -5,9 +5,12 @@ Default fabric: 2 hosts per rack (h0, h1 in rack 0; h2, h3 in rack 1), 2 T1s per
 
 import pytest
 
-from lab.analysis.metrics import (FaultWindow, fault_figures, fault_windows, in_rtts, median_route_gap, retirements,
-                                  route_crosses, route_failover_recovery, route_records, routing_failover_recovery,
-                                  summarize)
+from lab.analysis.crossing import route_crosses
+from lab.analysis.failover import fault_figures, in_rtts, route_failover_recovery, routing_failover_recovery
+from lab.analysis.fault_windows import FaultWindow, fault_windows
+from lab.analysis.path_retirement import retirements
+from lab.analysis.route_records import median_route_gap, route_records
+from lab.analysis.summary import summarize
 from mrc_host.routes import ROUTE_SILENCE_S
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -294,7 +297,7 @@ def test_the_run_tables_fault_rows():
 
 
 def test_route_times_are_rebased_to_the_job_start_like_path_events():
-    from lab.analysis.metrics import rebase_route_times
+    from lab.analysis.route_records import rebase_route_times
 
     raw = {"host": "h0", "time": 1005.0, "peers": {
         "h2": {"srtt": 0.02, "routes": [route(first=1000.5, last=1030.0, silences=[(1010.03, 1020.04)]), "junk"]},
@@ -351,7 +354,7 @@ def test_packets_lost_per_struck_connection_and_the_detection_delay():
 
 
 def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_median():
-    from lab.analysis.metrics import iteration_cost
+    from lab.analysis.iterations import iteration_cost
     its = [{"start": s, "end": s + d, "duration": d} for s, d in ((0.0, 0.3), (0.3, 0.34), (0.64, 0.3))]
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.5, 3.0), 0.3) == pytest.approx(0.04)
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.3, 3.0), 0.3) == pytest.approx(0.04)
@@ -360,7 +363,7 @@ def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_medi
 
 
 def test_the_mappers_repair_is_the_lifting_of_its_denial_of_the_faulted_element():
-    from lab.analysis.metrics import mapper_repair
+    from lab.analysis.failover import mapper_repair
 
     window = FaultWindow("link_flap", "t0p5r1-t1p5s0", "mrc", 8.0, 14.0)
     link = {"kind": "t0t1_link", "plane": 5, "rack": 1, "t1": 0}

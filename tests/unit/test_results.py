@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from lab.analysis import plots
-from lab.analysis.metrics import summarize
+from lab.analysis.summary import summarize
 from lab.analysis.report import print_summary, summary_rows, warnings
 from lab.analysis.results import Records, ResultsDir, load, newest
 from topologies.fabric import DEFAULT_FABRIC
