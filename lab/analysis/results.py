@@ -3,7 +3,8 @@
 Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
 
     config.json        the run's Scenario as run (faults/scenario_record.py to_dict(),
-                       with the command line's overrides) and the session's timings
+                       with the command line's overrides) and the session's timings:
+                       a RunConfig (lab/analysis/run_config.py)
     iterations.csv     transport, iteration, start, end, duration, verified,
                        rank_times (JSON list of [start, end] per rank)
     events.jsonl       one event dict per line, in time order as given
@@ -35,6 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from lab.analysis.run_config import RunConfig
 from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.project import PROJECT_ROOT
 
@@ -55,7 +57,7 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 class Records:
     """Everything one run produced (the data contract of docs/metrics.md)."""
 
-    config: dict = field(default_factory=dict)
+    config: RunConfig = field(default_factory=RunConfig)
     iterations: list = field(default_factory=list)
     events: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
@@ -109,8 +111,8 @@ class ResultsDir:
                 continue
         raise FileExistsError(f"no free results directory for {base} in {root}")
 
-    def write_config(self, config: Mapping) -> Path:
-        return _dump_json(dict(config), self.path / "config.json")
+    def write_config(self, config: RunConfig) -> Path:
+        return _dump_json(config.to_dict(), self.path / "config.json")
 
     def write_iterations(self, iterations: Iterable[Mapping]) -> Path:
         buf = io.StringIO()
@@ -322,7 +324,7 @@ def load(path: str | Path) -> Records:
         return Records(problems=[Problem(str(path), None, "no such results directory")])
     problems: list[Problem] = []
     rec = Records(
-        config=_read_json(path / "config.json", problems),
+        config=RunConfig.from_dict(_read_json(path / "config.json", problems)),
         iterations=read_iterations(path / "iterations.csv", problems),
         events=read_events(path / "events.jsonl", problems),
         counters=_read_json(path / "counters.json", problems),

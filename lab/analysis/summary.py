@@ -16,7 +16,7 @@ from lab.analysis.fault_windows import fault_windows
 from lab.analysis.iterations import clean_median, durations, iteration_cost, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import retirements
 from lab.analysis.route_records import median_route_gap
-from lab.analysis.run_config import run_buffer_bytes, run_collective, run_fabric, run_stall_factor
+from lab.analysis.run_config import RunConfig
 from topologies.fabric import FabricSpec
 
 
@@ -29,24 +29,24 @@ def transports_of(iterations, counters=None, fidelity=None, conservation=None) -
     return first + sorted(seen - set(first))
 
 
-def _run_bandwidth(median: float | None, config: Mapping, fabric: FabricSpec | None) -> dict:
+def _run_bandwidth(median: float | None, config: RunConfig, fabric: FabricSpec | None) -> dict:
     """bandwidth() of the median iteration; every figure undefined without a config."""
     if fabric is None:
         return dict.fromkeys(BANDWIDTH_FIGURES)
-    return bandwidth(median, ranks=fabric.hosts, buffer_bytes=run_buffer_bytes(config), planes=fabric.planes,
-                     link_mbps=fabric.link_mbps, collective=run_collective(config))
+    return bandwidth(median, ranks=fabric.hosts, buffer_bytes=config.buffer_bytes, planes=fabric.planes,
+                     link_mbps=fabric.link_mbps, collective=config.collective)
 
 
 def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[Mapping] = (),
                         counters: Mapping | None = None, fidelity: Sequence[Mapping] = (),
-                        conservation: Mapping | None = None, config: Mapping | None = None) -> dict:
+                        conservation: Mapping | None = None, config: RunConfig | None = None) -> dict:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
-    config = config or {}
+    config = config or RunConfig()
     counters = counters or {}
-    fabric = run_fabric(config) if config else None
+    fabric = config.fabric if config else None
     its = sorted(iterations, key=lambda it: it["start"])
     windows = fault_windows(events, transport)
-    figures = _iteration_figures(its, windows, run_stall_factor(config))
+    figures = _iteration_figures(its, windows, config.stall_factor)
     # failover and recovery are about fabric elements; a pause is the machine's
     fabric_windows = [w for w in windows if w.fault not in PAUSE_KINDS]
     faults, routes_dropped = fault_figures(transport, events, fabric_windows, counters, fabric)
@@ -127,7 +127,7 @@ def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[Mapping]) -> dict:
 
 def summarize(iterations: Sequence[Mapping], events: Sequence[Mapping] = (), counters: Mapping | None = None,
               fidelity: Mapping | None = None, conservation: Mapping | None = None,
-              config: Mapping | None = None) -> dict:
+              config: RunConfig | None = None) -> dict:
     """{transport: figures} for every transport in the records (see summarize_transport)."""
     counters, fidelity, conservation = counters or {}, fidelity or {}, conservation or {}
     return {

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 from lab.analysis import report  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
-from lab.analysis.run_config import run_fabric  # noqa: E402
+from lab.analysis.run_config import RunConfig  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.names import Host  # noqa: E402
 
@@ -217,13 +217,13 @@ def output_dir(results: Path | None, notebook: str) -> Path:
     return out
 
 
-def fabric_of(config: Mapping) -> FabricSpec:
-    """The FabricSpec a run used (lab.analysis.run_config.run_fabric), or the default fabric: with no
+def fabric_of(config: RunConfig) -> FabricSpec:
+    """The FabricSpec a run used (RunConfig.fabric), or the default fabric: with no
     fabric block (no run yet) silently, with an unusable one saying why."""
-    if not config.get("fabric"):
+    if not config.has_fabric:
         return FabricSpec()
     try:
-        return run_fabric(config)
+        return config.fabric
     except (TypeError, ValueError) as exc:   # ConfigError and FabricError are ValueErrors
         print(f"config.json: unusable fabric block ({exc}); showing the default fabric")
         return FabricSpec()

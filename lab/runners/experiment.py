@@ -20,6 +20,7 @@ from faults.scenario_record import Scenario
 from lab.analysis import audit, plots
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
+from lab.analysis.run_config import RunConfig
 from lab.analysis.summary import summarize
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.runners.job import job_spec, run_job
@@ -34,14 +35,15 @@ def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | 
     """Run every transport of `scenario`; progress(transport, iterations done, of, seconds since start)."""
     if scenario.stall_factor is None:  # the report's default, written down so config.json says which
         scenario = replace(scenario, stall_factor=DEFAULT_STALL_FACTOR)
-    records = Records(config=scenario.to_dict(), counters={}, fidelity={}, conservation={})
+    records = Records(counters={}, fidelity={}, conservation={})
     heartbeats: dict[str, dict] = {}  # transport -> heartbeat_verdict() figures, added to its summary
     routing = scenario.baseline_routing
     with lab_session(scenario.fabric, trimming=scenario.trimming, convergence_delay=routing.convergence_delay_s,
                      hold_down=routing.hold_down_s) as session, background_load(scenario.background_load):
         for transport in scenario.transports:
             heartbeats[transport] = _run_transport(session, scenario, transport, records, progress)
-    records.config["timings"] = {k: round(v, 3) for k, v in session.timings.items()}
+    timings = {k: round(v, 3) for k, v in session.timings.items()}
+    records.config = RunConfig.from_dict({**scenario.to_dict(), "timings": timings})
     records.events.sort(key=lambda e: (e.get("transport", ""), e.get("t", 0.0)))
     records.summary = summarize(records.iterations, records.events, records.counters,
                                         records.fidelity, records.conservation, records.config)

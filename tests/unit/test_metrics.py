@@ -14,7 +14,7 @@ from lab.analysis.crossing import path_crosses
 from lab.analysis.fault_windows import FaultWindow, fault_windows
 from lab.analysis.iterations import clean_median, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import failover_recovery
-from lab.analysis.run_config import ConfigError
+from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize, transports_of
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -106,9 +106,9 @@ def test_the_slowest_iterations_in_and_out_of_faults_are_compared_within_one_run
     evs = fault(5.5, 6.0) + fault(0.0, 100.0, target="hosts", name="agent_pause")   # a pause splits nothing
     hit, clean = split_by_faults(its, fault_windows(evs))
     assert max(hit) == 1.5 and max(clean) == 1.6 and len(hit) == 1 and len(clean) == 14
-    t = summarize(its, evs, config=CFG)["mrc"]
+    t = summarize(its, evs, config=RunConfig(CFG))["mrc"]
     assert (t["fault_p100_s"], t["fault_free_p100_s"]) == (1.5, 1.6)
-    t = summarize(run([1.0, 2.0]), [], config=CFG)["mrc"]
+    t = summarize(run([1.0, 2.0]), [], config=RunConfig(CFG))["mrc"]
     assert (t["fault_p100_s"], t["fault_free_p100_s"]) == (None, 2.0)
 
 
@@ -192,7 +192,7 @@ def test_summary_cpu_verdict_ignores_the_start_up_samples():
     its = run([0.25] * 8, "mrc")                    # 2 s of iterations from t=0
     busy_start = [{"t": t, "cpu_per_core": [c, c], "plane_bps": []}
                   for t, c in ((-0.44, 98), (0.06, 97), (0.57, 61), (1.07, 65), (1.58, 76), (2.13, 67), (2.63, 13))]
-    m = summarize(its, fidelity={"mrc": busy_start}, config=CFG)["mrc"]
+    m = summarize(its, fidelity={"mrc": busy_start}, config=RunConfig(CFG))["mrc"]
     assert not m["cpu_bound"] and m["cpu_mean_pct"] == pytest.approx((61 + 65 + 76 + 67) / 4)
     assert cpu_bound(busy_start)                    # judged over every sample it would have been
 
@@ -287,7 +287,7 @@ def test_summarize_two_transports():
     fidelity = {"mrc": samples([10] * 5), "baseline": samples([99] * 5)}
     conservation = {"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 0}},
                     "baseline": {"unexplained_per_link": {"t0p1r0-t1p1s0": 4, "x": 0}}}
-    s = summarize(its, evs, counters, fidelity, conservation, CFG)
+    s = summarize(its, evs, counters, fidelity, conservation, RunConfig(CFG))
     assert list(s) == ["mrc", "baseline"]
     m, b = s["mrc"], s["baseline"]
     assert m["iterations"] == 10 and m["p50_s"] == 1.0 and m["p100_s"] == 4.0
@@ -308,14 +308,14 @@ def test_summarize_two_transports():
 
 def test_summarize_stall_factor_from_config():
     its = run([1.0] * 9 + [2.5])
-    assert summarize(its, config={**CFG, "stall_factor": 3.0})["mrc"]["stalls"] == 0
-    assert summarize(its, config=CFG)["mrc"]["stalls"] == 1
+    assert summarize(its, config=RunConfig({**CFG, "stall_factor": 3.0}))["mrc"]["stalls"] == 0
+    assert summarize(its, config=RunConfig(CFG))["mrc"]["stalls"] == 1
 
 
 def test_summarize_reads_a_scenario_config():
     its = run([1.0] * 4)
     config = Scenario(name="x", job=JobSettings(buffer_mb=2.0)).to_dict()
-    m = summarize(its, config=config)["mrc"]
+    m = summarize(its, config=RunConfig(config))["mrc"]
     assert m["algbw_mbps"] == pytest.approx((2 << 20) * 8 / 1e6) and m["stall_factor"] == 2.0
     assert m["efficiency"] == pytest.approx(m["busbw_mbps"] / (DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps))
 
@@ -328,12 +328,12 @@ def test_summarize_reads_a_scenario_config():
 ])
 def test_summarize_names_a_missing_config_key_instead_of_using_zero(config, key):
     with pytest.raises(ConfigError, match=key):
-        summarize(run([1.0]), config=config)
+        summarize(run([1.0]), config=RunConfig(config))
 
 
 def test_summarize_degenerate():
     assert summarize([]) == {}
-    s = summarize([], counters={"mrc": {}}, config=CFG)
+    s = summarize([], counters={"mrc": {}}, config=RunConfig(CFG))
     assert s["mrc"]["iterations"] == 0 and s["mrc"]["p50_s"] is None
     assert s["mrc"]["verified"] is False and s["mrc"]["stalls"] == 0
     assert transports_of([], {"zzz": {}, "baseline": {}}) == ["baseline", "zzz"]

@@ -10,6 +10,7 @@ from lab.analysis.failover import fault_figures, in_rtts, route_failover_recover
 from lab.analysis.fault_windows import FaultWindow, fault_windows
 from lab.analysis.path_retirement import retirements
 from lab.analysis.route_records import median_route_gap, route_records
+from lab.analysis.run_config import RunConfig
 from lab.analysis.summary import summarize
 from mrc_host.routes import ROUTE_SILENCE_S
 from topologies.fabric import DEFAULT_FABRIC
@@ -261,13 +262,13 @@ def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
          "old": "GOOD", "new": "ASSUMED_BAD", "reason": "test"}]
     counters = {"mrc": stats(route(silences=[(10.03, 20.04)], acks=[(10.04, 20.05)]), BUSY),
                 "baseline": {"h0": {"peers": {"h2": {"data_sent": 5, "rails": [{"plane": 0, "ev": 0, "srtt": 0.02}]}}}}}
-    s = summarize(its, evs, counters, config=CFG)
+    s = summarize(its, evs, counters, config=RunConfig(CFG))
     m, b = s["mrc"], s["baseline"]
     assert m["retirements"] == 1 and b["retirements"] == 0 and m["route_records_dropped"] == 0
     assert m["faults"][0]["failover_s"] == pytest.approx(0.03) and m["faults"][0]["failover_rtts"] == pytest.approx(2)
     assert b["faults"][0]["basis"] == "routing" and b["faults"][0]["failover_s"] is None
     assert retirements(evs, "baseline") == 0
-    no_routes = summarize(its[:1], evs, {"mrc": {"h0": {"peers": {"h2": {"data_sent": 1}}}}}, config=CFG)["mrc"]
+    no_routes = summarize(its[:1], evs, {"mrc": {"h0": {"peers": {"h2": {"data_sent": 1}}}}}, config=RunConfig(CFG))["mrc"]
     assert no_routes["faults"][0]["basis"] is None
     assert no_routes["faults"][0]["note"] == "no route records in the agents' stats"
 

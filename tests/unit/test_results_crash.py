@@ -17,6 +17,7 @@ from lab.plumbing import atomic
 from lab.jupyter import notebook_support as nbs
 from lab.analysis import report
 from lab.analysis.results import TORN, Problem, ResultsDir, load, read_events, read_iterations
+from lab.analysis.run_config import RunConfig
 from tests.unit.test_results import sample_records
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +125,7 @@ def test_every_results_file_is_written_atomically(tmp_path, monkeypatch, writer,
     run = written_run(tmp_path)
     before = (run / name).read_bytes()
     full_disk_halfway(monkeypatch)
-    data = {"write_summary": {"mrc": {}}, "write_config": {"x": 1}, "write_events": [{"t": 0.0, "kind": "x"}],
+    data = {"write_summary": {"mrc": {}}, "write_config": RunConfig({"x": 1}), "write_events": [{"t": 0.0, "kind": "x"}],
             "write_iterations": sample_records().iterations[:1]}[writer]
     with pytest.raises(OSError):
         getattr(ResultsDir(run), writer)(data)
