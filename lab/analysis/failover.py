@@ -4,6 +4,7 @@ records, or, for the multi-rail baseline, from routing's withdrawals (docs/metri
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -14,6 +15,7 @@ from lab.analysis.counters import median_srtt
 from lab.analysis.crossing import faulted_element, route_crosses
 from lab.analysis.fault_windows import FaultWindow
 from lab.analysis.route_records import Route, route_records
+from lab.analysis.summary_record import FaultFigures
 from mrc_host.denylist import DeniedElement, DenylistError
 from mrc_host.routes import ROUTE_SILENCE_S, route_of
 from topologies.fabric import FabricSpec
@@ -93,16 +95,8 @@ def in_rtts(seconds: float | None, rtt: float | None) -> float | None:
     return None if seconds is None or not rtt else seconds / rtt
 
 
-def _fault_record(window: FaultWindow, basis: str | None) -> dict:
-    return {"fault": window.fault, "target": window.target, "start": window.start, "end": window.end,
-            "basis": basis, "failover_s": None, "failover_rtts": None,
-            "failover_busy_s": None, "failover_busy_rtts": None,
-            "failover_after_loss_s": None, "failover_after_loss_rtts": None, "routes_failed": 0,
-            "routes_kept_sending": 0, "recovery_s": None, "recovery_rtts": None,
-            "recovery_busy_s": None, "recovery_busy_rtts": None, "routes_unrecovered": 0,
-            "routes_still_down": 0, "packets_lost": None, "detection_s": None, "mapper_repair_s": None,
-            "iteration_cost_s": None, "iteration_cost_rtts": None,
-            "note": None}
+def _fault_record(window: FaultWindow, basis: str | None) -> FaultFigures:
+    return FaultFigures(fault=window.fault, target=window.target, start=window.start, end=window.end, basis=basis)
 
 
 def _stopped_routes(routes: Sequence[Route], window: FaultWindow, horizon: float, run_end: float,
@@ -212,7 +206,7 @@ def _denied_key(element) -> tuple | None:
 
 def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: float | None = None,
                             crosses: Callable[[FaultWindow, Route], bool] = route_crosses,
-                            others: Sequence[FaultWindow] = ()) -> dict:
+                            others: Sequence[FaultWindow] = ()) -> FaultFigures:
     """Failover and recovery of one fault from the senders' route records (docs/metrics.md).
 
     failover_s: fault start -> the last DATA packet sent on a crossing route that
@@ -239,48 +233,48 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     sending = [r for r in routes if r.last_sent is not None]
     run_end = max((r.last_sent for r in sending), default=None)
     if run_end is None or window.start >= run_end:
-        out["note"] = "no data was sent during the fault"
+        out.note = "no data was sent during the fault"
         return out
     horizon = min(window.stop, run_end)
-    out["packets_lost"] = _packets_lost(sending, window, horizon, crosses)
-    stopped, out["routes_kept_sending"] = _stopped_routes(sending, window, horizon, run_end, crosses)
-    out["routes_failed"] = len(stopped)
+    out.packets_lost = _packets_lost(sending, window, horizon, crosses)
+    stopped, out.routes_kept_sending = _stopped_routes(sending, window, horizon, run_end, crosses)
+    out.routes_failed = len(stopped)
     if not stopped:
-        out["note"] = ("crossing routes kept sending" if out["routes_kept_sending"]
+        out.note = ("crossing routes kept sending" if out.routes_kept_sending
                        else "no route that carried data crosses it")
         return out
-    out["failover_s"] = max(quiet for _route, quiet in stopped) - window.start
-    out["failover_busy_s"] = max(quiet - window.start - _idle_within(route, window.start, quiet)
+    out.failover_s = max(quiet for _route, quiet in stopped) - window.start
+    out.failover_busy_s = max(quiet - window.start - _idle_within(route, window.start, quiet)
                                  for route, quiet in stopped)
     after_loss = [quiet - first - _idle_within(route, first, quiet) for route, quiet in stopped
                   if (first := _first_drop_sent(route, window.start, quiet)) is not None]
-    out["failover_after_loss_s"] = max(after_loss, default=None)
+    out.failover_after_loss_s = max(after_loss, default=None)
     if window.end is not None and window.end < run_end:
         _route_recovery(out, [route for route, _quiet in stopped], window, crosses, others)
     elif window.end is not None:
-        out["note"] = "repaired after the last data was sent"
-    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt),
-               failover_busy_rtts=in_rtts(out["failover_busy_s"], rtt),
-               failover_after_loss_rtts=in_rtts(out["failover_after_loss_s"], rtt),
-               recovery_busy_rtts=in_rtts(out["recovery_busy_s"], rtt))
+        out.note = "repaired after the last data was sent"
+    out.failover_rtts, out.recovery_rtts = in_rtts(out.failover_s, rtt), in_rtts(out.recovery_s, rtt)
+    out.failover_busy_rtts = in_rtts(out.failover_busy_s, rtt)
+    out.recovery_busy_rtts = in_rtts(out.recovery_busy_s, rtt)
+    out.failover_after_loss_rtts = in_rtts(out.failover_after_loss_s, rtt)
     return out
 
 
-def _route_recovery(out: dict, failed: list[Route], window: FaultWindow,
+def _route_recovery(out: FaultFigures, failed: list[Route], window: FaultWindow,
                     crosses: Callable[[FaultWindow, Route], bool], others: Sequence[FaultWindow]) -> None:
     """Fill ``out``'s recovery figures from the failed routes' first acks after the repair
     (route_failover_recovery); a route another fault of ``others`` still takes down is left out."""
     down = [w for w in others if w is not window and w.start <= window.end < w.stop]
     back = [route for route in failed if not any(crosses(w, route) for w in down)]
-    out["routes_still_down"] = len(failed) - len(back)
+    out.routes_still_down = len(failed) - len(back)
     if not back:
-        out["note"] = "its routes stayed down under another fault"
+        out.note = "its routes stayed down under another fault"
     acks = [_first_ack_after(route, window.end) for route in back]
-    out["routes_unrecovered"] = sum(a is None for a in acks)
-    if acks and not out["routes_unrecovered"]:
-        out["recovery_s"] = max(acks) - window.end
+    out.routes_unrecovered = sum(a is None for a in acks)
+    if acks and not out.routes_unrecovered:
+        out.recovery_s = max(acks) - window.end
         # less the time its connection had nothing to send before the route's first packet
-        out["recovery_busy_s"] = max(
+        out.recovery_busy_s = max(
             ack - window.end - _idle_within(route, window.end, _first_send_after(route, window.end) or ack)
             for route, ack in zip(back, acks))
 
@@ -297,7 +291,7 @@ def _link_of(link_name, element) -> bool:
 
 
 def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport: str,
-                              rtt: float | None = None) -> dict:
+                              rtt: float | None = None) -> FaultFigures:
     """Failover and recovery of one fault for a transport whose paths routing moves.
 
     The baseline's senders keep their path: its packets leave the failed
@@ -310,7 +304,7 @@ def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, tr
     out = _fault_record(window, "routing")
     element = faulted_element(window.target)
     if not isinstance(element, (T0T1Link, Switch)):
-        out["note"] = "routing withdraws T0-T1 links only"
+        out.note = "routing withdraws T0-T1 links only"
         return out
     moves = sorted((e for e in events if e.get("kind") in ROUTING_KINDS and e.get("transport") == transport
                     and _link_of(e.get("target"), element)), key=lambda e: e["t"])
@@ -318,26 +312,26 @@ def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, tr
     for e in moves:
         if e["kind"] == "route_withdrawn" and window.start <= e["t"] <= window.stop:
             withdrawn.setdefault(e["target"], e["t"])
-    out["routes_failed"] = len(withdrawn)
+    out.routes_failed = len(withdrawn)
     if not withdrawn:
-        out["note"] = "routing withdrew nothing: the rails through it stalled until the repair"
+        out.note = "routing withdrew nothing: the rails through it stalled until the repair"
         return out
-    out["failover_s"] = max(withdrawn.values()) - window.start
+    out.failover_s = max(withdrawn.values()) - window.start
     if window.end is not None:
         restored: dict[str, float] = {}
         for e in moves:
             if e["kind"] == "route_restored" and e["t"] >= window.end and e["target"] in withdrawn:
                 restored.setdefault(e["target"], e["t"])
-        out["routes_unrecovered"] = len(withdrawn) - len(restored)
-        if not out["routes_unrecovered"]:
-            out["recovery_s"] = max(restored.values()) - window.end
-    out.update(failover_rtts=in_rtts(out["failover_s"], rtt), recovery_rtts=in_rtts(out["recovery_s"], rtt),
-               recovery_busy_rtts=in_rtts(out["recovery_busy_s"], rtt))
+        out.routes_unrecovered = len(withdrawn) - len(restored)
+        if not out.routes_unrecovered:
+            out.recovery_s = max(restored.values()) - window.end
+    out.failover_rtts, out.recovery_rtts = in_rtts(out.failover_s, rtt), in_rtts(out.recovery_s, rtt)
+    out.recovery_busy_rtts = in_rtts(out.recovery_busy_s, rtt)
     return out
 
 
 def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[FaultWindow],
-                  counters: Mapping, fabric: FabricSpec | None) -> tuple[list[dict], int]:
+                  counters: Mapping, fabric: FabricSpec | None) -> tuple[list[FaultFigures], int]:
     """(failover and recovery of each fault, route records dropped as unreadable).
 
     From the senders' route records when the stats hold them; else, for a
@@ -353,12 +347,12 @@ def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[F
         figures = [route_failover_recovery(routes, w, rtt, crosses, windows) for w in windows]
         for figure, w in zip(figures, windows):
             delays = detection_delays(routes, events, w, spines, crosses)
-            figure["detection_s"] = float(np.median(delays)) if delays else None
-            figure["mapper_repair_s"] = mapper_repair(events, w, transport, fabric)
+            figure.detection_s = float(np.median(delays)) if delays else None
+            figure.mapper_repair_s = mapper_repair(events, w, transport, fabric)
         return figures, dropped
     if _has_rails(counters):
         return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped
-    return [{**_fault_record(w, None), "note": "no route records in the agents' stats"} for w in windows], dropped
+    return [replace(_fault_record(w, None), note="no route records in the agents' stats") for w in windows], dropped
 
 
 def _has_rails(counters: Mapping) -> bool:

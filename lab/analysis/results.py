@@ -12,7 +12,8 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
     conservation.json  {transport: {"sent", "received", (srv6) "routers_own", "named_drops",
                                     "unexplained_per_link"}}
-    summary.json       lab.analysis.summary.summarize() output
+    summary.json       lab.analysis.summary.summarize() output: {transport: TransportSummary}
+                       (lab/analysis/summary_record.py)
 
 ``load(path)`` returns a ``Records`` with exactly what was written, so
 notebooks and plots work from files alone. It never raises on a damaged run:
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from lab.analysis.run_config import RunConfig
+from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
 from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.project import PROJECT_ROOT
 
@@ -63,7 +65,7 @@ class Records:
     counters: dict = field(default_factory=dict)
     fidelity: dict = field(default_factory=dict)
     conservation: dict = field(default_factory=dict)
-    summary: dict = field(default_factory=dict)
+    summary: Summary = field(default_factory=dict)
     problems: list = field(default_factory=list)   # Problem: what load() could not read
 
 
@@ -138,8 +140,8 @@ class ResultsDir:
     def write_conservation(self, conservation: Mapping) -> Path:
         return _dump_json(conservation, self.path / "conservation.json")
 
-    def write_summary(self, summary: Mapping) -> Path:
-        return _dump_json(summary, self.path / "summary.json")
+    def write_summary(self, summary: Summary) -> Path:
+        return _dump_json(summary_to_dict(summary), self.path / "summary.json")
 
     def write_all(self, records: Records) -> list[Path]:
         """Every file of ``records`` (summary only if it has one)."""
@@ -330,7 +332,7 @@ def load(path: str | Path) -> Records:
         counters=_read_json(path / "counters.json", problems),
         fidelity=_read_json(path / "fidelity.json", problems),
         conservation=_read_json(path / "conservation.json", problems),
-        summary=_read_json(path / "summary.json", problems),
+        summary=summary_from_dict(_read_json(path / "summary.json", problems)),
     )
     rec.problems = problems
     return rec

@@ -1,5 +1,5 @@
-"""The summary of a run (summary.json): every figure of each transport, from the records
-(definitions: docs/metrics.md). Pure: records in, numbers out, no I/O."""
+"""The summary of a run (summary.json): every figure of each transport, from the records, as
+TransportSummary records (summary_record.py; definitions: docs/metrics.md). Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from lab.analysis.iterations import clean_median, durations, iteration_cost, per
 from lab.analysis.path_retirement import retirements
 from lab.analysis.route_records import median_route_gap
 from lab.analysis.run_config import RunConfig
+from lab.analysis.summary_record import Summary, TransportSummary
 from topologies.fabric import FabricSpec
 
 
@@ -39,7 +40,7 @@ def _run_bandwidth(median: float | None, config: RunConfig, fabric: FabricSpec |
 
 def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[Mapping] = (),
                         counters: Mapping | None = None, fidelity: Sequence[Mapping] = (),
-                        conservation: Mapping | None = None, config: RunConfig | None = None) -> dict:
+                        conservation: Mapping | None = None, config: RunConfig | None = None) -> TransportSummary:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
     config = config or RunConfig()
     counters = counters or {}
@@ -53,28 +54,28 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     rtt = median_srtt(counters)
     for figure, window in zip(faults, fabric_windows):
         cost = iteration_cost(its, window, figures["clean_median_s"])
-        figure.update(iteration_cost_s=cost, iteration_cost_rtts=in_rtts(cost, rtt))
+        figure.iteration_cost_s, figure.iteration_cost_rtts = cost, in_rtts(cost, rtt)
     totals = counter_totals(counters)
     lost = unexplained(conservation)
     failed = sum(1 for it in its if not it.get("verified"))
-    return {
-        "transport": transport,
+    return TransportSummary(
+        transport=transport,
         **figures,
         **_run_bandwidth(figures["median_s"], config, fabric),
         **_counter_figures(totals),
-        "srtt_median_s": rtt,
-        "route_gap_median_s": median_route_gap(counters),
-        "garbage": pick(totals, "garbage"),
+        srtt_median_s=rtt,
+        route_gap_median_s=median_route_gap(counters),
+        garbage=pick(totals, "garbage"),
         # No iterations proves nothing: verified only if there were some and all passed.
-        "verified": bool(its) and failed == 0,
-        "verify_failures": failed,
+        verified=bool(its) and failed == 0,
+        verify_failures=failed,
         **_cpu_figures(its, fidelity),
-        "unexplained_loss": sum(lost.values()),
-        "unexplained_links": lost,
-        "retirements": retirements(events, transport),
-        "route_records_dropped": routes_dropped,
-        "faults": faults,
-    }
+        unexplained_loss=sum(lost.values()),
+        unexplained_links=lost,
+        retirements=retirements(events, transport),
+        route_records_dropped=routes_dropped,
+        faults=faults,
+    )
 
 
 def _iteration_figures(its: Sequence[Mapping], windows: Sequence, k: float) -> dict:
@@ -127,7 +128,7 @@ def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[Mapping]) -> dict:
 
 def summarize(iterations: Sequence[Mapping], events: Sequence[Mapping] = (), counters: Mapping | None = None,
               fidelity: Mapping | None = None, conservation: Mapping | None = None,
-              config: RunConfig | None = None) -> dict:
+              config: RunConfig | None = None) -> Summary:
     """{transport: figures} for every transport in the records (see summarize_transport)."""
     counters, fidelity, conservation = counters or {}, fidelity or {}, conservation or {}
     return {

@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from lab.analysis import report  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from lab.analysis.run_config import RunConfig  # noqa: E402
+from lab.analysis.summary_record import Summary  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.names import Host  # noqa: E402
 
@@ -119,7 +120,7 @@ class Run:
     out: Path
 
     @property
-    def summary(self) -> dict:
+    def summary(self) -> Summary:
         return self.records.summary
 
 
@@ -408,7 +409,7 @@ def transport_records(rec: Records, transport: str) -> list[dict]:
     return sorted((it for it in rec.iterations if it["transport"] == transport), key=lambda it: it["start"])
 
 
-def summary_of(rec: Records) -> dict:
+def summary_of(rec: Records) -> Summary:
     """The run's summary.json, or computed from its records when the file is unreadable."""
     return report.summary_or_recomputed(rec)[0]
 

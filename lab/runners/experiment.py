@@ -22,6 +22,7 @@ from lab.analysis.fault_windows import fault_windows
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary import summarize
+from lab.analysis.summary_record import Heartbeat, Summary
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.runners.job import job_spec, run_job
 from lab.analysis.results import Records, ResultsDir
@@ -31,7 +32,7 @@ from lab.plumbing.session import Session, lab_session
 Progress = Callable[[str, int, int, float], None]
 
 
-def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | None = None) -> tuple[Path, dict]:
+def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | None = None) -> tuple[Path, Summary]:
     """Run every transport of `scenario`; progress(transport, iterations done, of, seconds since start)."""
     if scenario.stall_factor is None:  # the report's default, written down so config.json says which
         scenario = replace(scenario, stall_factor=DEFAULT_STALL_FACTOR)
@@ -49,7 +50,7 @@ def run_experiment(scenario: Scenario, results_root: Path, progress: Progress | 
                                         records.fidelity, records.conservation, records.config)
     for transport, figures in heartbeats.items():
         if transport in records.summary:
-            records.summary[transport].update(figures)
+            records.summary[transport].heartbeat = Heartbeat(**figures)
     out = ResultsDir.create(name=scenario.name, root=results_root)
     out.write_all(records)
     plots.plot_all(out.path)

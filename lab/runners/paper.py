@@ -276,7 +276,8 @@ class Paper:
             path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
             self.say(f"paper: {setup.name}...")
             results, summary = run_experiment(load_scenario(path), self.root)
-            self.runs[setup] = {label: dict(summary[t], results=str(results)) for t, label in setup.labels().items()}
+            self.runs[setup] = {label: {**summary[t].to_dict(), "results": str(results)}
+                                for t, label in setup.labels().items()}
         return self.runs[setup]
 
     def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict:
@@ -573,7 +574,7 @@ def flap_detection(run, spec: FabricSpec) -> dict:
     events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
     windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
     figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)
-    return {"detection_s": [f["detection_s"] for f in figures], "route_gap_s": median_route_gap(run.stats)}
+    return {"detection_s": [f.detection_s for f in figures], "route_gap_s": median_route_gap(run.stats)}
 
 
 def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) -> str:

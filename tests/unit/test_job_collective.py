@@ -123,8 +123,8 @@ def test_the_summary_takes_the_collective_from_the_config():
     reduce = summarize_transport("mrc", its, config=run_config("allreduce"))
     older = summarize_transport("mrc", its, config=run_config())   # a run from before the key
     alltoall = summarize_transport("mrc", its, config=run_config("alltoall"))
-    assert reduce["efficiency"] == older["efficiency"] == pytest.approx(2 * alltoall["efficiency"])
-    assert alltoall["ideal_s"] == pytest.approx(0.075) and reduce["ideal_s"] == pytest.approx(0.15)
+    assert reduce.efficiency == older.efficiency == pytest.approx(2 * alltoall.efficiency)
+    assert alltoall.ideal_s == pytest.approx(0.075) and reduce.ideal_s == pytest.approx(0.15)
 
 
 def test_an_unknown_collective_in_a_config_is_named():
