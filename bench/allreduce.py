@@ -33,7 +33,7 @@ def main() -> int:
         path, summary = run_experiment(scenario, Path(root))
     rows = {}
     for transport, s in summary.items():
-        rows[transport] = {k: s.get(k) for k in (
+        rows[transport] = {k: getattr(s, k) for k in (
             "iterations", "p50_s", "p100_s", "ideal_s", "ideal_ratio", "efficiency", "busbw_mbps",
             "cpu_mean_pct", "cpu_bound", "unexplained_loss", "verified", "timeouts", "retransmits")}
         r = rows[transport]

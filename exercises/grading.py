@@ -172,7 +172,7 @@ def fault_drops(ports: list[str]) -> int:
 
 class TimedBlackhole:
     """A link that fails (both ends drop every packet) at ``start`` s after ``t0`` and is repaired
-    at ``end``; records fault_start/fault_end events (lab/analysis/metrics.py's format) and the packets the
+    at ``end``; records fault_start/fault_end events (docs/metrics.md's format) and the packets the
     dead link swallowed between ``settle`` s after the failure and the repair (probes, once the
     senders have retired the dead paths)."""
 

@@ -14,7 +14,7 @@ Targets use the fabric's own names (topologies/fabric.py):
     "hosts"                        agent_pause, nic_loss: every host
     "controller"
 
-Events written to events.jsonl (lab/analysis/metrics.py reads them):
+Events written to events.jsonl (lab/analysis/ reads them; docs/metrics.md):
     {"t", "kind": "fault_start" | "fault_end", "fault", "target", "transport", ...}
 with t in seconds after the transport's job start (the run's clock).
 """

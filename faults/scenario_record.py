@@ -96,7 +96,7 @@ class Scenario:
     path: the file it was loaded from; None when built in code
     transport_params: overrides of mrc_host.params.TransportParams
     seed: seeds the job's inputs and the expansion of random processes
-    stall_factor: None = the report's default (lab.analysis.metrics.DEFAULT_STALL_FACTOR)
+    stall_factor: None = the report's default (lab.analysis.iterations.DEFAULT_STALL_FACTOR)
     background_load: CPU load started for the run and stopped after it
     faults: concrete events, sorted by time
     link_rate: why the links run at fabric.link_mbps, when `link_mbps: auto` chose it ("" otherwise)

@@ -99,6 +99,7 @@ def run(
     from lab.runners.experiment import RunInterrupted, run_experiment
     from lab.runners.job import JobError
     from lab.analysis.report import print_summary
+    from lab.analysis.summary_record import summary_to_dict
     from topologies.builder import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
@@ -120,8 +121,8 @@ def run(
     print_summary(summary, console)
     console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
     write_json(json_path, {"results_dir": str(path), "scenario": loaded_run.name, "elapsed_s": round(elapsed, 1),
-                           **summary})
-    ok = all(s.get("verified") for s in summary.values() if isinstance(s, dict))
+                           **summary_to_dict(summary)})
+    ok = all(s.verified for s in summary.values())
     raise typer.Exit(0 if ok else 1)
 
 

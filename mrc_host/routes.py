@@ -18,12 +18,12 @@ on the route cost the connection, and its *drop spans* say when the dropped
 packets had been sent and how many each span holds: the first packet a
 failure swallowed starts a span, so failover can also be counted from it,
 and a span's count is what that fault cost the connection in packets, the
-paper's unit (lab/analysis/metrics.py). It also
+paper's unit (docs/metrics.md). It also
 keeps the connection's *idle spans*: the stretches longer than
 ``ROUTE_SILENCE_S`` in which the sender had nothing to send (no queued
 data, no retransmission waiting), e.g. a ring all-reduce between two
 iterations. No route can carry data then, so recovery is also given less
-that time (lab/analysis/metrics.py).
+that time (docs/metrics.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ t0p0r0 - t1p0s0 (both ends drop everything) FAIL_AT s after the job starts,
 repairs it at REPAIR_AT, and keeps the job running until RUN_FOR. It measures
 
 - recovery: repair -> every path the failure retired is GOOD again
-  (lab.analysis.metrics.failover_recovery over the agents' path-state events);
+  (lab.analysis.path_retirement.failover_recovery over the agents' path-state events);
 - probe overhead: packets the dead link swallowed per second once the
   senders had retired its paths (the port program's fault-drop counter,
   SETTLE s after the failure until the repair): with no data on retired
@@ -26,7 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grading import (TimedBlackhole, grade, grader_args, lab_session, load_module, report,  # noqa: E402
                      run, t0_t1_link_ports)
 
-from lab.analysis import metrics  # noqa: E402
+from lab.analysis.crossing import path_crosses  # noqa: E402
+from lab.analysis.fault_windows import fault_windows  # noqa: E402
+from lab.analysis.path_retirement import failover_recovery  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 MAX_RECOVERY_S = 0.25
@@ -55,10 +57,10 @@ def main(argv: list[str]) -> int:
                 buffer_bytes=256 << 10, params={"probe_interval": float(interval)}, mappers=False)
         fault.join()
     print(r.line())
-    window = metrics.fault_windows(fault.events, "mrc")[0]
-    fr = metrics.failover_recovery(
+    window = fault_windows(fault.events, "mrc")[0]
+    fr = failover_recovery(
         r.path_events, window, "mrc",
-        lambda w, e: metrics.path_crosses(w, e, spines=spec.spines, hosts_per_rack=spec.hosts_per_rack))
+        lambda w, e: path_crosses(w, e, spines=spec.spines, hosts_per_rack=spec.hosts_per_rack))
     dropped, seconds = fault.counted
     rate = dropped / seconds
     recovery = fr["recovery_s"]

@@ -31,7 +31,8 @@ from grading import Run, grade, grader_args, lab_session, load_module, port_prog
 
 from exact_share import expected_share, smallest_qps  # noqa: E402  (this folder: the script's own)
 from faults.scenario_record import buffer_bytes_from_mb  # noqa: E402
-from lab.analysis import metrics  # noqa: E402
+from lab.analysis.collective_bandwidth import bandwidth  # noqa: E402
+from lab.analysis.cpu_samples import cpu_bound, cpu_totals  # noqa: E402
 from lab.analysis.fidelity import FidelityMonitor  # noqa: E402
 from lab.runners.job import ring_order  # noqa: E402
 from lab.runners.paper import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
@@ -94,7 +95,7 @@ class Measured:
     run: Run
     efficiency: float | None   # busbw / aggregate line rate of the median iteration
     cpu_mean: float | None     # % of both cores, mean over the run
-    cpu_bound: bool            # lab.analysis.metrics.cpu_bound: the run measured the machine too
+    cpu_bound: bool            # lab.analysis.cpu_samples.cpu_bound: the run measured the machine too
     loads: dict                # T0 -> bytes up each uplink during the run
 
     @property
@@ -109,10 +110,10 @@ def measure(session, label: str, transport: str, params: dict) -> Measured:
         r = run(session, label, transport=transport, params=params, **JOB)
     after = uplink_bytes(spec)
     print(f"  {r.line()}", flush=True)
-    eff = metrics.bandwidth(r.median_s, ranks=spec.hosts, buffer_bytes=JOB["buffer_bytes"], planes=spec.planes,
+    eff = bandwidth(r.median_s, ranks=spec.hosts, buffer_bytes=JOB["buffer_bytes"], planes=spec.planes,
                             link_mbps=spec.link_mbps, collective=COLLECTIVE)["efficiency"]
-    cpu = metrics.cpu_totals(monitor.samples)
-    return Measured(r, eff, statistics.fmean(cpu) if cpu else None, metrics.cpu_bound(monitor.samples),
+    cpu = cpu_totals(monitor.samples)
+    return Measured(r, eff, statistics.fmean(cpu) if cpu else None, cpu_bound(monitor.samples),
                     {t0: [a - b for a, b in zip(after[t0], before[t0])] for t0 in after})
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from faults.injectors import INCAST_PORT
 from faults.model import ROUTE_CUTTING_KINDS
-from lab.analysis.metrics import FaultWindow, Route, route_crosses
+from lab.analysis.crossing import route_crosses
+from lab.analysis.fault_windows import FaultWindow
+from lab.analysis.route_records import Route
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT

@@ -10,7 +10,10 @@ removes the lab it left behind.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:  # run_config reads PARTIAL from here
+    from lab.analysis.run_config import RunConfig
 
 PARTIAL = "partial"   # config.json's key
 
@@ -23,12 +26,12 @@ def partial_entry(iterations: Sequence[Mapping], transports: Iterable[str], plan
     return {"interrupted": True, "iterations_done": done, "iterations_planned": planned}
 
 
-def partial_line(config: Mapping) -> str | None:
+def partial_line(config: "RunConfig") -> str | None:
     """"interrupted after 7 of 20 mrc iterations, 0 of 20 baseline iterations" for a
     partial run's config, None for a whole run's."""
-    if not isinstance(config, Mapping) or PARTIAL not in config:
+    entry = config.partial
+    if entry is None:
         return None
-    entry = config[PARTIAL]
     try:
         counts = [f"{done['iterations']} of {entry['iterations_planned']} {done['transport']} iterations"
                   for done in entry["iterations_done"]]

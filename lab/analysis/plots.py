@@ -23,12 +23,14 @@ from matplotlib.colors import BoundaryNorm, ListedColormap  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from lab.analysis.metrics import STATE_ORDER, FaultWindow, applies_to, fault_windows, transports_of  # noqa: E402
+from lab.analysis.fault_windows import FaultWindow, applies_to, fault_windows  # noqa: E402
+from lab.analysis.path_retirement import STATE_ORDER  # noqa: E402
+from lab.analysis.summary import transports_of  # noqa: E402
 from lab.analysis.results import load  # noqa: E402
 
 # Same colour for a transport in every figure.
 TRANSPORT_COLORS = {"mrc": "tab:blue", "baseline": "tab:orange"}
-# one per metrics.STATE_ORDER entry: GOOD, BACKUP, SKIP, SUSPECT, ASSUMED_BAD, DENIED
+# one per STATE_ORDER entry: GOOD, BACKUP, SKIP, SUSPECT, ASSUMED_BAD, DENIED
 STATE_COLORS = ("#2ca02c", "#b7e4b0", "#ffbf00", "#ff7f0e", "#d62728", "#7f7f7f")
 assert len(STATE_COLORS) == len(STATE_ORDER)
 LOG_SPREAD = 20.0   # max/min ratio above which a time axis goes logarithmic

@@ -21,9 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lab.analysis import metrics
 from lab.analysis.partial import partial_line
 from lab.analysis.results import Records, load
+from lab.analysis.summary import summarize
+from lab.analysis.summary_record import FaultFigures, Heartbeat, Summary, TransportSummary
 
 PROBLEMS_SHOWN = 20   # a file of garbage must not bury the summary
 
@@ -58,68 +59,68 @@ def _yes(v: bool) -> str:
     return "yes" if v else "no"
 
 
-def _entries(summary: Mapping) -> dict[str, Mapping]:
-    """The transports of ``summary``; an entry that is not a dict counts as empty."""
-    return {name: t if isinstance(t, Mapping) else {} for name, t in summary.items()}
+def _beat(t: TransportSummary) -> Heartbeat:
+    """The transport's heartbeat figures; none measured (figures recomputed from files): zeros."""
+    return t.heartbeat or Heartbeat()
 
 
-def summary_rows(summary: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
+def summary_rows(summary: Summary) -> list[tuple[str, list[str]]]:
     """(metric label, one cell per transport) in the order of ``summary``."""
-    ts = list(_entries(summary).values())
+    ts = list(summary.values())
 
     def row(label, fmt):
         return (label, [fmt(t) for t in ts])
 
     return [
-        row("iterations", lambda t: str(t.get("iterations", 0))),
-        row("P50", lambda t: _s(t.get("p50_s"))),
-        row("P99", lambda t: _s(t.get("p99_s"))),
-        row("P100 (max)", lambda t: _s(t.get("p100_s"))),
+        row("iterations", lambda t: str(t.iterations)),
+        row("P50", lambda t: _s(t.p50_s)),
+        row("P99", lambda t: _s(t.p99_s)),
+        row("P100 (max)", lambda t: _s(t.p100_s)),
         row("stalls (> k x clean median)",
-            lambda t: f"{t.get('stalls', 0)} (k={_num(t.get('stall_factor', metrics.DEFAULT_STALL_FACTOR), 'g')}, "
-                      f"median {_s(t.get('clean_median_s'))}"
-                      f"{', all faulted' if t.get('clean_median_fallback') else ''})"),
-        row("algbw (median)", lambda t: _mbps(t.get("algbw_mbps"))),
-        row("busbw (median)", lambda t: _mbps(t.get("busbw_mbps"))),
-        row("efficiency (busbw / P x R)", lambda t: _pct(t.get("efficiency"))),
+            lambda t: f"{t.stalls} (k={_num(t.stall_factor, 'g')}, "
+                      f"median {_s(t.clean_median_s)}"
+                      f"{', all faulted' if t.clean_median_fallback else ''})"),
+        row("algbw (median)", lambda t: _mbps(t.algbw_mbps)),
+        row("busbw (median)", lambda t: _mbps(t.busbw_mbps)),
+        row("efficiency (busbw / P x R)", lambda t: _pct(t.efficiency)),
         row("ideal iteration / ratio",
-            lambda t: f"{_s(t.get('ideal_s'))} / {_num(t.get('ideal_ratio'), '.2f', 'x')}"),
-        row("RTT (median smoothed, per connection)", lambda t: _s(t.get("srtt_median_s"))),
-        row("retransmissions", lambda t: str(t.get("retransmits", 0))),
-        row("trims", lambda t: str(t.get("trims", 0))),
-        row("timeouts", lambda t: str(t.get("timeouts", 0))),
-        row("tail losses (silence with packets in flight)", lambda t: str(t.get("tail_losses", 0))),
-        row("verified", lambda t: _yes(t.get("verified", False))),
-        row("CPU-bound", lambda t: _yes(t.get("cpu_bound", False))),
+            lambda t: f"{_s(t.ideal_s)} / {_num(t.ideal_ratio, '.2f', 'x')}"),
+        row("RTT (median smoothed, per connection)", lambda t: _s(t.srtt_median_s)),
+        row("retransmissions", lambda t: str(t.retransmits)),
+        row("trims", lambda t: str(t.trims)),
+        row("timeouts", lambda t: str(t.timeouts)),
+        row("tail losses (silence with packets in flight)", lambda t: str(t.tail_losses)),
+        row("verified", lambda t: _yes(t.verified)),
+        row("CPU-bound", lambda t: _yes(t.cpu_bound)),
         row("datapath stalls (heartbeat; median delay)",
-            lambda t: f"{t.get('datapath_stalls', 0)} ({_s(t.get('heartbeat_delay_median_s'))})"),
-        row("unexplained loss (packets)", lambda t: str(t.get("unexplained_loss", 0))),
-        row("paths retired (into ASSUMED_BAD)", lambda t: _num(t.get("retirements"), "d")),
+            lambda t: f"{_beat(t).datapath_stalls} ({_s(_beat(t).heartbeat_delay_median_s)})"),
+        row("unexplained loss (packets)", lambda t: str(t.unexplained_loss)),
+        row("paths retired (into ASSUMED_BAD)", lambda t: _num(t.retirements, "d")),
     ]
 
 
-def warnings(summary: Mapping[str, Mapping]) -> list[str]:
+def warnings(summary: Summary) -> list[str]:
     """Lines that say which figures not to trust, per transport."""
     out = []
-    for name, t in _entries(summary).items():
-        if not t.get("iterations"):
+    for name, t in summary.items():
+        if not t.iterations:
             out.append(f"{name}: no iterations completed")
-        if t.get("cpu_bound"):
+        if t.cpu_bound:
             out.append(f"{name}: run was CPU-bound: its figures are not trustworthy")
-        if t.get("datapath_stalled"):
-            out.append(f"{name}: the datapath stalled {t.get('datapath_stalls')} time(s) (longest "
-                       f"{_s(t.get('datapath_stall_longest_s'))}): its figures are not trustworthy")
-        if t.get("unexplained_loss"):
-            per_link = t.get("unexplained_links")
+        if _beat(t).datapath_stalled:
+            out.append(f"{name}: the datapath stalled {_beat(t).datapath_stalls} time(s) (longest "
+                       f"{_s(_beat(t).datapath_stall_longest_s)}): its figures are not trustworthy")
+        if t.unexplained_loss:
+            per_link = t.unexplained_links
             links = ", ".join(f"{link} ({n})" for link, n in sorted(per_link.items())) \
                 if isinstance(per_link, Mapping) else ""
             out.append(f"{name}: unexplained loss on links {links or '?'}: the emulator lost packets")
-        if t.get("verify_failures"):
-            out.append(f"{name}: verification FAILED in {t['verify_failures']} iterations")
-        if t.get("route_records_dropped"):
-            out.append(f"{name}: {t['route_records_dropped']} unreadable route record(s) in the agents' stats "
+        if t.verify_failures:
+            out.append(f"{name}: verification FAILED in {t.verify_failures} iterations")
+        if t.route_records_dropped:
+            out.append(f"{name}: {t.route_records_dropped} unreadable route record(s) in the agents' stats "
                        "were left out of failover and recovery")
-        if t.get("clean_median_fallback"):
+        if t.clean_median_fallback:
             out.append(f"{name}: every iteration overlapped a fault; stalls use the overall median")
     return out
 
@@ -132,14 +133,14 @@ def _ms_rtts(seconds, rtts) -> str:
     return ms if rtts is None else f"{ms} ({_num(rtts, '.1f', ' RTT')})"
 
 
-def _failover_cell(f: Mapping) -> str:
-    unit = "links withdrawn" if f.get("basis") == "routing" else "routes"
-    cell = f"{_ms_rtts(f.get('failover_s'), f.get('failover_rtts'))}, {f.get('routes_failed', 0)} {unit}"
-    cell += _busy_part(f.get("failover_busy_s"), f.get("failover_s"), f.get("failover_busy_rtts"))
-    if _is_number(f.get("failover_after_loss_s")):
-        cell += f"; {_ms_rtts(f['failover_after_loss_s'], f.get('failover_after_loss_rtts'))} after the first loss"
-    if f.get("routes_kept_sending"):
-        cell += f"; {f['routes_kept_sending']} kept sending"
+def _failover_cell(f: FaultFigures) -> str:
+    unit = "links withdrawn" if f.basis == "routing" else "routes"
+    cell = f"{_ms_rtts(f.failover_s, f.failover_rtts)}, {f.routes_failed} {unit}"
+    cell += _busy_part(f.failover_busy_s, f.failover_s, f.failover_busy_rtts)
+    if _is_number(f.failover_after_loss_s):
+        cell += f"; {_ms_rtts(f.failover_after_loss_s, f.failover_after_loss_rtts)} after the first loss"
+    if f.routes_kept_sending:
+        cell += f"; {f.routes_kept_sending} kept sending"
     return cell
 
 
@@ -150,46 +151,43 @@ def _busy_part(busy, wall, busy_rtts) -> str:
     return ""
 
 
-def _recovery_cell(f: Mapping) -> str:
-    if f.get("routes_unrecovered"):
-        what = "link(s) never restored" if f.get("basis") == "routing" else "route(s) never acked again"
-        return f"{f['routes_unrecovered']} {what}"
-    cell = _ms_rtts(f.get("recovery_s"), f.get("recovery_rtts"))
-    cell += _busy_part(f.get("recovery_busy_s"), f.get("recovery_s"), f.get("recovery_busy_rtts"))
-    if f.get("routes_still_down"):
-        cell += f"; {f['routes_still_down']} still down under another fault"
+def _recovery_cell(f: FaultFigures) -> str:
+    if f.routes_unrecovered:
+        what = "link(s) never restored" if f.basis == "routing" else "route(s) never acked again"
+        return f"{f.routes_unrecovered} {what}"
+    cell = _ms_rtts(f.recovery_s, f.recovery_rtts)
+    cell += _busy_part(f.recovery_busy_s, f.recovery_s, f.recovery_busy_rtts)
+    if f.routes_still_down:
+        cell += f"; {f.routes_still_down} still down under another fault"
     return cell
 
 
-def _cost_cell(f: Mapping) -> str:
+def _cost_cell(f: FaultFigures) -> str:
     """What the fault cost: DATA packets lost per connection it struck (and how long the first
     loss took to take its route out of use), and the struck iteration's excess over the clean median."""
     parts = []
-    lost = f.get("packets_lost")
+    lost = f.packets_lost
     if isinstance(lost, list) and lost:
         parts.append(f"{', '.join(str(n) for n in lost)} packets lost per connection")
-        if _is_number(f.get("detection_s")):
-            parts[-1] += f" (out of use {_num(1000 * f['detection_s'], '.0f', ' ms')} after the first loss)"
-    if _is_number(f.get("iteration_cost_s")):
-        parts.append(f"iteration {_num(1000 * f['iteration_cost_s'], '+.0f', ' ms')}"
-                     + (f" ({_num(f['iteration_cost_rtts'], '+.1f', ' RTT')})"
-                        if _is_number(f.get("iteration_cost_rtts")) else ""))
+        if _is_number(f.detection_s):
+            parts[-1] += f" (out of use {_num(1000 * f.detection_s, '.0f', ' ms')} after the first loss)"
+    if _is_number(f.iteration_cost_s):
+        parts.append(f"iteration {_num(1000 * f.iteration_cost_s, '+.0f', ' ms')}"
+                     + (f" ({_num(f.iteration_cost_rtts, '+.1f', ' RTT')})"
+                        if _is_number(f.iteration_cost_rtts) else ""))
     return "; ".join(parts) or "-"
 
 
-def fault_rows(summary: Mapping[str, Mapping]) -> list[list[str]]:
+def fault_rows(summary: Summary) -> list[list[str]]:
     """[transport, fault, target, window, cost, failover, recovery, note] per fault of every transport."""
     rows = []
-    for name, t in _entries(summary).items():
-        faults = t.get("faults")
-        for f in faults if isinstance(faults, list) else ():
-            if not isinstance(f, Mapping):
-                continue
-            end = "open" if f.get("end") is None else _num(f["end"], ".3g")
-            rows.append([name, str(f.get("fault", "")), str(f.get("target", "")),
-                         f"{_num(f.get('start', 0), '.3g')}-{end} s", _cost_cell(f), _failover_cell(f),
+    for name, t in summary.items():
+        for f in t.faults:
+            end = "open" if f.end is None else _num(f.end, ".3g")
+            rows.append([name, str(f.fault), str(f.target),
+                         f"{_num(f.start, '.3g')}-{end} s", _cost_cell(f), _failover_cell(f),
                          _recovery_cell(f),
-                         str(f.get("note") or "")])
+                         str(f.note or "")])
     return rows
 
 
@@ -199,7 +197,7 @@ FAULT_TABLE_TITLE = ("Faults (cost: DATA packets lost per connection struck, the
                      "smoothed; the baseline: routing's withdrawal and restore)")
 
 
-def print_summary(summary: Mapping[str, Mapping], console: Console | None = None) -> None:
+def print_summary(summary: Summary, console: Console | None = None) -> None:
     """Print the metrics table, the fault table (if any faults) and the warnings."""
     console = console or Console()
     if not isinstance(summary, Mapping) or not summary:
@@ -234,18 +232,18 @@ def problem_lines(problems: Sequence, limit: int = PROBLEMS_SHOWN) -> list[str]:
     return lines
 
 
-def summary_or_recomputed(rec: Records) -> tuple[dict, str | None]:
+def summary_or_recomputed(rec: Records) -> tuple[Summary, str | None]:
     """(the run's summary, a note when it is not summary.json as written).
 
     Without a readable summary.json the figures are recomputed from the records
-    that could be read (lab.analysis.metrics.summarize), and the note says so.
+    that could be read (lab.analysis.summary.summarize), and the note says so.
     """
     if rec.summary:
         return rec.summary, None
     if not (rec.iterations or rec.counters or rec.fidelity or rec.conservation):
         return {}, None
     try:
-        summary = metrics.summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
+        summary = summarize(rec.iterations, rec.events, rec.counters, rec.fidelity,
                                     rec.conservation, rec.config)
     except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError) as exc:
         return {}, f"no summary: summary.json is missing or unreadable and the records do not give one ({exc})"

@@ -3,8 +3,9 @@
 Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
 
     config.json        the run's Scenario as run (faults/scenario_record.py to_dict(),
-                       with the command line's overrides) and the session's timings;
-                       an interrupted run's also "partial" (lab/analysis/partial.py)
+                       with the command line's overrides) and the session's timings:
+                       a RunConfig (lab/analysis/run_config.py); an interrupted run's
+                       also "partial" (lab/analysis/partial.py)
     iterations.csv     transport, iteration, start, end, duration, verified,
                        rank_times (JSON list of [start, end] per rank)
     events.jsonl       one event dict per line, in time order as given
@@ -12,7 +13,8 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
     conservation.json  {transport: {"sent", "received", (srv6) "routers_own", "named_drops",
                                     "unexplained_per_link"}}
-    summary.json       lab.analysis.metrics.summarize() output
+    summary.json       lab.analysis.summary.summarize() output: {transport: TransportSummary}
+                       (lab/analysis/summary_record.py)
 
 ``load(path)`` returns a ``Records`` with exactly what was written, so
 notebooks and plots work from files alone. It never raises on a damaged run:
@@ -36,6 +38,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from lab.analysis.run_config import RunConfig
+from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
 from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.project import PROJECT_ROOT
 
@@ -54,15 +58,15 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 @dataclass
 class Records:
-    """Everything one run produced (the data contract of lab.analysis.metrics)."""
+    """Everything one run produced (the data contract of docs/metrics.md)."""
 
-    config: dict = field(default_factory=dict)
+    config: RunConfig = field(default_factory=RunConfig)
     iterations: list = field(default_factory=list)
     events: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
     fidelity: dict = field(default_factory=dict)
     conservation: dict = field(default_factory=dict)
-    summary: dict = field(default_factory=dict)
+    summary: Summary = field(default_factory=dict)
     problems: list = field(default_factory=list)   # Problem: what load() could not read
 
 
@@ -110,8 +114,8 @@ class ResultsDir:
                 continue
         raise FileExistsError(f"no free results directory for {base} in {root}")
 
-    def write_config(self, config: Mapping) -> Path:
-        return _dump_json(dict(config), self.path / "config.json")
+    def write_config(self, config: RunConfig) -> Path:
+        return _dump_json(config.to_dict(), self.path / "config.json")
 
     def write_iterations(self, iterations: Iterable[Mapping]) -> Path:
         buf = io.StringIO()
@@ -137,8 +141,8 @@ class ResultsDir:
     def write_conservation(self, conservation: Mapping) -> Path:
         return _dump_json(conservation, self.path / "conservation.json")
 
-    def write_summary(self, summary: Mapping) -> Path:
-        return _dump_json(summary, self.path / "summary.json")
+    def write_summary(self, summary: Summary) -> Path:
+        return _dump_json(summary_to_dict(summary), self.path / "summary.json")
 
     def write_all(self, records: Records) -> list[Path]:
         """Every file of ``records`` (summary only if it has one)."""
@@ -222,7 +226,7 @@ def _read_json(path: Path, problems: list) -> dict:
 
 
 def _event_problem(ev) -> str | None:
-    """What makes ``ev`` unusable as an event (lab.analysis.metrics' contract), or None."""
+    """What makes ``ev`` unusable as an event (docs/metrics.md's contract), or None."""
     if not isinstance(ev, dict):
         return f"a JSON {_kind(ev)}, not an event object"
     if not _is_number(ev.get("t")):
@@ -323,13 +327,13 @@ def load(path: str | Path) -> Records:
         return Records(problems=[Problem(str(path), None, "no such results directory")])
     problems: list[Problem] = []
     rec = Records(
-        config=_read_json(path / "config.json", problems),
+        config=RunConfig.from_dict(_read_json(path / "config.json", problems)),
         iterations=read_iterations(path / "iterations.csv", problems),
         events=read_events(path / "events.jsonl", problems),
         counters=_read_json(path / "counters.json", problems),
         fidelity=_read_json(path / "fidelity.json", problems),
         conservation=_read_json(path / "conservation.json", problems),
-        summary=_read_json(path / "summary.json", problems),
+        summary=summary_from_dict(_read_json(path / "summary.json", problems)),
     )
     rec.problems = problems
     return rec

@@ -29,9 +29,11 @@ from lab.analysis import plots  # noqa: F401  (sets the Agg backend: figures are
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lab.analysis import metrics, report  # noqa: E402
+from lab.analysis import report  # noqa: E402
 from lab.analysis.partial import partial_line  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
+from lab.analysis.run_config import RunConfig  # noqa: E402
+from lab.analysis.summary_record import Summary  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.names import Host  # noqa: E402
 
@@ -50,7 +52,7 @@ FILE_MEANINGS = {
     "counters.json": "final agent counters per transport and host, per peer, with per-path (plane, EV) sent/acked/ECN/trims/losses",
     "fidelity.json": "CPU use per core and achieved rate per plane, sampled during each transport's job",
     "conservation.json": "packet audit per transport: sent, received, drops named by a counter, unexplained loss per link",
-    "summary.json": "lab.analysis.metrics.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
+    "summary.json": "lab.analysis.summary.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
     "iteration_timeline.png": "iteration time over the run per transport, faults marked (lab/analysis/plots.py)",
     "iteration_cdf.png": "CDF of iteration time per transport (lab/analysis/plots.py)",
     "path_state.png": "per-path state heatmap over time per transport (lab/analysis/plots.py)",
@@ -120,7 +122,7 @@ class Run:
     out: Path
 
     @property
-    def summary(self) -> dict:
+    def summary(self) -> Summary:
         return self.records.summary
 
 
@@ -222,13 +224,13 @@ def output_dir(results: Path | None, notebook: str) -> Path:
     return out
 
 
-def fabric_of(config: Mapping) -> FabricSpec:
-    """The FabricSpec a run used (lab.analysis.metrics.run_fabric), or the default fabric: with no
+def fabric_of(config: RunConfig) -> FabricSpec:
+    """The FabricSpec a run used (RunConfig.fabric), or the default fabric: with no
     fabric block (no run yet) silently, with an unusable one saying why."""
-    if not config.get("fabric"):
+    if not config.has_fabric:
         return FabricSpec()
     try:
-        return metrics.run_fabric(config)
+        return config.fabric
     except (TypeError, ValueError) as exc:   # ConfigError and FabricError are ValueErrors
         print(f"config.json: unusable fabric block ({exc}); showing the default fabric")
         return FabricSpec()
@@ -413,7 +415,7 @@ def transport_records(rec: Records, transport: str) -> list[dict]:
     return sorted((it for it in rec.iterations if it["transport"] == transport), key=lambda it: it["start"])
 
 
-def summary_of(rec: Records) -> dict:
+def summary_of(rec: Records) -> Summary:
     """The run's summary.json, or computed from its records when the file is unreadable."""
     return report.summary_or_recomputed(rec)[0]
 

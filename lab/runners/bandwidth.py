@@ -37,7 +37,7 @@ from faults.scenario_record import DEFAULT_SEED, LAB_PAYLOAD_SIZE
 from faults.timeline import FaultTimeline
 from lab.analysis import audit
 from lab.analysis.fidelity import FidelityMonitor
-from lab.analysis.metrics import rebase_route_times
+from lab.analysis.route_records import rebase_route_times
 from lab.plumbing.session import Session
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.runners.workers import HostWorkers, WorkerError

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from faults.scenario import JobSettings, Scenario, load_scenario
-from lab.analysis.metrics import in_rtts
+from lab.analysis.failover import in_rtts
+from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
@@ -157,9 +158,9 @@ def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None,
     return {"path": str(path), "summary": summary, "scenario": scenario}
 
 
-def _faults_of(summary: dict, kinds: tuple | None) -> list[dict]:
+def _faults_of(summary: TransportSummary, kinds: tuple | None) -> list[FaultFigures]:
     """The summary's faults of these kinds (None: every kind)."""
-    return [f for f in summary.get("faults", []) if kinds is None or f["fault"] in kinds]
+    return [f for f in summary.faults if kinds is None or f.fault in kinds]
 
 
 # The `cc` step's data plane: on this machine kind the clean all-reduce on OpenFlow is
@@ -195,31 +196,31 @@ class Bench:
         self.clean = _run("clean", self.root, self.dataplane, iterations=20 if self.quick else 50)
         mrc, base = self.clean["summary"]["mrc"], self.clean["summary"]["baseline"]
         yield Figure("clean efficiency (busbw / planes x link rate), MRC",
-                     f"{mrc['efficiency']:.3f}, CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}, "
-                     f"unexplained loss {mrc['unexplained_loss']}",
+                     f"{mrc.efficiency:.3f}, CPU-bound {'yes' if mrc.cpu_bound else 'no'}, "
+                     f"unexplained loss {mrc.unexplained_loss}",
                      f">= {target.CLEAN_EFFICIENCY:g}, not CPU-bound, 0 lost",
-                     mrc["efficiency"] >= target.CLEAN_EFFICIENCY and not mrc["cpu_bound"]
-                     and mrc["unexplained_loss"] == 0,
-                     {"mrc": mrc, "baseline_efficiency": base["efficiency"]})
-        yield Figure("clean: paths retired (into ASSUMED_BAD), MRC", str(mrc["retirements"]),
-                     f"{target.CLEAN_RETIREMENTS} (no false alarm)", mrc["retirements"] <= target.CLEAN_RETIREMENTS)
-        yield Figure("clean iteration vs analytic ideal, MRC", f"{mrc['ideal_ratio']:.2f}x "
-                     f"(P50 {_s(mrc['p50_s'])}, ideal {_s(mrc['ideal_s'])})", f"<= {target.CLEAN_IDEAL_RATIO:g}x",
-                     mrc["ideal_ratio"] <= target.CLEAN_IDEAL_RATIO)
+                     mrc.efficiency >= target.CLEAN_EFFICIENCY and not mrc.cpu_bound
+                     and mrc.unexplained_loss == 0,
+                     {"mrc": mrc.to_dict(), "baseline_efficiency": base.efficiency})
+        yield Figure("clean: paths retired (into ASSUMED_BAD), MRC", str(mrc.retirements),
+                     f"{target.CLEAN_RETIREMENTS} (no false alarm)", mrc.retirements <= target.CLEAN_RETIREMENTS)
+        yield Figure("clean iteration vs analytic ideal, MRC", f"{mrc.ideal_ratio:.2f}x "
+                     f"(P50 {_s(mrc.p50_s)}, ideal {_s(mrc.ideal_s)})", f"<= {target.CLEAN_IDEAL_RATIO:g}x",
+                     mrc.ideal_ratio <= target.CLEAN_IDEAL_RATIO)
 
     def flap_step(self) -> Iterator[Figure]:
         run = _run("flap", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
-        clean_p100 = self.clean["summary"]["mrc"]["p100_s"]
-        ratio = mrc["p100_s"] / clean_p100
-        yield Figure("flap: MRC P100 / clean P100", f"{ratio:.2f} ({_s(mrc['p100_s'])} / {_s(clean_p100)})",
-                     f"<= {target.FLAP_P100_RATIO:g}", ratio <= target.FLAP_P100_RATIO and mrc["verified"],
-                     {"mrc": mrc})
+        clean_p100 = self.clean["summary"]["mrc"].p100_s
+        ratio = mrc.p100_s / clean_p100
+        yield Figure("flap: MRC P100 / clean P100", f"{ratio:.2f} ({_s(mrc.p100_s)} / {_s(clean_p100)})",
+                     f"<= {target.FLAP_P100_RATIO:g}", ratio <= target.FLAP_P100_RATIO and mrc.verified,
+                     {"mrc": mrc.to_dict()})
         yield from flap_cost_figures(mrc, _faults_of(mrc, ("link_flap",)))
         delay = run["scenario"].baseline_routing.convergence_delay_s
-        yield Figure("flap: baseline P100 / MRC P100", f"{base['p100_s'] / mrc['p100_s']:.1f} "
-                     f"(baseline P100 {_s(base['p100_s'])})", f"baseline P100 >= convergence delay {delay:g} s",
-                     base["p100_s"] >= delay and base["verified"], {"baseline": base})
+        yield Figure("flap: baseline P100 / MRC P100", f"{base.p100_s / mrc.p100_s:.1f} "
+                     f"(baseline P100 {_s(base.p100_s)})", f"baseline P100 >= convergence delay {delay:g} s",
+                     base.p100_s >= delay and base.verified, {"baseline": base.to_dict()})
         yield from self._failover_figures("link down", run, ("link_flap",))
 
     def _failover_figures(self, what: str, run: dict, kinds: tuple | None) -> Iterator[Figure]:
@@ -230,17 +231,17 @@ class Bench:
         run = _run("gray-failure", self.root, self.dataplane, transports=transports,
                    max_seconds=25 if self.quick else 45)
         mrc = run["summary"]["mrc"]
-        clean_median = self.clean["summary"]["mrc"]["p50_s"]
-        worst = mrc["p100_s"] / clean_median
+        clean_median = self.clean["summary"]["mrc"].p50_s
+        worst = mrc.p100_s / clean_median
         yield Figure("gray failure: MRC slowest iteration / clean median", f"{worst:.2f}",
                      f"<= {target.SLOWEST_VS_CLEAN_MEDIAN:g}",
-                     worst <= target.SLOWEST_VS_CLEAN_MEDIAN and mrc["verified"], {"mrc": mrc})
+                     worst <= target.SLOWEST_VS_CLEAN_MEDIAN and mrc.verified, {"mrc": mrc.to_dict()})
         if "baseline" in run["summary"]:
             base = run["summary"]["baseline"]
             hole = max(e.duration for e in run["scenario"].faults if e.kind == "blackhole")
-            yield Figure("gray failure: baseline P100 (stalls until repair)", _s(base["p100_s"]),
-                         f">= the {hole:g} s black hole", base["p100_s"] >= hole and base["verified"],
-                         {"baseline": base})
+            yield Figure("gray failure: baseline P100 (stalls until repair)", _s(base.p100_s),
+                         f">= the {hole:g} s black hole", base.p100_s >= hole and base.verified,
+                         {"baseline": base.to_dict()})
         yield from self._failover_figures("black hole", run, ("blackhole",))
 
     def production_day_step(self) -> Iterator[Figure]:
@@ -250,45 +251,45 @@ class Bench:
     def reboot_step(self) -> Iterator[Figure]:
         run = _run("t1-reboot", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
-        worst = mrc["p100_s"] / self.clean["summary"]["mrc"]["p50_s"]
+        worst = mrc.p100_s / self.clean["summary"]["mrc"].p50_s
         yield Figure("T1 reboot: MRC slowest iteration / clean median", f"{worst:.2f}",
                      f"<= {target.SLOWEST_VS_CLEAN_MEDIAN:g}",
-                     worst <= target.SLOWEST_VS_CLEAN_MEDIAN and mrc["verified"], {"mrc": mrc})
-        yield Figure("T1 reboot: baseline stalls", f"{base['stalls']} (P100 {_s(base['p100_s'])})", ">= 1",
-                     base["stalls"] >= 1 and base["verified"], {"baseline": base})
+                     worst <= target.SLOWEST_VS_CLEAN_MEDIAN and mrc.verified, {"mrc": mrc.to_dict()})
+        yield Figure("T1 reboot: baseline stalls", f"{base.stalls} (P100 {_s(base.p100_s)})", ">= 1",
+                     base.stalls >= 1 and base.verified, {"baseline": base.to_dict()})
 
     def controller_step(self) -> Iterator[Figure]:
         run = _run("controller-crash", self.root, self.dataplane, transports=("mrc",))
         mrc = run["summary"]["mrc"]
-        ratio = mrc["p100_s"] / self.clean["summary"]["mrc"]["p100_s"]
+        ratio = mrc.p100_s / self.clean["summary"]["mrc"].p100_s
         yield Figure("controller crash: MRC P100 / clean P100", f"{ratio:.2f}",
                      f"<= {target.CONTROLLER_P100_RATIO:g} (unaffected)",
-                     ratio <= target.CONTROLLER_P100_RATIO and mrc["verified"], {"mrc": mrc})
+                     ratio <= target.CONTROLLER_P100_RATIO and mrc.verified, {"mrc": mrc.to_dict()})
 
     def noisy_step(self) -> Iterator[Figure]:
         """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
         from faults.scenario_record import IP_UDP_HEADER_BYTES
-        from lab.analysis.metrics import counter_totals
+        from lab.analysis.counters import counter_totals
         from mrc_host.wire import PROBE
 
         run = _run("noisy-day", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
-        median = f"median {_s(mrc['clean_median_s'])}{', every iteration paused' if mrc['clean_median_fallback'] else ''}"
-        yield Figure("noisy day: MRC stalls (> k x its clean median)", f"{mrc['stalls']} ({median})",
-                     f"{target.NOISY_DAY_STALLS}", mrc["stalls"] <= target.NOISY_DAY_STALLS and mrc["verified"],
-                     {"mrc": mrc})
-        ratio = mrc["p99_s"] / base["p99_s"] if mrc["p99_s"] and base["p99_s"] else None
-        yield Figure("noisy day: MRC P99 / baseline P99", f"{_num(ratio)} ({_s(mrc['p99_s'])} / {_s(base['p99_s'])})",
+        median = f"median {_s(mrc.clean_median_s)}{', every iteration paused' if mrc.clean_median_fallback else ''}"
+        yield Figure("noisy day: MRC stalls (> k x its clean median)", f"{mrc.stalls} ({median})",
+                     f"{target.NOISY_DAY_STALLS}", mrc.stalls <= target.NOISY_DAY_STALLS and mrc.verified,
+                     {"mrc": mrc.to_dict()})
+        ratio = mrc.p99_s / base.p99_s if mrc.p99_s and base.p99_s else None
+        yield Figure("noisy day: MRC P99 / baseline P99", f"{_num(ratio)} ({_s(mrc.p99_s)} / {_s(base.p99_s)})",
                      f"<= {target.NOISY_DAY_P99_VS_BASELINE:.2f}",
-                     ratio is not None and ratio <= target.NOISY_DAY_P99_VS_BASELINE, {"baseline": base})
+                     ratio is not None and ratio <= target.NOISY_DAY_P99_VS_BASELINE, {"baseline": base.to_dict()})
         totals = counter_totals(json.loads((Path(run["path"]) / "counters.json").read_text())["mrc"])
         probe_bytes = totals.get("probes_sent", 0) * (PROBE.size + IP_UDP_HEADER_BYTES)
         share = probe_bytes / totals["data_bytes_sent"] if totals.get("data_bytes_sent") else None
         yield Figure("noisy day: MRC probe bytes / DATA bytes", f"{_num(share, '.2%')} ({int(probe_bytes):,} B)",
                      f"<= {target.PROBE_BYTES_SHARE:.0%}", share is not None and share <= target.PROBE_BYTES_SHARE,
                      {"probe_bytes": probe_bytes, "data_bytes": totals.get("data_bytes_sent")})
-        yield Figure("noisy day: timeouts, MRC vs baseline", f"{mrc['timeouts']} vs {base['timeouts']}",
-                     "MRC <= baseline", mrc["timeouts"] <= base["timeouts"])
+        yield Figure("noisy day: timeouts, MRC vs baseline", f"{mrc.timeouts} vs {base.timeouts}",
+                     "MRC <= baseline", mrc.timeouts <= base.timeouts)
 
     def incast_step(self) -> Iterator[Figure]:
         from lab.runners.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
@@ -360,12 +361,12 @@ def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
              for cc in CC_COMPARED}
     nscc = runs[first]
     yield Figure(f"cc: clean efficiency ({where}; {first} no window pinned)",
-                 "; ".join(f"{cc} {r['efficiency']:.3f}{' CPU-bound' if r['cpu_bound'] else ''}"
-                           f"{_lost(r['unexplained_loss'])}" for cc, r in runs.items()),
+                 "; ".join(f"{cc} {r.efficiency:.3f}{' CPU-bound' if r.cpu_bound else ''}"
+                           f"{_lost(r.unexplained_loss)}" for cc, r in runs.items()),
                  f"{first} >= {target.CC_CLEAN_EFFICIENCY:g}, not CPU-bound, 0 lost",
-                 nscc["efficiency"] >= target.CC_CLEAN_EFFICIENCY and not nscc["cpu_bound"]
-                 and nscc["unexplained_loss"] == 0,
-                 {cc: {"path": clean[cc]["path"], "mrc": r} for cc, r in runs.items()})
+                 nscc.efficiency >= target.CC_CLEAN_EFFICIENCY and not nscc.cpu_bound
+                 and nscc.unexplained_loss == 0,
+                 {cc: {"path": clean[cc]["path"], "mrc": r.to_dict()} for cc, r in runs.items()})
     delay = {cc: median_queueing_delay(stats[cc]) for cc in CC_COMPARED}
     goal = nscc_target(stats[first])
     yield Figure(f"cc: clean median queueing delay (SRTT - min RTT; {where})",
@@ -412,18 +413,18 @@ def _gaps(v: float | None, gap: float | None) -> str:
     return "-" if v is None or not gap else f"{v / gap:.1f} route gaps"
 
 
-def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figure]:
+def failover_figures(what: str, mrc: TransportSummary, faults: list[FaultFigures]) -> Iterator[Figure]:
     """Failover and recovery of MRC's ``faults`` (one run's summary ``mrc``): medians over them,
-    in ms, in the run's RTTs and in its route gaps (lab/analysis/metrics.py defines both)."""
-    rtt, gap = mrc.get("srtt_median_s"), mrc.get("route_gap_median_s")
-    failovers = [f["failover_s"] for f in faults if f["failover_s"] is not None]
+    in ms, in the run's RTTs and in its route gaps (docs/metrics.md defines both)."""
+    rtt, gap = mrc.srtt_median_s, mrc.route_gap_median_s
+    failovers = [f.failover_s for f in faults if f.failover_s is not None]
     # judged from the first packet the failure dropped: a sender learns of a failure only
-    # from a packet sent into it, a wait no sender can shorten (lab/analysis/metrics.py)
-    after_loss = [f["failover_after_loss_s"] for f in faults if f.get("failover_after_loss_s") is not None]
+    # from a packet sent into it, a wait no sender can shorten (docs/metrics.md)
+    after_loss = [f.failover_after_loss_s for f in faults if f.failover_after_loss_s is not None]
     wmed, _wmax = _median_max(failovers)
     fmed, fmax = _median_max(after_loss)
     budget = failover_budget(rtt, gap)
-    kept = sum(f["routes_kept_sending"] for f in faults)
+    kept = sum(f.routes_kept_sending for f in faults)
     yield Figure(f"failover, {what}, from the first packet lost on a failed route to its last DATA (median, max; "
                  f"{len(after_loss)} of {len(faults)} faults)",
                  f"{_ms(fmed)} = {_rtts(in_rtts(fmed, rtt))} = {_gaps(fmed, gap)}, max {_ms(fmax)} (from the fault "
@@ -433,14 +434,14 @@ def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figur
                  None if not faults else fmed is not None and budget is not None and fmed <= budget,
                  {"failover_s": failovers, "failover_after_loss_s": after_loss, "rtt_s": rtt,
                   "route_gap_s": gap, "budget_s": budget, "faults": faults})
-    recoveries = [f["recovery_s"] for f in faults if f["recovery_s"] is not None]
+    recoveries = [f.recovery_s for f in faults if f.recovery_s is not None]
     # judged on the time the connections had data to send: between two
     # iterations of the job no route carries data, however fast MRC takes it back
-    busy = [f["recovery_busy_s"] for f in faults if f.get("recovery_busy_s") is not None]
-    unrecovered = sum(1 for f in faults if f["routes_unrecovered"])
+    busy = [f.recovery_busy_s for f in faults if f.recovery_busy_s is not None]
+    unrecovered = sum(1 for f in faults if f.routes_unrecovered)
     rmed, rmax = _median_max(recoveries)
     bmed, bmax = _median_max(busy)
-    mmed, mmax = _median_max([f["mapper_repair_s"] for f in faults if f.get("mapper_repair_s") is not None])
+    mmed, mmax = _median_max([f.mapper_repair_s for f in faults if f.mapper_repair_s is not None])
     budget = recovery_budget(rtt, gap)
     yield Figure(f"recovery, {what}, repair to the first DATA acked on it, time with data to send (median, max; "
                  f"{len(busy)} of {len(faults)} faults)",
@@ -457,12 +458,12 @@ def failover_figures(what: str, mrc: dict, faults: list[dict]) -> Iterator[Figur
                   "mapper_repair_bound_s": MAPPER_REPAIR_BOUND_S})
 
 
-def flap_cost_figures(mrc: dict, faults: list[dict]) -> Iterator[Figure]:
+def flap_cost_figures(mrc: TransportSummary, faults: list[FaultFigures]) -> Iterator[Figure]:
     """What the run's flaps cost MRC, in packets per struck connection and in RTTs of the
     iteration each struck; the detection delay beside the packets says why they were that many."""
-    rtt, gap = mrc.get("srtt_median_s"), mrc.get("route_gap_median_s")
-    costs = [n for f in faults for n in (f.get("packets_lost") or [])]
-    detections = [f["detection_s"] for f in faults if f.get("detection_s") is not None]
+    rtt, gap = mrc.srtt_median_s, mrc.route_gap_median_s
+    costs = [n for f in faults for n in (f.packets_lost or [])]
+    detections = [f.detection_s for f in faults if f.detection_s is not None]
     detection = statistics.median(detections) if detections else None
     median, most = _median_max(costs)
     ones = sum(n <= 1 for n in costs)
@@ -473,10 +474,10 @@ def flap_cost_figures(mrc: dict, faults: list[dict]) -> Iterator[Figure]:
                  f"median <= {target.FLAP_PACKETS_MEDIAN}, max <= {target.FLAP_PACKETS_MAX}",
                  bool(costs) and median <= target.FLAP_PACKETS_MEDIAN and most <= target.FLAP_PACKETS_MAX,
                  {"packets_lost": costs, "detection_s": detections, "route_gap_s": gap})
-    struck = [f["iteration_cost_s"] for f in faults if f.get("iteration_cost_s") is not None]
+    struck = [f.iteration_cost_s for f in faults if f.iteration_cost_s is not None]
     cmed, cmax = _median_max(struck)
     cmed_rtts = in_rtts(cmed, rtt)
-    p90, median = mrc.get("fault_free_p90_s"), mrc.get("clean_median_s")
+    p90, median = mrc.fault_free_p90_s, mrc.clean_median_s
     noise = in_rtts(p90 - median, rtt) if p90 is not None and median is not None else None
     yield Figure("flap: the iteration a flap strikes less the run's fault-free median (median, max over flaps)",
                  f"{_rtts(cmed_rtts)} = {_ms(cmed)}, max {_ms(cmax)} = {_rtts(in_rtts(cmax, rtt))} "
@@ -484,7 +485,7 @@ def flap_cost_figures(mrc: dict, faults: list[dict]) -> Iterator[Figure]:
                  f"iterations' own P90 is {_rtts(noise)} above it)",
                  f"median <= {target.FLAP_ITERATION_RTTS:g} RTTs = "
                  f"{_ms(target.FLAP_ITERATION_RTTS * rtt if rtt else None)}",
-                 cmed_rtts is not None and cmed_rtts <= target.FLAP_ITERATION_RTTS and mrc["verified"],
+                 cmed_rtts is not None and cmed_rtts <= target.FLAP_ITERATION_RTTS and mrc.verified,
                  {"iteration_cost_s": struck, "rtt_s": rtt})
 
 
@@ -542,19 +543,19 @@ def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = pri
             break
         mrc = summary["mrc"]
         timings = json.loads((path / "config.json").read_text()).get("timings", {})
-        row.update(build_s=timings.get("build_s"), efficiency=mrc["efficiency"], cpu_bound=mrc["cpu_bound"],
-                   cpu_mean_pct=mrc["cpu_mean_pct"], unexplained_loss=mrc["unexplained_loss"],
-                   verified=mrc["verified"], p50_s=mrc["p50_s"])
+        row.update(build_s=timings.get("build_s"), efficiency=mrc.efficiency, cpu_bound=mrc.cpu_bound,
+                   cpu_mean_pct=mrc.cpu_mean_pct, unexplained_loss=mrc.unexplained_loss,
+                   verified=mrc.verified, p50_s=mrc.p50_s)
         rows.append(row)
         # faithful: the links, not the emulator, set the pace (a clean run then
         # reaches the efficiency the default fabric does)
-        row["faithful"] = (not mrc["cpu_bound"] and mrc["unexplained_loss"] == 0 and mrc["verified"]
-                           and mrc["efficiency"] >= SCALE_MIN_EFFICIENCY)
-        say(f"scale ({dataplane}): {spec.hosts} hosts at {rate:g} Mb/s: efficiency {mrc['efficiency']:.3f}, "
-            f"iteration {mrc['p50_s']:.2f} s, CPU mean {mrc['cpu_mean_pct']:.0f} %, "
-            f"CPU-bound {'yes' if mrc['cpu_bound'] else 'no'}")
+        row["faithful"] = (not mrc.cpu_bound and mrc.unexplained_loss == 0 and mrc.verified
+                           and mrc.efficiency >= SCALE_MIN_EFFICIENCY)
+        say(f"scale ({dataplane}): {spec.hosts} hosts at {rate:g} Mb/s: efficiency {mrc.efficiency:.3f}, "
+            f"iteration {mrc.p50_s:.2f} s, CPU mean {mrc.cpu_mean_pct:.0f} %, "
+            f"CPU-bound {'yes' if mrc.cpu_bound else 'no'}")
         if row["faithful"]:
             largest = row
-        if mrc["efficiency"] < SCALE_GIVE_UP_EFFICIENCY or not mrc["verified"]:
+        if mrc.efficiency < SCALE_GIVE_UP_EFFICIENCY or not mrc.verified:
             break
     return {"dataplane": dataplane, "rows": rows, "largest_faithful": largest}

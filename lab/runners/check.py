@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from statistics import mean
 
-from lab.analysis import metrics
+from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.analysis.fidelity import FidelityMonitor
 from lab.inhost.pathprobe import expected_paths
 from lab.plumbing.session import Session
@@ -158,10 +158,10 @@ def conservation_pass(session: Session, result: CheckResult, seconds: float, pay
         result.conservation_sent = sum(r["sent"] for r in results)
         result.conservation_received = sum(r["received"] for r in results)
         result.conservation_blocked = sum(r["blocked"] for r in results)
-        busy = metrics.cpu_bound(monitor.samples)
+        busy = cpu_bound(monitor.samples)
         result.conservation_attempts.append({
             "load": load, "sent": result.conservation_sent, "received": result.conservation_received,
-            "cpu_bound": busy, "cpu_mean_pct": round(mean(metrics.cpu_totals(monitor.samples) or [0.0]), 1),
+            "cpu_bound": busy, "cpu_mean_pct": round(mean(cpu_totals(monitor.samples) or [0.0]), 1),
             # the whole machine's CPU per packet delivered: senders, fabric and receivers at
             # one offered load, so two data planes compare by what their fabric costs
             "cpu_us_per_packet": round(1e6 * monitor.busy_core_s / result.conservation_received, 1)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from faults.scenario_record import JobSettings, Scenario
 from lab.analysis.cpu_budget import Window
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor
-from lab.analysis.metrics import counter_totals
+from lab.analysis.counters import counter_totals
 from lab.plumbing.session import lab_session
 from lab.runners.job import job_spec, run_job
 from topologies.fabric import FabricSpec

@@ -16,7 +16,12 @@ from pathlib import Path
 
 from faults.background_load import background_load
 from faults.scenario_record import Scenario
-from lab.analysis import audit, metrics, plots
+from lab.analysis import audit, plots
+from lab.analysis.fault_windows import fault_windows
+from lab.analysis.iterations import DEFAULT_STALL_FACTOR
+from lab.analysis.run_config import RunConfig
+from lab.analysis.summary import summarize
+from lab.analysis.summary_record import Heartbeat, Summary
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.analysis.partial import PARTIAL, partial_entry, partial_line
 from lab.runners.job import JobInterrupted, job_spec, run_job
@@ -37,31 +42,32 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def run_experiment(scenario: Scenario, results_root: Path,
-                   progress: ProgressCallback | None = None) -> tuple[Path, dict]:
+                   progress: ProgressCallback | None = None) -> tuple[Path, Summary]:
     """Run every transport of `scenario`, reporting to `progress` (lab.runners.progress) after each iteration.
     Interrupted, it writes what it measured (lab.analysis.partial) and raises RunInterrupted."""
     if scenario.stall_factor is None:  # the report's default, written down so config.json says which
-        scenario = replace(scenario, stall_factor=metrics.DEFAULT_STALL_FACTOR)
-    records = Records(config=scenario.to_dict(), counters={}, fidelity={}, conservation={})
+        scenario = replace(scenario, stall_factor=DEFAULT_STALL_FACTOR)
+    records = Records(counters={}, fidelity={}, conservation={})
     heartbeats: dict[str, dict] = {}  # transport -> heartbeat_verdict() figures, added to its summary
     timings: dict[str, float] = {}
+    config = scenario.to_dict()
     try:
         _run_transports(scenario, records, heartbeats, timings, progress)
     except KeyboardInterrupt:  # the lab is torn down already (lab_session)
         if not records.iterations:
             raise RunInterrupted(None, "interrupted before any iteration was measured; no results written") from None
-        records.config[PARTIAL] = partial_entry(records.iterations, scenario.transports, scenario.job.iterations)
-    records.config["timings"] = {k: round(v, 3) for k, v in timings.items()}
+        config[PARTIAL] = partial_entry(records.iterations, scenario.transports, scenario.job.iterations)
+    records.config = RunConfig.from_dict({**config, "timings": {k: round(v, 3) for k, v in timings.items()}})
     records.events.sort(key=lambda e: (e.get("transport", ""), e.get("t", 0.0)))
-    records.summary = metrics.summarize(records.iterations, records.events, records.counters,
-                                        records.fidelity, records.conservation, records.config)
+    records.summary = summarize(records.iterations, records.events, records.counters,
+                                records.fidelity, records.conservation, records.config)
     for transport, figures in heartbeats.items():
         if transport in records.summary:
-            records.summary[transport].update(figures)
+            records.summary[transport].heartbeat = Heartbeat(**figures)
     out = ResultsDir.create(name=scenario.name, root=results_root)
     out.write_all(records)
     plots.plot_all(out.path)
-    if PARTIAL in records.config:
+    if records.config.partial is not None:
         raise RunInterrupted(out.path, f"{partial_line(records.config)}; partial results in {out.path}")
     return out.path, records.summary
 
@@ -113,7 +119,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
         except JobInterrupted as stop:   # what was measured is recorded below, then the run stops
             result, interruption = stop.result, stop
     t0 = result.t0
-    figures, stalls = heartbeat_verdict(heartbeat.directions(metrics.fault_windows(fault_log, transport), t0), t0)
+    figures, stalls = heartbeat_verdict(heartbeat.directions(fault_windows(fault_log, transport), t0), t0)
     monitor.rebase(t0)
     ended = time.monotonic()
     records.conservation[transport] = audit.conservation(before, audit.settled_snapshot(scenario.fabric),

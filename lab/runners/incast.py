@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Callable
 
 from faults.incast import incast_senders
 from faults.scenario_record import LAB_PAYLOAD_SIZE, TRANSPORTS
-from lab.analysis import audit, metrics
+from lab.analysis import audit
+from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.analysis.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
@@ -93,7 +94,7 @@ class IncastResult:
     unexplained: int = 0             # packets lost where no counter names why (must be 0)
     cpu_mean: float | None = None    # mean CPU over cores during the transfer, percent
     cpu_busiest_core: float | None = None   # mean over samples of the busiest core, percent
-    cpu_bound: bool = False          # lab.analysis.metrics.cpu_bound over the transfer's samples
+    cpu_bound: bool = False          # lab.analysis.cpu_samples.cpu_bound over the transfer's samples
     cpu_samples: list = field(default_factory=list)  # lab.analysis.fidelity samples over the transfer
     per_sender: dict = field(default_factory=dict)   # name -> {t_write, t_placed, t_acked} (s from start)
     counters: dict = field(default_factory=dict)     # summed sender/receiver agent counters
@@ -230,10 +231,10 @@ def fill_conservation(result, conservation: dict) -> None:
 def fill_cpu(result, samples: list) -> None:
     """CPU figures over a run's fidelity samples (any result with these fields)."""
     if samples:
-        totals = metrics.cpu_totals(samples)
+        totals = cpu_totals(samples)
         result.cpu_mean = round(sum(totals) / len(totals), 1)
         result.cpu_busiest_core = round(sum(max(x["cpu_per_core"]) for x in samples) / len(samples), 1)
-        result.cpu_bound = metrics.cpu_bound(samples)
+        result.cpu_bound = cpu_bound(samples)
         result.cpu_samples = samples
 
 

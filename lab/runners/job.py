@@ -25,7 +25,7 @@ from faults.scenario_record import (
     Scenario,
     buffer_bytes_from_mb,
 )
-from lab.analysis.metrics import rebase_route_times
+from lab.analysis.route_records import rebase_route_times
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.runners.mappers import Mappers
 from lab.plumbing.session import Session

@@ -276,7 +276,8 @@ class Paper:
             path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
             self.say(f"paper: {setup.name}...")
             results, summary = run_experiment(load_scenario(path), self.root)
-            self.runs[setup] = {label: dict(summary[t], results=str(results)) for t, label in setup.labels().items()}
+            self.runs[setup] = {label: {**summary[t].to_dict(), "results": str(results)}
+                                for t, label in setup.labels().items()}
         return self.runs[setup]
 
     def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict:
@@ -564,14 +565,16 @@ def flap_shape(costs: list[int]) -> tuple[bool, str]:
 def flap_detection(run, spec: FabricSpec) -> dict:
     """Why a flap cost what it did: per flap, the time from a connection's first packet lost on
     the flapped link to its route there leaving use ("detection_s", as every run's fault figures
-    give it, lab/analysis/metrics.py), beside the gap between two packets on a route
+    give it, docs/metrics.md), beside the gap between two packets on a route
     ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
-    from lab.analysis.metrics import fault_figures, fault_windows, median_route_gap
+    from lab.analysis.failover import fault_figures
+    from lab.analysis.fault_windows import fault_windows
+    from lab.analysis.route_records import median_route_gap
 
     events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
     windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
     figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)
-    return {"detection_s": [f["detection_s"] for f in figures], "route_gap_s": median_route_gap(run.stats)}
+    return {"detection_s": [f.detection_s for f in figures], "route_gap_s": median_route_gap(run.stats)}
 
 
 def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) -> str:

@@ -8,7 +8,7 @@ interleaved all-reduce (whose every hop goes from one rack to the other).
 
 import pytest
 
-from lab.analysis.metrics import bandwidth
+from lab.analysis.collective_bandwidth import bandwidth
 from lab.plumbing.session import lab_session
 from lab.runners.job import JobSpec, ring_order, run_job
 from topologies.fabric import DEFAULT_FABRIC

@@ -19,7 +19,7 @@ def test_a_run_records_the_stall_and_the_load_in_its_summary(tmp_path, no_leftov
                         faults=[FaultEvent(1.0, "datapath_pause", "datapath", 1.5, {"pause_ms": 300, "period_ms": 1000})])
     path, summary = run_experiment(scenario, tmp_path)
     mrc = summary["mrc"]
-    assert mrc["datapath_stalled"] and mrc["datapath_stalls"] >= 1, mrc
+    assert mrc.heartbeat.datapath_stalled and mrc.heartbeat.datapath_stalls >= 1, mrc
     events = (path / "events.jsonl").read_text()
     assert '"kind": "datapath_stall"' in events and '"kind": "pause_stats"' in events
     assert json.loads((path / "config.json").read_text())["background_load"] == {"busy_loops": 1, "duty": 0.3}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+from lab.analysis.summary_record import summary_from_dict
 from lab.runners import bench
 from lab.runners import bench_targets as target
 
@@ -15,7 +16,8 @@ def clean_run(tmp_path, cc: str, efficiency: float, delays: list[float]):
     rows = [[0.02 * i, 10.0, 0.004, d, 0.0] for i, d in enumerate(delays)]
     conn = {"cc_trace": rows, **({"target_qdelay": 0.0066} if cc == "nscc" else {})}
     (path / "counters.json").write_text(json.dumps({"mrc": {"h0": {"peers": {"h1": conn}}}}))
-    return {"path": str(path), "summary": {"mrc": {"efficiency": efficiency, "cpu_bound": False, "unexplained_loss": 0}}}
+    summary = summary_from_dict({"mrc": {"efficiency": efficiency, "cpu_bound": False, "unexplained_loss": 0}})
+    return {"path": str(path), "summary": summary}
 
 
 def incast_run(rtos: int, jain: float, unexplained: int = 0):

@@ -1,5 +1,8 @@
 """The bench's failover, recovery and flap-cost rows, judged on synthetic summaries (no lab run)."""
 
+from dataclasses import replace
+
+from lab.analysis.summary_record import FaultFigures, TransportSummary, summary_from_dict
 from lab.runners import bench_targets as target
 from lab.runners.bench import MAPPER_REPAIR_BOUND_S, Bench, flap_cost_figures, failover_budget, recovery_budget
 
@@ -15,7 +18,7 @@ def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None
 
 
 def figures(faults, rtt=RTT, gap=GAP, kinds=("link_flap",)):
-    run = {"summary": {"mrc": {"srtt_median_s": rtt, "route_gap_median_s": gap, "faults": faults}}}
+    run = {"summary": summary_from_dict({"mrc": {"srtt_median_s": rtt, "route_gap_median_s": gap, "faults": faults}})}
     return list(Bench(quick=True, root=None)._failover_figures("link down", run, kinds))
 
 
@@ -67,18 +70,18 @@ def test_unmeasured_or_unrecovered_faults_do_not_pass():
 
 
 def flap(lost, cost=None, detection=None):
-    return {"fault": "link_flap", "packets_lost": lost, "iteration_cost_s": cost, "detection_s": detection}
+    return FaultFigures(fault="link_flap", packets_lost=lost, iteration_cost_s=cost, detection_s=detection)
 
 
 def test_flap_cost_in_packets_per_struck_connection_and_in_rtts_of_the_struck_iteration():
-    mrc = {"srtt_median_s": RTT, "route_gap_median_s": GAP, "clean_median_s": 0.3, "verified": True}
+    mrc = TransportSummary(srtt_median_s=RTT, route_gap_median_s=GAP, clean_median_s=0.3, verified=True)
     packets, iteration = flap_cost_figures(mrc, [flap([1, 0], 0.04, 0.02), flap([1, 3], 0.05, 0.03), flap([], None)])
     assert packets.ok and packets.value.startswith("median 1, max 3; 3 of 4 cost one or none")
     assert "25 ms = 1.9 route gaps" in packets.value and packets.target == "median <= 1, max <= 3"
     assert iteration.ok and iteration.value.startswith("2.2 RTTs = 45 ms, max 50 ms = 2.5 RTTs (2 flaps;")
     assert iteration.value.endswith("the fault-free iterations' own P90 is - above it)")
     assert iteration.target == "median <= 3 RTTs = 60 ms"
-    _, iteration = flap_cost_figures({**mrc, "fault_free_p90_s": 0.32}, [flap([1], 0.04)])
+    _, iteration = flap_cost_figures(replace(mrc, fault_free_p90_s=0.32), [flap([1], 0.04)])
     assert iteration.value.endswith("own P90 is 1.0 RTTs above it)")
     packets, _ = flap_cost_figures(mrc, [flap([2, 1, 2])])
     assert packets.ok is False                                      # median 2

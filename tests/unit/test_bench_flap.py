@@ -1,16 +1,17 @@
 """The bench's flap step: its rows, judged on a synthetic summary (no lab run)."""
 
 from faults.scenario_record import Scenario
+from lab.analysis.summary_record import summary_from_dict
 from lab.runners import bench
 
 
 def flap_figures(monkeypatch, mrc, baseline_p100=6.0, clean_p100=0.35):
-    summary = {"mrc": {"verified": True, "faults": [], "srtt_median_s": 0.02, "route_gap_median_s": 0.013,
-                       "clean_median_s": 0.33, **mrc},
-               "baseline": {"p100_s": baseline_p100, "verified": True}}
+    summary = summary_from_dict({"mrc": {"verified": True, "faults": [], "srtt_median_s": 0.02,
+                                         "route_gap_median_s": 0.013, "clean_median_s": 0.33, **mrc},
+                                 "baseline": {"p100_s": baseline_p100, "verified": True}})
     monkeypatch.setattr(bench, "_run", lambda *a, **k: {"summary": summary, "scenario": Scenario(name="flap")})
     b = bench.Bench(quick=True, root=None)
-    b.clean = {"summary": {"mrc": {"p100_s": clean_p100}}}
+    b.clean = {"summary": summary_from_dict({"mrc": {"p100_s": clean_p100}})}
     return {f.name.split(" (")[0]: f for f in b.flap_step()}
 
 

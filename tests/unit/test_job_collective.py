@@ -5,7 +5,9 @@ import pytest
 
 from faults.scenario import ScenarioError, load_scenario
 from faults.scenario_record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
-from lab.analysis.metrics import BUS_FACTORS, ConfigError, bandwidth, bus_factor, run_collective, summarize_transport
+from lab.analysis.collective_bandwidth import BUS_FACTORS, bandwidth, bus_factor
+from lab.analysis.run_config import ConfigError, RunConfig
+from lab.analysis.summary import summarize_transport
 from lab.runners.job import JobError, JobSpec, check_job, job_spec, ring_order
 from mrc_host.collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
@@ -113,7 +115,7 @@ def test_alltoall_bandwidth_and_ideal():
 
 def run_config(collective=None):
     job = {"buffer_bytes": 1_000_000, **({"collective": collective} if collective else {})}
-    return {"fabric": DEFAULT_FABRIC.to_dict(), "job": job}
+    return RunConfig({"fabric": DEFAULT_FABRIC.to_dict(), "job": job})
 
 
 def test_the_summary_takes_the_collective_from_the_config():
@@ -121,10 +123,10 @@ def test_the_summary_takes_the_collective_from_the_config():
     reduce = summarize_transport("mrc", its, config=run_config("allreduce"))
     older = summarize_transport("mrc", its, config=run_config())   # a run from before the key
     alltoall = summarize_transport("mrc", its, config=run_config("alltoall"))
-    assert reduce["efficiency"] == older["efficiency"] == pytest.approx(2 * alltoall["efficiency"])
-    assert alltoall["ideal_s"] == pytest.approx(0.075) and reduce["ideal_s"] == pytest.approx(0.15)
+    assert reduce.efficiency == older.efficiency == pytest.approx(2 * alltoall.efficiency)
+    assert alltoall.ideal_s == pytest.approx(0.075) and reduce.ideal_s == pytest.approx(0.15)
 
 
 def test_an_unknown_collective_in_a_config_is_named():
     with pytest.raises(ConfigError, match="job.collective 'gather' is not one of allreduce, alltoall"):
-        run_collective(run_config("gather"))
+        run_config("gather").collective

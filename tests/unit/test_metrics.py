@@ -1,4 +1,4 @@
-"""lab.analysis.metrics on synthetic records whose figures are known by hand."""
+"""lab/analysis figures (docs/metrics.md) on synthetic records whose figures are known by hand."""
 
 import math
 
@@ -7,10 +7,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from faults.scenario_record import JobSettings, Scenario
-from lab.analysis.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
-                                  samples_in_window, split_by_faults,
-                         failover_recovery, fault_windows, path_crosses, percentiles, stalls,
-                         summarize, transports_of)
+from lab.analysis.collective_bandwidth import bandwidth
+from lab.analysis.counters import counter_totals
+from lab.analysis.cpu_samples import cpu_bound, samples_in_window
+from lab.analysis.crossing import path_crosses
+from lab.analysis.fault_windows import FaultWindow, fault_windows
+from lab.analysis.iterations import clean_median, percentiles, split_by_faults, stalls
+from lab.analysis.path_retirement import failover_recovery
+from lab.analysis.run_config import ConfigError, RunConfig
+from lab.analysis.summary import summarize, transports_of
 from topologies.fabric import DEFAULT_FABRIC
 
 
@@ -101,10 +106,10 @@ def test_the_slowest_iterations_in_and_out_of_faults_are_compared_within_one_run
     evs = fault(5.5, 6.0) + fault(0.0, 100.0, target="hosts", name="agent_pause")   # a pause splits nothing
     hit, clean = split_by_faults(its, fault_windows(evs))
     assert max(hit) == 1.5 and max(clean) == 1.6 and len(hit) == 1 and len(clean) == 14
-    t = summarize(its, evs, config=CFG)["mrc"]
-    assert (t["fault_p100_s"], t["fault_free_p100_s"]) == (1.5, 1.6)
-    t = summarize(run([1.0, 2.0]), [], config=CFG)["mrc"]
-    assert (t["fault_p100_s"], t["fault_free_p100_s"]) == (None, 2.0)
+    t = summarize(its, evs, config=RunConfig(CFG))["mrc"]
+    assert (t.fault_p100_s, t.fault_free_p100_s) == (1.5, 1.6)
+    t = summarize(run([1.0, 2.0]), [], config=RunConfig(CFG))["mrc"]
+    assert (t.fault_p100_s, t.fault_free_p100_s) == (None, 2.0)
 
 
 def test_fault_windows_pair_start_and_end_per_target_and_transport():
@@ -187,8 +192,8 @@ def test_summary_cpu_verdict_ignores_the_start_up_samples():
     its = run([0.25] * 8, "mrc")                    # 2 s of iterations from t=0
     busy_start = [{"t": t, "cpu_per_core": [c, c], "plane_bps": []}
                   for t, c in ((-0.44, 98), (0.06, 97), (0.57, 61), (1.07, 65), (1.58, 76), (2.13, 67), (2.63, 13))]
-    m = summarize(its, fidelity={"mrc": busy_start}, config=CFG)["mrc"]
-    assert not m["cpu_bound"] and m["cpu_mean_pct"] == pytest.approx((61 + 65 + 76 + 67) / 4)
+    m = summarize(its, fidelity={"mrc": busy_start}, config=RunConfig(CFG))["mrc"]
+    assert not m.cpu_bound and m.cpu_mean_pct == pytest.approx((61 + 65 + 76 + 67) / 4)
     assert cpu_bound(busy_start)                    # judged over every sample it would have been
 
 
@@ -282,37 +287,37 @@ def test_summarize_two_transports():
     fidelity = {"mrc": samples([10] * 5), "baseline": samples([99] * 5)}
     conservation = {"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 0}},
                     "baseline": {"unexplained_per_link": {"t0p1r0-t1p1s0": 4, "x": 0}}}
-    s = summarize(its, evs, counters, fidelity, conservation, CFG)
+    s = summarize(its, evs, counters, fidelity, conservation, RunConfig(CFG))
     assert list(s) == ["mrc", "baseline"]
     m, b = s["mrc"], s["baseline"]
-    assert m["iterations"] == 10 and m["p50_s"] == 1.0 and m["p100_s"] == 4.0
-    assert m["stalls"] == 1 and m["stalled_iterations"] == [9]
-    assert m["algbw_mbps"] == pytest.approx(8.0) and m["efficiency"] == pytest.approx(0.15)
-    assert (m["retransmits"], m["trims"], m["timeouts"]) == (4, 7, 1)
-    assert m["verified"] and not m["cpu_bound"] and m["unexplained_loss"] == 0
-    assert m["retirements"] == 1
-    assert m["faults"][0]["failover_s"] is None   # no route records: not guessed from path states
-    assert b["stalls"] == 1 and b["clean_median_s"] == 2.0
-    assert not b["verified"] and b["verify_failures"] == 2
-    assert b["cpu_bound"] and b["unexplained_loss"] == 4 and b["unexplained_links"] == {"t0p1r0-t1p1s0": 4}
-    assert b["faults"][0]["failover_s"] is None and b["retirements"] == 0   # baseline has no path health
+    assert m.iterations == 10 and m.p50_s == 1.0 and m.p100_s == 4.0
+    assert m.stalls == 1 and m.stalled_iterations == [9]
+    assert m.algbw_mbps == pytest.approx(8.0) and m.efficiency == pytest.approx(0.15)
+    assert (m.retransmits, m.trims, m.timeouts) == (4, 7, 1)
+    assert m.verified and not m.cpu_bound and m.unexplained_loss == 0
+    assert m.retirements == 1
+    assert m.faults[0].failover_s is None   # no route records: not guessed from path states
+    assert b.stalls == 1 and b.clean_median_s == 2.0
+    assert not b.verified and b.verify_failures == 2
+    assert b.cpu_bound and b.unexplained_loss == 4 and b.unexplained_links == {"t0p1r0-t1p1s0": 4}
+    assert b.faults[0].failover_s is None and b.retirements == 0   # baseline has no path health
     for t in s.values():
-        for v in t.values():
+        for v in t.to_dict().values():
             assert not (isinstance(v, float) and (math.isnan(v) or math.isinf(v)))
 
 
 def test_summarize_stall_factor_from_config():
     its = run([1.0] * 9 + [2.5])
-    assert summarize(its, config={**CFG, "stall_factor": 3.0})["mrc"]["stalls"] == 0
-    assert summarize(its, config=CFG)["mrc"]["stalls"] == 1
+    assert summarize(its, config=RunConfig({**CFG, "stall_factor": 3.0}))["mrc"].stalls == 0
+    assert summarize(its, config=RunConfig(CFG))["mrc"].stalls == 1
 
 
 def test_summarize_reads_a_scenario_config():
     its = run([1.0] * 4)
     config = Scenario(name="x", job=JobSettings(buffer_mb=2.0)).to_dict()
-    m = summarize(its, config=config)["mrc"]
-    assert m["algbw_mbps"] == pytest.approx((2 << 20) * 8 / 1e6) and m["stall_factor"] == 2.0
-    assert m["efficiency"] == pytest.approx(m["busbw_mbps"] / (DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps))
+    m = summarize(its, config=RunConfig(config))["mrc"]
+    assert m.algbw_mbps == pytest.approx((2 << 20) * 8 / 1e6) and m.stall_factor == 2.0
+    assert m.efficiency == pytest.approx(m.busbw_mbps / (DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps))
 
 
 @pytest.mark.parametrize("config, key", [
@@ -323,14 +328,14 @@ def test_summarize_reads_a_scenario_config():
 ])
 def test_summarize_names_a_missing_config_key_instead_of_using_zero(config, key):
     with pytest.raises(ConfigError, match=key):
-        summarize(run([1.0]), config=config)
+        summarize(run([1.0]), config=RunConfig(config))
 
 
 def test_summarize_degenerate():
     assert summarize([]) == {}
-    s = summarize([], counters={"mrc": {}}, config=CFG)
-    assert s["mrc"]["iterations"] == 0 and s["mrc"]["p50_s"] is None
-    assert s["mrc"]["verified"] is False and s["mrc"]["stalls"] == 0
+    s = summarize([], counters={"mrc": {}}, config=RunConfig(CFG))
+    assert s["mrc"].iterations == 0 and s["mrc"].p50_s is None
+    assert s["mrc"].verified is False and s["mrc"].stalls == 0
     assert transports_of([], {"zzz": {}, "baseline": {}}) == ["baseline", "zzz"]
 
 
@@ -343,7 +348,7 @@ def test_percentiles_match_numpy_on_random_data():
 
 
 def test_median_srtt_over_sending_connections_and_baseline_rails():
-    from lab.analysis.metrics import median_srtt
+    from lab.analysis.counters import median_srtt
 
     mrc = {"h0": {"peers": {"h1": {"data_sent": 10, "srtt": 0.03}, "h3": {"data_sent": 0, "srtt": None}}},
            "h1": {"peers": {"h2": {"data_sent": 10, "srtt": 0.01}}}}

@@ -5,9 +5,13 @@ Default fabric: 2 hosts per rack (h0, h1 in rack 0; h2, h3 in rack 1), 2 T1s per
 
 import pytest
 
-from lab.analysis.metrics import (FaultWindow, fault_figures, fault_windows, in_rtts, median_route_gap, retirements,
-                                  route_crosses, route_failover_recovery, route_records, routing_failover_recovery,
-                                  summarize)
+from lab.analysis.crossing import route_crosses
+from lab.analysis.failover import fault_figures, in_rtts, route_failover_recovery, routing_failover_recovery
+from lab.analysis.fault_windows import FaultWindow, fault_windows
+from lab.analysis.path_retirement import retirements
+from lab.analysis.route_records import median_route_gap, route_records
+from lab.analysis.run_config import RunConfig
+from lab.analysis.summary import summarize
 from mrc_host.routes import ROUTE_SILENCE_S
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -53,12 +57,12 @@ def test_route_that_stops_30_ms_after_the_fault_fails_over_in_30_ms_and_recovers
     # its first ack after the repair comes 50 ms after it
     dead = route(silences=[(10.03, 20.04)], acks=[(10.04, 20.05)])
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
-    assert f["basis"] == "routes"
-    assert f["failover_s"] == pytest.approx(0.03) and f["routes_failed"] == 1
-    assert f["failover_rtts"] == pytest.approx(2.0)        # RTT 15 ms
-    assert f["recovery_s"] == pytest.approx(0.05) and f["routes_unrecovered"] == 0
-    assert f["recovery_rtts"] == pytest.approx(0.05 / 0.015)
-    assert f["routes_kept_sending"] == 0                    # BUSY goes through T1 0: not crossed
+    assert f.basis == "routes"
+    assert f.failover_s == pytest.approx(0.03) and f.routes_failed == 1
+    assert f.failover_rtts == pytest.approx(2.0)        # RTT 15 ms
+    assert f.recovery_s == pytest.approx(0.05) and f.routes_unrecovered == 0
+    assert f.recovery_rtts == pytest.approx(0.05 / 0.015)
+    assert f.routes_kept_sending == 0                    # BUSY goes through T1 0: not crossed
 
 
 def test_recovery_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
@@ -70,16 +74,16 @@ def test_recovery_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
     per_host = stats(dead, BUSY)
     per_host["h0"]["peers"]["h2"]["idle_spans"] = [[5.0, 5.1], [19.9, 20.12]]
     f, = figures(per_host, fault(10.0, 20.0))
-    assert f["recovery_s"] == pytest.approx(0.15)
-    assert f["recovery_busy_s"] == pytest.approx(0.03) and f["recovery_busy_rtts"] == pytest.approx(2.0)
+    assert f.recovery_s == pytest.approx(0.15)
+    assert f.recovery_busy_s == pytest.approx(0.03) and f.recovery_busy_rtts == pytest.approx(2.0)
     # idle time after the route's first packet is not left out: the route was back then
     per_host["h0"]["peers"]["h2"]["idle_spans"] = [[20.135, 20.2]]
     f, = figures(per_host, fault(10.0, 20.0))
-    assert f["recovery_busy_s"] == pytest.approx(0.15)
+    assert f.recovery_busy_s == pytest.approx(0.15)
     # unreadable idle spans: nothing is left out
     per_host["h0"]["peers"]["h2"]["idle_spans"] = [["soon", 20.2]]
     f, = figures(per_host, fault(10.0, 20.0))
-    assert f["recovery_busy_s"] == pytest.approx(0.15)
+    assert f.recovery_busy_s == pytest.approx(0.15)
 
 
 def test_failover_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
@@ -90,12 +94,12 @@ def test_failover_busy_leaves_out_the_time_the_connection_had_nothing_to_send():
     per_host = stats(dead, BUSY)
     per_host["h0"]["peers"]["h2"]["idle_spans"] = [[9.95, 10.08]]
     f, = figures(per_host, fault(10.0, 20.0))
-    assert f["failover_s"] == pytest.approx(0.11)
-    assert f["failover_busy_s"] == pytest.approx(0.03) and f["failover_busy_rtts"] == pytest.approx(2.0)
+    assert f.failover_s == pytest.approx(0.11)
+    assert f.failover_busy_s == pytest.approx(0.03) and f.failover_busy_rtts == pytest.approx(2.0)
     # idle time after the route's last packet is not left out (nor counted)
     per_host["h0"]["peers"]["h2"]["idle_spans"] = [[10.2, 10.3]]
     f, = figures(per_host, fault(10.0, 20.0))
-    assert f["failover_busy_s"] == pytest.approx(0.11)
+    assert f.failover_busy_s == pytest.approx(0.11)
 
 
 def test_failover_after_loss_counts_from_the_first_packet_the_failure_dropped():
@@ -105,22 +109,22 @@ def test_failover_after_loss_counts_from_the_first_packet_the_failure_dropped():
     dead = route(silences=[(10.045, 20.04)], acks=[(10.04, 20.05)])
     dead["drop_spans"] = [[3.0, 3.0], [10.02, 10.045]]        # a random loss long before is not this fault's
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
-    assert f["failover_s"] == pytest.approx(0.045)
-    assert f["failover_after_loss_s"] == pytest.approx(0.025)
-    assert f["failover_after_loss_rtts"] == pytest.approx(0.025 / 0.015)
+    assert f.failover_s == pytest.approx(0.045)
+    assert f.failover_after_loss_s == pytest.approx(0.025)
+    assert f.failover_after_loss_rtts == pytest.approx(0.025 / 0.015)
     # a packet in flight at the fault instant (sent before it) counts from the fault
     dead["drop_spans"] = [[9.99, 10.045]]
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
-    assert f["failover_after_loss_s"] == pytest.approx(0.045)
+    assert f.failover_after_loss_s == pytest.approx(0.045)
     # the job paused between the first loss and the last packet: that time is left out
     per_host = stats(dead, BUSY)
     per_host["h0"]["peers"]["h2"]["idle_spans"] = [[10.01, 10.03]]
     f, = figures(per_host, fault(10.0, 20.0))
-    assert f["failover_after_loss_s"] == pytest.approx(0.025)
+    assert f.failover_after_loss_s == pytest.approx(0.025)
     # a route left before it dropped anything (a denial came first): no such figure
     del dead["drop_spans"]
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
-    assert f["failover_s"] == pytest.approx(0.045) and f["failover_after_loss_s"] is None
+    assert f.failover_s == pytest.approx(0.045) and f.failover_after_loss_s is None
 
 
 def test_the_route_gap_is_the_time_between_two_packets_on_a_route_while_in_use():
@@ -140,56 +144,56 @@ def test_the_latest_failed_route_sets_the_figures():
     late = route(plane=1, t1=1, silences=[(10.07, 20.1)], acks=[(10.08, 20.2)])
     per_host = stats(early, route(plane=0, t1=0), late, route(plane=1, t1=0))
     f, = figures(per_host, fault(10.0, 20.0, target="t0p0r0-t1p0s1"))
-    assert f["failover_s"] == pytest.approx(0.02) and f["routes_failed"] == 1   # plane 0 only: `early`
+    assert f.failover_s == pytest.approx(0.02) and f.routes_failed == 1   # plane 0 only: `early`
     both = FaultWindow("f", "x", "mrc", 10.0, 20.0, paths=((0, 1), (1, 3)))      # named paths: EVs 1, 3 -> T1 1
     routes, _ = route_records(per_host)
     f = route_failover_recovery(routes, both, 0.01, lambda w, r: route_crosses(w, r, spines=2, hosts_per_rack=2))
-    assert f["failover_s"] == pytest.approx(0.07) and f["routes_failed"] == 2
-    assert f["recovery_s"] == pytest.approx(0.3) and f["recovery_rtts"] == pytest.approx(30)
+    assert f.failover_s == pytest.approx(0.07) and f.routes_failed == 2
+    assert f.recovery_s == pytest.approx(0.3) and f.recovery_rtts == pytest.approx(30)
 
 
 def test_a_fault_crossing_no_route_has_no_failover():
     f, = figures(stats(route(), BUSY), fault(10.0, 20.0, target="t1p3s1"))
-    assert f["failover_s"] is None and f["recovery_s"] is None
-    assert f["routes_failed"] == f["routes_kept_sending"] == 0
-    assert f["note"] == "no route that carried data crosses it"
+    assert f.failover_s is None and f.recovery_s is None
+    assert f.routes_failed == f.routes_kept_sending == 0
+    assert f.note == "no route that carried data crosses it"
 
 
 def test_a_route_that_kept_sending_through_the_fault_is_counted_apart():
     f, = figures(stats(route(), BUSY), fault(10.0, 20.0, name="blackhole"))
-    assert f["failover_s"] is None and f["routes_failed"] == 0 and f["routes_kept_sending"] == 1
+    assert f.failover_s is None and f.routes_failed == 0 and f.routes_kept_sending == 1
     # one that paused inside the fault and was busy again at the repair kept sending too
     f, = figures(stats(route(silences=[(12.0, 13.0)]), BUSY), fault(10.0, 20.0))
-    assert f["failover_s"] is None and f["routes_kept_sending"] == 1
+    assert f.failover_s is None and f.routes_kept_sending == 1
 
 
 def test_open_silence_at_the_end_of_the_run():
     # the route never sent again after 10.03 s; its silence is open (not in the list)
     dead = route(last=10.03, last_acked=10.05)
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
-    assert f["failover_s"] == pytest.approx(0.03) and f["routes_failed"] == 1
-    assert f["recovery_s"] is None and f["routes_unrecovered"] == 1     # never acked again
+    assert f.failover_s == pytest.approx(0.03) and f.routes_failed == 1
+    assert f.recovery_s is None and f.routes_unrecovered == 1     # never acked again
     f, = figures(stats(dead, BUSY), fault(10.0, None))                  # never repaired
-    assert f["failover_s"] == pytest.approx(0.03)
-    assert f["recovery_s"] is None and f["routes_unrecovered"] == 0
+    assert f.failover_s == pytest.approx(0.03)
+    assert f.recovery_s is None and f.routes_unrecovered == 0
 
 
 def test_a_fault_outlasting_the_data_measures_up_to_the_end_of_the_data():
     busy_to_end = route()                   # still sending when the data ends: kept sending
     f, = figures(stats(busy_to_end, BUSY), fault(10.0, None))
-    assert f["failover_s"] is None and f["routes_kept_sending"] == 1
+    assert f.failover_s is None and f.routes_kept_sending == 1
     f, = figures(stats(route(last=RUN_END - 2 * ROUTE_SILENCE_S), BUSY), fault(10.0, None))
-    assert f["failover_s"] == pytest.approx(RUN_END - 2 * ROUTE_SILENCE_S - 10.0)
+    assert f.failover_s == pytest.approx(RUN_END - 2 * ROUTE_SILENCE_S - 10.0)
 
 
 def test_silences_that_are_not_the_faults():
     # idle since before the fault: not the fault's doing
     f, = figures(stats(route(silences=[(9.0, 25.0)]), BUSY), fault(10.0, 20.0))
-    assert f["routes_failed"] == 0 and f["failover_s"] is None
+    assert f.routes_failed == 0 and f.failover_s is None
     # the whole connection paused across the repair (between iterations): not a failover
     pause = [(19.98, 20.06)]
     f, = figures(stats(route(silences=pause), route(t1=0, silences=pause)), fault(10.0, 20.0))
-    assert f["routes_failed"] == 0 and f["failover_s"] is None
+    assert f.routes_failed == 0 and f.failover_s is None
 
 
 def test_acks_that_never_paused_across_the_repair_count_as_the_silence_threshold():
@@ -197,8 +201,8 @@ def test_acks_that_never_paused_across_the_repair_count_as_the_silence_threshold
     # packets were still arriving at the repair instant
     dead = route(silences=[(10.03, 10.2)], acks=[(10.09, 10.23)])
     f, = figures(stats(dead, BUSY), fault(10.0, 10.06))
-    assert f["failover_s"] == pytest.approx(0.03)
-    assert f["recovery_s"] == pytest.approx(ROUTE_SILENCE_S)
+    assert f.failover_s == pytest.approx(0.03)
+    assert f.recovery_s == pytest.approx(ROUTE_SILENCE_S)
 
 
 def test_route_crosses_rules():
@@ -241,13 +245,13 @@ def test_baseline_failover_is_routings_withdrawal_and_recovery_its_restore():
         {"t": 23.0, "kind": "route_restored", "target": link, "transport": "baseline"}]
     windows = fault_windows(evs, "baseline")
     f, short, port = (routing_failover_recovery(evs, w, "baseline", rtt=0.02) for w in windows)
-    assert f["basis"] == "routing" and f["failover_s"] == pytest.approx(5.2) and f["routes_failed"] == 1
-    assert f["recovery_s"] == pytest.approx(3.0) and f["failover_rtts"] == pytest.approx(260)
-    assert short["failover_s"] is None and "withdrew nothing" in short["note"]
-    assert port["failover_s"] is None and port["note"] == "routing withdraws T0-T1 links only"
+    assert f.basis == "routing" and f.failover_s == pytest.approx(5.2) and f.routes_failed == 1
+    assert f.recovery_s == pytest.approx(3.0) and f.failover_rtts == pytest.approx(260)
+    assert short.failover_s is None and "withdrew nothing" in short.note
+    assert port.failover_s is None and port.note == "routing withdraws T0-T1 links only"
     # a T1's fault: its links' withdrawals
     t1 = routing_failover_recovery(evs, FaultWindow("reboot", "t1p0s1", "baseline", 10.0, 20.0), "baseline")
-    assert t1["failover_s"] == pytest.approx(5.2)
+    assert t1.failover_s == pytest.approx(5.2)
 
 
 def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
@@ -258,19 +262,20 @@ def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
          "old": "GOOD", "new": "ASSUMED_BAD", "reason": "test"}]
     counters = {"mrc": stats(route(silences=[(10.03, 20.04)], acks=[(10.04, 20.05)]), BUSY),
                 "baseline": {"h0": {"peers": {"h2": {"data_sent": 5, "rails": [{"plane": 0, "ev": 0, "srtt": 0.02}]}}}}}
-    s = summarize(its, evs, counters, config=CFG)
+    s = summarize(its, evs, counters, config=RunConfig(CFG))
     m, b = s["mrc"], s["baseline"]
-    assert m["retirements"] == 1 and b["retirements"] == 0 and m["route_records_dropped"] == 0
-    assert m["faults"][0]["failover_s"] == pytest.approx(0.03) and m["faults"][0]["failover_rtts"] == pytest.approx(2)
-    assert b["faults"][0]["basis"] == "routing" and b["faults"][0]["failover_s"] is None
+    assert m.retirements == 1 and b.retirements == 0 and m.route_records_dropped == 0
+    assert m.faults[0].failover_s == pytest.approx(0.03) and m.faults[0].failover_rtts == pytest.approx(2)
+    assert b.faults[0].basis == "routing" and b.faults[0].failover_s is None
     assert retirements(evs, "baseline") == 0
-    no_routes = summarize(its[:1], evs, {"mrc": {"h0": {"peers": {"h2": {"data_sent": 1}}}}}, config=CFG)["mrc"]
-    assert no_routes["faults"][0]["basis"] is None
-    assert no_routes["faults"][0]["note"] == "no route records in the agents' stats"
+    no_routes = summarize(its[:1], evs, {"mrc": {"h0": {"peers": {"h2": {"data_sent": 1}}}}}, config=RunConfig(CFG))["mrc"]
+    assert no_routes.faults[0].basis is None
+    assert no_routes.faults[0].note == "no route records in the agents' stats"
 
 
 def test_the_run_tables_fault_rows():
     from lab.analysis.report import fault_rows, summary_rows
+    from lab.analysis.summary_record import summary_from_dict
 
     f = {"fault": "link_flap", "target": "t1p0s1", "start": 10.0, "end": 20.0, "basis": "routes",
          "failover_s": 0.031, "failover_rtts": 2.07, "routes_failed": 3, "routes_kept_sending": 1,
@@ -280,21 +285,23 @@ def test_the_run_tables_fault_rows():
     never = {**f, "failover_s": None, "routes_failed": 0, "routes_kept_sending": 0, "recovery_s": None,
              "note": "no route that carried data crosses it"}
     garbage = {"fault": "x", "failover_s": "soon", "failover_rtts": [], "routes_unrecovered": 0}
-    rows = fault_rows({"mrc": {"faults": [f, never, garbage, "junk"]}, "baseline": {"faults": [withdrawn]}})
+    rows = fault_rows(summary_from_dict({"mrc": {"faults": [f, never, garbage, "junk"]},
+                                        "baseline": {"faults": [withdrawn]}}))
     assert rows[0][4:] == ["-", "31 ms (2.1 RTT), 3 routes; 1 kept sending", "50 ms (3.3 RTT)", ""]
     assert rows[1][5:] == ["-, 0 routes", "-", "no route that carried data crosses it"]
     assert rows[2][5] == "? (?), 0 routes"
-    assert fault_rows({"mrc": {"faults": [{**f, "failover_rtts": None}]}})[0][5].startswith("31 ms, 3 routes")
+    no_rtt = summary_from_dict({"mrc": {"faults": [{**f, "failover_rtts": None}]}})
+    assert fault_rows(no_rtt)[0][5].startswith("31 ms, 3 routes")
     assert rows[3][5:7] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
     cost = {**f, "packets_lost": [1, 0], "detection_s": 0.006, "iteration_cost_s": 0.0071, "iteration_cost_rtts": 2.1}
-    assert fault_rows({"mrc": {"faults": [cost]}})[0][4] == (
+    assert fault_rows(summary_from_dict({"mrc": {"faults": [cost]}}))[0][4] == (
         "1, 0 packets lost per connection (out of use 6 ms after the first loss); iteration +7 ms (+2.1 RTT)")
-    assert dict(summary_rows({"mrc": {"retirements": 0}, "baseline": {}}))[
+    assert dict(summary_rows(summary_from_dict({"mrc": {"retirements": 0}, "baseline": {}})))[
         "paths retired (into ASSUMED_BAD)"] == ["0", "-"]
 
 
 def test_route_times_are_rebased_to_the_job_start_like_path_events():
-    from lab.analysis.metrics import rebase_route_times
+    from lab.analysis.route_records import rebase_route_times
 
     raw = {"host": "h0", "time": 1005.0, "peers": {
         "h2": {"srtt": 0.02, "routes": [route(first=1000.5, last=1030.0, silences=[(1010.03, 1020.04)]), "junk"]},
@@ -316,14 +323,14 @@ def test_a_route_still_down_under_another_fault_at_the_repair_is_that_faults_rec
     flap = fault(10.0, 20.0, target="t0p0r0-t1p0s1")
     reboot = fault(10.5, 25.0, target="t1p0s1", name="switch_reboot")
     f_flap, f_reboot = figures(stats(dead, BUSY), sorted(flap + reboot, key=lambda e: e["t"]))
-    assert f_flap["routes_still_down"] == 1 and f_flap["recovery_s"] is None
-    assert f_flap["note"] == "its routes stayed down under another fault"
-    assert f_flap["routes_unrecovered"] == 0
+    assert f_flap.routes_still_down == 1 and f_flap.recovery_s is None
+    assert f_flap.note == "its routes stayed down under another fault"
+    assert f_flap.routes_unrecovered == 0
     # the reboot found the route already silent: neither failover nor recovery is its own
-    assert f_reboot["failover_s"] is None and f_reboot["recovery_s"] is None
+    assert f_reboot.failover_s is None and f_reboot.recovery_s is None
     # without the reboot the flap's recovery is the route's first ack after 20 s: 5.05 s
     f_alone, = figures(stats(dead, BUSY), flap)
-    assert f_alone["recovery_s"] == pytest.approx(5.05) and f_alone["routes_still_down"] == 0
+    assert f_alone.recovery_s == pytest.approx(5.05) and f_alone.routes_still_down == 0
 
 
 def test_packets_lost_per_struck_connection_and_the_detection_delay():
@@ -342,16 +349,16 @@ def test_packets_lost_per_struck_connection_and_the_detection_delay():
         {"t": 10.006, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 3, "new": "SUSPECT"},
         {"t": 10.008, "kind": "path_state", "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "ASSUMED_BAD"}]
     f, = figures(per_host, events)
-    assert f["packets_lost"] == [2, 1]                         # (h0, h2), then (h1, h3)
-    assert f["detection_s"] == pytest.approx((0.006 + 0.003) / 2)
+    assert f.packets_lost == [2, 1]                         # (h0, h2), then (h1, h3)
+    assert f.detection_s == pytest.approx((0.006 + 0.003) / 2)
     # a record written before spans held counts gives no figure rather than a wrong one
     dead["drop_spans"] = [[9.995, 10.01]]
     f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
-    assert f["packets_lost"] is None
+    assert f.packets_lost is None
 
 
 def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_median():
-    from lab.analysis.metrics import iteration_cost
+    from lab.analysis.iterations import iteration_cost
     its = [{"start": s, "end": s + d, "duration": d} for s, d in ((0.0, 0.3), (0.3, 0.34), (0.64, 0.3))]
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.5, 3.0), 0.3) == pytest.approx(0.04)
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.3, 3.0), 0.3) == pytest.approx(0.04)
@@ -360,7 +367,7 @@ def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_medi
 
 
 def test_the_mappers_repair_is_the_lifting_of_its_denial_of_the_faulted_element():
-    from lab.analysis.metrics import mapper_repair
+    from lab.analysis.failover import mapper_repair
 
     window = FaultWindow("link_flap", "t0p5r1-t1p5s0", "mrc", 8.0, 14.0)
     link = {"kind": "t0t1_link", "plane": 5, "rack": 1, "t1": 0}

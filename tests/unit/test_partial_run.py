@@ -10,6 +10,7 @@ from rich.console import Console
 from faults.scenario_record import JobSettings, Scenario
 from lab.analysis import report
 from lab.analysis.partial import PARTIAL, partial_entry, partial_line
+from lab.analysis.run_config import RunConfig
 from lab.analysis.results import load
 from lab.jupyter import notebook_support as nbs
 from lab.runners import experiment
@@ -40,11 +41,11 @@ def test_an_interrupted_run_writes_what_it_measured_marked_partial(tmp_path, mon
     rec = load(path)
     assert rec.problems == []
     assert len(rec.iterations) == 7
-    assert rec.config[PARTIAL] == {"interrupted": True, "iterations_planned": 20,
+    assert rec.config.partial == {"interrupted": True, "iterations_planned": 20,
                                    "iterations_done": [{"transport": "mrc", "iterations": 7},
                                                        {"transport": "baseline", "iterations": 0}]}
-    assert rec.config["timings"] == {"build_s": 1.0, "teardown_s": 2.0}
-    assert rec.summary["mrc"]["iterations"] == 7
+    assert rec.config.to_dict()["timings"] == {"build_s": 1.0, "teardown_s": 2.0}
+    assert rec.summary["mrc"].iterations == 7
     assert (path / "iteration_timeline.png").exists()
 
 
@@ -65,10 +66,10 @@ def test_interrupted_before_the_first_iteration_writes_nothing(tmp_path, monkeyp
 
 
 def test_partial_line_of_a_whole_run_and_of_a_damaged_entry():
-    assert partial_line({"fabric": {}}) is None
-    assert partial_line({PARTIAL: "yes"}) == "interrupted"
+    assert partial_line(RunConfig.from_dict({"fabric": {}})) is None
+    assert partial_line(RunConfig.from_dict({PARTIAL: "yes"})) == "interrupted"
     entry = partial_entry(iterations("mrc", [0.1] * 20) + iterations("baseline", [0.1] * 3), ("mrc", "baseline"), 20)
-    assert partial_line({PARTIAL: entry}) == "interrupted after 20 of 20 mrc iterations, 3 of 20 baseline iterations"
+    assert partial_line(RunConfig.from_dict({PARTIAL: entry})) == "interrupted after 20 of 20 mrc iterations, 3 of 20 baseline iterations"
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from faults.pause import PausePattern, PauseStream, proc_stat, record_paused, re
 from faults.scenario import ScenarioError, load_scenario
 from lab.analysis.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, datapath_stalls,
                                    heartbeat_addresses, heartbeat_delays, heartbeat_routes, heartbeat_verdict)
-from lab.analysis.metrics import FaultWindow
+from lab.analysis.fault_windows import FaultWindow
 from topologies.fabric import FabricSpec
 from topologies import waiting
 

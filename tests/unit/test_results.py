@@ -9,7 +9,9 @@ import pytest
 from rich.console import Console
 
 from lab.analysis import plots
-from lab.analysis.metrics import summarize
+from lab.analysis.run_config import ConfigError, RunConfig
+from lab.analysis.summary import summarize
+from lab.analysis.summary_record import summary_from_dict, summary_to_dict
 from lab.analysis.report import print_summary, summary_rows, warnings
 from lab.analysis.results import Records, ResultsDir, load, newest
 from topologies.fabric import DEFAULT_FABRIC
@@ -52,9 +54,9 @@ def sample_records() -> Records:
                 for t in ("mrc", "baseline")}
     conservation = {t: {"sent": 10, "received": 10, "named_drops": {"trimmed": 0, "queue": 0, "fault": 0},
                         "unexplained_per_link": {}} for t in ("mrc", "baseline")}
-    rec = Records(config=CFG, iterations=its, events=events, counters=counters, fidelity=fidelity,
+    rec = Records(config=RunConfig(CFG), iterations=its, events=events, counters=counters, fidelity=fidelity,
                   conservation=conservation)
-    rec.summary = summarize(its, events, counters, fidelity, conservation, CFG)
+    rec.summary = summarize(its, events, counters, fidelity, conservation, RunConfig(CFG))
     return rec
 
 
@@ -84,7 +86,7 @@ def test_round_trip(tmp_path):
 def test_summary_json_is_strict_json(tmp_path):
     # no config: ideal, efficiency and ratio are undefined and must be null, not NaN/Infinity
     rd = ResultsDir.create(root=tmp_path, name="s")
-    rd.write_summary(summarize(iterations("mrc", [1.0]), config={}))
+    rd.write_summary(summarize(iterations("mrc", [1.0]), config=RunConfig()))
     back = json.loads((rd.path / "summary.json").read_text(),
                       parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert back["mrc"]["efficiency"] is None and back["mrc"]["p50_s"] == 1.0
@@ -100,6 +102,52 @@ def test_load_missing_files_and_dir(tmp_path):
     assert rec == Records()
     # no directory at all: named, not raised
     assert [str(p) for p in load(tmp_path / "nope").problems] == [f"{tmp_path / 'nope'}: no such results directory"]
+
+
+def test_an_older_config_json_loads_and_is_written_back_as_it_was(tmp_path):
+    # a config.json from before job.collective, stall_factor and trimming existed, with a key
+    # this version does not know: read with the defaults, written back byte for byte the same
+    older = {"fabric": DEFAULT_FABRIC.to_dict(), "job": {"buffer_bytes": 1_000_000, "payload_size": 1024},
+             "timings": {"build_s": 1.5}, "retired_key": [1, 2]}
+    rd = ResultsDir.create(root=tmp_path, name="old")
+    (rd.path / "config.json").write_text(json.dumps(older))
+    config = load(rd.path).config
+    assert config.to_dict() == older
+    assert (config.fabric, config.buffer_bytes, config.payload_size) == (DEFAULT_FABRIC, 1_000_000, 1024)
+    assert (config.collective, config.stall_factor, config.trimming) == ("allreduce", 2.0, True)
+    again = ResultsDir.create(root=tmp_path, name="again")
+    again.write_config(config)
+    assert json.loads((again.path / "config.json").read_text()) == older
+
+
+def test_a_config_json_without_a_key_loads_and_names_it_when_asked(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="cut")
+    (rd.path / "config.json").write_text(json.dumps({"job": {}}))
+    config = load(rd.path).config
+    assert config and not config.has_fabric
+    with pytest.raises(ConfigError, match="no fabric block"):
+        config.fabric
+    with pytest.raises(ConfigError, match="job.buffer_bytes is missing"):
+        config.buffer_bytes
+
+
+def test_a_summary_json_with_heartbeat_figures_loads_into_records_and_is_written_back_as_it_was(tmp_path):
+    rec = sample_records()
+    written = summary_to_dict(rec.summary)
+    # what a lab run adds to each transport (lab/analysis/fidelity.py heartbeat_verdict)
+    beat = {"heartbeats_sent": 40, "heartbeats_lost": 1, "heartbeat_delay_median_s": 0.001,
+            "heartbeat_delay_p99_s": 0.004, "heartbeat_delay_max_s": 0.3, "datapath_stalls": 1,
+            "datapath_stall_longest_s": 0.3, "datapath_stalled": True}
+    written["mrc"].update(beat)
+    rd = ResultsDir.create(root=tmp_path, name="beat")
+    (rd.path / "summary.json").write_text(json.dumps(written, indent=2, sort_keys=True) + "\n")
+    summary = load(rd.path).summary
+    mrc = summary["mrc"]
+    assert mrc.heartbeat.datapath_stalls == 1 and summary["baseline"].heartbeat is None
+    assert mrc.faults[0].fault == "link_down" and mrc.p50_s == written["mrc"]["p50_s"]
+    again = ResultsDir.create(root=tmp_path, name="again")
+    again.write_summary(summary)
+    assert (again.path / "summary.json").read_text() == (rd.path / "summary.json").read_text()
 
 
 def test_newest(tmp_path):
@@ -136,7 +184,7 @@ def test_plot_all_writes_pngs(tmp_path):
 
 def test_plots_on_empty_and_single_transport(tmp_path):
     rd = ResultsDir.create(root=tmp_path, name="e")
-    rd.write_all(Records(config=CFG))
+    rd.write_all(Records(config=RunConfig(CFG)))
     for p in plots.plot_all(rd.path):
         assert_png(p, min_bytes=1000)
     one = iterations("baseline", [0.5, 0.6, 40.0])    # wide spread: log axes
@@ -183,7 +231,7 @@ def test_print_summary_full():
 def test_warnings_lines():
     s = summarize(iterations("mrc", [1.0, 1.0], verified=False), [],
                   fidelity={"mrc": [{"t": 0, "cpu_per_core": [99, 99]}]},
-                  conservation={"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 3}}}, config=CFG)
+                  conservation={"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 3}}}, config=RunConfig(CFG))
     w = warnings(s)
     assert "mrc: run was CPU-bound: its figures are not trustworthy" in w
     assert "mrc: unexplained loss on links t0p0r0-t1p0s1 (3): the emulator lost packets" in w
@@ -193,9 +241,9 @@ def test_warnings_lines():
 
 @pytest.mark.parametrize("summary, empty_note", [
     ({}, False),
-    (summarize([], counters={"mrc": {}}, config=CFG), True),                # zero iterations
-    (summarize(iterations("baseline", [0.2]), config={}), False),           # one transport, no config
-    ({"mrc": {}}, True),                                                    # a bare entry
+    (summarize([], counters={"mrc": {}}, config=RunConfig(CFG)), True),                # zero iterations
+    (summarize(iterations("baseline", [0.2]), config=RunConfig()), False),           # one transport, no config
+    (summary_from_dict({"mrc": {}}), True),                                 # a bare entry
 ])
 def test_print_summary_degenerate(summary, empty_note):
     text = render(summary)

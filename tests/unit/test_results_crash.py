@@ -17,6 +17,8 @@ from lab.plumbing import atomic
 from lab.jupyter import notebook_support as nbs
 from lab.analysis import report
 from lab.analysis.results import TORN, Problem, ResultsDir, load, read_events, read_iterations
+from lab.analysis.run_config import RunConfig
+from lab.analysis.summary_record import summary_from_dict
 from tests.unit.test_results import sample_records
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +126,8 @@ def test_every_results_file_is_written_atomically(tmp_path, monkeypatch, writer,
     run = written_run(tmp_path)
     before = (run / name).read_bytes()
     full_disk_halfway(monkeypatch)
-    data = {"write_summary": {"mrc": {}}, "write_config": {"x": 1}, "write_events": [{"t": 0.0, "kind": "x"}],
+    data = {"write_summary": summary_from_dict({"mrc": {}}), "write_config": RunConfig({"x": 1}),
+            "write_events": [{"t": 0.0, "kind": "x"}],
             "write_iterations": sample_records().iterations[:1]}[writer]
     with pytest.raises(OSError):
         getattr(ResultsDir(run), writer)(data)
@@ -319,7 +322,7 @@ def test_print_summary_shows_a_question_mark_for_what_is_not_a_number():
                "baseline": {"iterations": 3, "p50_s": "fast", "stall_factor": None, "ideal_ratio": [1],
                             "efficiency": "high", "unexplained_loss": 2, "unexplained_links": "t0p0r0",
                             "faults": ["x", {"fault": "link_down", "start": "later", "end": 2.0}]}}
-    text = render(report.print_summary, damaged)
+    text = render(report.print_summary, summary_from_dict(damaged))
     assert "?" in text and "link_down" in text and "unexplained loss on links ?" in text
     assert "mrc: no iterations completed" in text
 
@@ -373,7 +376,7 @@ def test_open_run_lists_damage_and_recomputes_the_summary(results_root, capsys):
     assert run.path == run_dir and run.out == run_dir / "notebooks" / "02-mrc-vs-baseline"
     assert "2 problem(s)" in out and "events.jsonl line" in out and "summary.json line 1: not valid JSON" in out
     assert "figures recomputed" in out
-    assert set(run.summary) == {"mrc", "baseline"} and run.summary["mrc"]["iterations"] == 30
+    assert set(run.summary) == {"mrc", "baseline"} and run.summary["mrc"].iterations == 30
 
 
 @pytest.mark.parametrize("source, runs_anyway", [
