@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from faults.scenario_record import MIB, Scenario
+from lab.scenario.record import MIB, Scenario
 from lab.plumbing.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
 from topologies.link_rate import AUTO
@@ -168,7 +168,7 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
              buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None,
              link_mbps: Optional[str] = None) -> Scenario:
     """The scenario with the command line's overrides (None: keep the file's)."""
-    from faults.scenario import ScenarioError, load_scenario
+    from lab.scenario.load import ScenarioError, load_scenario
 
     try:
         # --dataplane and --link-mbps before the faults are checked against the fabric
@@ -226,7 +226,7 @@ def run_progress(scenario: Scenario):
 @app.command()
 def scenarios(json_path: JsonPath = None) -> None:
     """List the scenario library (faults/scenarios/) with what each shows."""
-    from faults.scenario import ScenarioError, list_scenarios, load_scenario
+    from lab.scenario.load import ScenarioError, list_scenarios, load_scenario
 
     table = Table(title="scenarios (run one: sudo python lab/run.py run NAME)")
     table.add_column("name", overflow="fold")
@@ -430,7 +430,7 @@ def paper(
     """The MRC paper's experiments side by side on the lab: paper figure, paper result, lab result,
     same shape?, trustworthy? (docs/paper.md)."""
     from faults.injectors import FaultError
-    from faults.scenario import ScenarioError
+    from lab.scenario.load import ScenarioError
     from lab.analysis.results import ResultsDir
     from lab.runners.bandwidth import BandwidthError
     from lab.runners.incast import IncastError

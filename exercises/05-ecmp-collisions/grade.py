@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grading import Run, grade, grader_args, lab_session, load_module, port_program, report, run  # noqa: E402
 
 from exact_share import expected_share, smallest_qps  # noqa: E402  (this folder: the script's own)
-from faults.scenario_record import buffer_bytes_from_mb  # noqa: E402
+from lab.scenario.record import buffer_bytes_from_mb  # noqa: E402
 from lab.analysis import metrics  # noqa: E402
 from lab.analysis.fidelity import FidelityMonitor  # noqa: E402
 from lab.runners.job import ring_order  # noqa: E402

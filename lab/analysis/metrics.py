@@ -30,7 +30,7 @@ counters    {transport: {host: {name: int, ..., "per_path": [...]}}}; a raw
 fidelity    {transport: [{"t", "cpu_per_core": [pct, ...], "plane_bps": [...]}]}
 conservation {transport: {"sent", "received", (srv6) "routers_own", "named_drops": {...},
              "unexplained_per_link": {link: n}}}
-config      a Scenario.to_dict() (faults/scenario_record.py), as config.json
+config      a Scenario.to_dict() (lab/scenario/record.py), as config.json
              holds it: "fabric" (FabricSpec.to_dict(): N = racks x
              hosts_per_rack ranks, P planes, R = link_mbps), "job"
              {"buffer_bytes": S, "collective": (optional, "allreduce" if

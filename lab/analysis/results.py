@@ -2,7 +2,7 @@
 
 Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
 
-    config.json        the run's Scenario as run (faults/scenario_record.py to_dict(),
+    config.json        the run's Scenario as run (lab/scenario/record.py to_dict(),
                        with the command line's overrides) and the session's timings
     iterations.csv     transport, iteration, start, end, duration, verified,
                        rank_times (JSON list of [start, end] per rank)

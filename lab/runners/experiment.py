@@ -3,7 +3,7 @@ baseline), one after the other on one fabric, each under the same fault
 timeline (times relative to its own job start), with the fidelity monitor and
 the conservation audit; then the results directory, plots and summary.
 
-The Scenario (faults/scenario_record.py) is the whole run description: it
+The Scenario (lab/scenario/record.py) is the whole run description: it
 comes from a scenario file (faults/scenarios/, see docs/scenarios.md) or is
 built in code (tests, benchmarks); config.json is its to_dict().
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from faults.background_load import background_load
-from faults.scenario_record import Scenario
+from lab.scenario.record import Scenario
 from lab.analysis import audit, metrics, plots
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.runners.job import job_spec, run_job

@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 import yaml
 
 from faults.model import FaultEvent
-from faults.scenario import load_scenario
+from lab.scenario.load import load_scenario
 from lab.analysis.paper_figures import PAPER
 from lab.runners import bench_targets as target
 from lab.runners.bench import run_steps
@@ -331,7 +331,8 @@ class Paper:
 
     def incast_row(self) -> Iterator[PaperRow]:
         from lab.plumbing.session import lab_session
-        from lab.runners.incast import INCAST_PARAMS, run_incast_victim
+        from lab.runners.incast import INCAST_PARAMS
+        from lab.runners.incast_victim import run_incast_victim
         from topologies.builder import mark_ecn_on_last_hops
 
         duration = PASSES[self.quick].victim_s

@@ -21,7 +21,7 @@ import pytest
 from nbclient import NotebookClient
 
 from faults.model import FaultEvent
-from faults.scenario_record import JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from topologies.fabric import DEFAULT_FABRIC
 from lab.runners.experiment import run_experiment
 from lab.jupyter.notebook_cmd import NOTEBOOKS, ensure_kernel

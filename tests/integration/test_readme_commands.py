@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from faults.scenario import list_scenarios, load_scenario
+from lab.scenario.load import list_scenarios, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -3,8 +3,8 @@ scenario keys and their errors, and the figures each collective gets."""
 
 import pytest
 
-from faults.scenario import ScenarioError, load_scenario
-from faults.scenario_record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
+from lab.scenario.load import ScenarioError, load_scenario
+from lab.scenario.record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
 from lab.analysis.metrics import BUS_FACTORS, ConfigError, bandwidth, bus_factor, run_collective, summarize_transport
 from lab.runners.job import JobError, JobSpec, check_job, job_spec, ring_order
 from mrc_host.collectives import COLLECTIVES as COLLECTIVE_CLASSES

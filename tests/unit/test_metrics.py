@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from faults.scenario_record import JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from lab.analysis.metrics import (ConfigError, FaultWindow, bandwidth, clean_median, counter_totals, cpu_bound,
                                   samples_in_window, split_by_faults,
                          failover_recovery, fault_windows, path_crosses, percentiles, stalls,

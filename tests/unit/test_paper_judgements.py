@@ -7,7 +7,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from faults.scenario import load_scenario
+from lab.scenario.load import load_scenario
 from lab.runners import bench_targets as target
 from lab.runners import paper
 from lab.runners.paper import MRC, MULTI_RAIL, PaperRow, Setup, roce_label
