@@ -435,7 +435,8 @@ def paper(
     from lab.runners.bandwidth import BandwidthError
     from lab.runners.incast import IncastError
     from lab.runners.job import JobError
-    from lab.runners.paper import Paper, plan, run_name
+    from lab.paper.runner import Paper, plan
+    from lab.paper.settings import run_name
     from topologies.builder import BuildError
 
     command = f"paper{' --quick' if quick else ''}"
@@ -466,7 +467,7 @@ def machine_meta() -> dict:
 
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The paper table on the console, in paper.md/paper.json (and README.md if asked), and the time taken."""
-    from lab.runners.paper import COLUMNS, cells
+    from lab.paper.runner import COLUMNS, cells
 
     table = Table(title="The MRC paper's experiments on the lab")
     for col in COLUMNS:
@@ -486,7 +487,7 @@ def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
     """paper.md and paper.json in the run's directory `out` (README.md's block and --json PATH if asked),
     for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
     meta: machine_meta() with quick and elapsed_s."""
-    from lab.runners.paper import markdown, to_json
+    from lab.paper.runner import markdown, to_json
 
     header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")

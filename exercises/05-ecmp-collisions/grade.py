@@ -34,8 +34,8 @@ from lab.scenario.record import buffer_bytes_from_mb  # noqa: E402
 from lab.analysis import metrics  # noqa: E402
 from lab.analysis.fidelity import FidelityMonitor  # noqa: E402
 from lab.runners.job import ring_order  # noqa: E402
-from lab.runners.paper import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
-                               roce_label)
+from lab.paper.settings import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
+                                roce_label)
 from mrc_host.multirail import MAX_QUEUE_PAIRS  # noqa: E402
 from topologies.fabric import DEFAULT_FABRIC  # noqa: E402
 

@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 from lab.scenario.load import JobSettings, Scenario, load_scenario
 from lab.analysis.metrics import in_rtts
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
+from lab.paper.settings import INCAST_FABRIC, INCAST_SENDERS, PASSES
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
@@ -314,7 +315,6 @@ class Bench:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, run_incast
         from lab.runners.incast_victim import run_incast_victim
-        from lab.runners.paper import INCAST_FABRIC, INCAST_SENDERS, PASSES
 
         dp = CC_DATAPLANE
         clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},
