@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from faults.scenario_record import DEFAULT_ITERATIONS, JobSettings, Scenario  # noqa: E402
+from lab.scenario.record import DEFAULT_ITERATIONS, JobSettings, Scenario  # noqa: E402
 from lab.runners.bench_targets import CLEAN_EFFICIENCY, CLEAN_IDEAL_RATIO  # noqa: E402
 from lab.runners.experiment import run_experiment  # noqa: E402
 

@@ -22,7 +22,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from faults.scenario_record import LAB_PAYLOAD_SIZE  # noqa: E402
 from lab.runners.bench_targets import INCAST_IDEAL_RATIO  # noqa: E402
 from lab.runners.incast import (  # noqa: E402
     BENCH_INCAST_BYTES,
@@ -32,7 +31,7 @@ from lab.runners.incast import (  # noqa: E402
     run_incast,
 )
 from lab.plumbing.session import lab_session  # noqa: E402
-from topologies.fabric import FabricSpec  # noqa: E402
+from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec  # noqa: E402
 
 ROWS = [
     ("completion (s)", lambda r: f"{r.completion_s:.3f}" if r.completion_s is not None else "incomplete"),

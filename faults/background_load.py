@@ -17,12 +17,25 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 
-from faults.scenario_record import BackgroundLoad
 from topologies.project import PROJECT_ROOT
 
 DUTY_PERIOD_S = 0.1  # a loop's spin/sleep cycle: short next to a run, long next to a scheduler tick
 STOP_TIMEOUT_S = 5.0
+MAX_BUSY_LOOPS = 64  # BackgroundLoad.busy_loops: more is a slip, not a machine anyone emulates on
+
+
+@dataclass(frozen=True)
+class BackgroundLoad:
+    """CPU load beside the lab for the whole run: a noisy machine.
+
+    busy_loops: processes that spin on the CPU (0: none)
+    duty: share of each period of DUTY_PERIOD_S every loop spins
+    """
+
+    busy_loops: int = 0
+    duty: float = 1.0
 
 
 def spin(duty: float, period: float = DUTY_PERIOD_S) -> None:

@@ -21,7 +21,7 @@ import socket
 import sys
 import time
 
-from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
+from topologies.fabric import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
 
 TICK_S = 0.002
 

@@ -23,14 +23,13 @@ from faults.links import (FaultError, End, fabric_element, operstates, resolve_l
                           wait_operstate, wait_table)
 from faults.deny import Deny
 from faults.incast import incast_senders
-from faults.model import FaultEvent
+from faults.model import FaultEvent, dataplane_refusal
 from faults.pause import ALL_HOSTS, AgentPause, DatapathPause
 from faults.routing import connected_since
-from faults.scenario_entries import dataplane_refusal
-from faults.scenario_record import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
 from topologies import port_program, srv6_builder
 from topologies.builder import BuildError, expected_counts, wait_for_tables
 from topologies.commands import run_command
+from topologies.fabric import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
 from topologies.names import Host, Plane, Switch, T0T1Link
 from topologies.project import PROJECT_ROOT
 from topologies.tables import BASELINE_PORT, MRC_PORT

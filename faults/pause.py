@@ -53,7 +53,7 @@ FIRST_PAUSE_GRACE_S = 5.0  # start() waits this long past the first pause for it
 @dataclass(frozen=True)
 class PausePattern:
     """When pauses come and how long they last, from a fault's params (checked by the
-    scenario loader, faults/scenario_entries.py, and again here for faults built in code)."""
+    scenario loader, lab/scenario/entries.py, and again here for faults built in code)."""
 
     pause_s: float
     pause_max_s: float

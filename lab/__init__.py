@@ -1,5 +1,7 @@
 """The lab's orchestration: `run.py` (the one entry point) and `cli.py` (its
-commands), over packages by role: `plumbing` (session, controller, lock,
-cleanup), `runners` (job, incast, experiment, check, bench), `inhost` (what
-runs inside host namespaces), `analysis` (audit, fidelity, results, metrics,
-report, plots) and `jupyter` (the notebook command and helpers)."""
+commands), over packages by role: `scenario` (the run description and its
+loader), `plumbing` (session, controller, lock, cleanup), `runners` (job,
+incast, experiment, check, bench), `inhost` (what runs inside host
+namespaces), `analysis` (audit, fidelity, results, metrics, report, plots),
+`paper` (the paper's experiments and their notebook) and `jupyter` (the
+notebook command and helpers)."""

@@ -20,7 +20,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from faults.scenario_record import MIB, Scenario
+from lab.scenario.record import MIB, Scenario
 from lab.bench_report import BENCH_PAGE, PAPER_PAGE, report_figures, report_scale, save_report
 from lab.console import console, write_json
 from lab.runners.progress import run_progress
@@ -153,7 +153,7 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
              buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None,
              link_mbps: Optional[str] = None) -> Scenario:
     """The scenario with the command line's overrides (None: keep the file's)."""
-    from faults.scenario import ScenarioError, load_scenario
+    from lab.scenario.load import ScenarioError, load_scenario
 
     try:
         # --dataplane and --link-mbps before the faults are checked against the fabric
@@ -192,7 +192,7 @@ def describe_run(scenario: Scenario) -> None:
 @app.command()
 def scenarios(json_path: JsonPath = None) -> None:
     """List the scenario library (faults/scenarios/) with what each shows."""
-    from faults.scenario import ScenarioError, list_scenarios, load_scenario
+    from lab.scenario.load import ScenarioError, list_scenarios, load_scenario
 
     table = Table(title="scenarios (run one: sudo python lab/run.py run NAME)")
     table.add_column("name", overflow="fold")
@@ -319,12 +319,13 @@ def paper(
     """The MRC paper's experiments side by side on the lab: paper figure, paper result, lab result,
     same shape?, trustworthy? (docs/paper.md)."""
     from faults.injectors import FaultError
-    from faults.scenario import ScenarioError
+    from lab.scenario.load import ScenarioError
     from lab.analysis.results import ResultsDir
     from lab.runners.bandwidth import BandwidthError
     from lab.runners.incast import IncastError
     from lab.runners.job import JobError
-    from lab.runners.paper import Paper, plan, run_name
+    from lab.paper.runner import Paper, plan
+    from lab.paper.settings import run_name
     from topologies.builder import BuildError
 
     command = f"paper{' --quick' if quick else ''}"
@@ -355,7 +356,7 @@ def machine_meta() -> dict:
 
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The paper table on the console, in paper.md/paper.json (and docs/paper.md if asked), and the time taken."""
-    from lab.runners.paper import COLUMNS, cells
+    from lab.paper.runner import COLUMNS, cells
 
     table = Table(title="The MRC paper's experiments on the lab")
     for col in COLUMNS:
@@ -375,7 +376,7 @@ def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
     """paper.md and paper.json in the run's directory `out` (docs/paper.md's block and --json PATH if asked),
     for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
     meta: machine_meta() with quick and elapsed_s."""
-    from lab.runners.paper import markdown, to_json
+    from lab.paper.runner import markdown, to_json
 
     header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")

@@ -31,6 +31,11 @@ from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Sw
 __all__ = ["FabricError", "FabricSpec", "Link", "Path", "DEFAULT_FABRIC", "T1_MAC_PREFIX", "ev_to_t1",
            "host_addresses", "DATAPLANES", "DEFAULT_DATAPLANE"]
 
+# DATA payload bytes per packet of the lab's agents: fits the fabric's 9000-byte
+# jumbo MTU, and halves the emulator's per-packet CPU compared with 4096.
+LAB_PAYLOAD_SIZE = 8192
+IP_UDP_HEADER_BYTES = 28
+
 # How a fabric is made real: Open vSwitch switches with static OpenFlow tables
 # (topologies/builder.py), or kernel IPv6 routers with static uSID routes, the
 # sender choosing the path by the address it writes (topologies/srv6_builder.py).

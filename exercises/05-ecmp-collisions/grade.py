@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grading import Run, grade, grader_args, lab_session, load_module, port_program, report, run  # noqa: E402
 
 from exact_share import expected_share, smallest_qps  # noqa: E402  (this folder: the script's own)
-from faults.scenario_record import buffer_bytes_from_mb  # noqa: E402
+from lab.scenario.record import buffer_bytes_from_mb  # noqa: E402
 from lab.analysis.collective_bandwidth import bandwidth  # noqa: E402
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals  # noqa: E402
 from lab.analysis.fidelity import FidelityMonitor  # noqa: E402
 from lab.runners.job import ring_order  # noqa: E402
-from lab.runners.paper import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
-                               roce_label)
+from lab.paper.settings import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
+                                roce_label)
 from mrc_host.multirail import MAX_QUEUE_PAIRS  # noqa: E402
 from topologies.fabric import DEFAULT_FABRIC  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
 
-    config.json        the run's Scenario as run (faults/scenario_record.py to_dict(),
+    config.json        the run's Scenario as run (lab/scenario/record.py to_dict(),
                        with the command line's overrides) and the session's timings:
                        a RunConfig (lab/analysis/run_config.py); an interrupted run's
                        also "partial" (lab/analysis/partial.py)

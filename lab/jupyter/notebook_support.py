@@ -168,7 +168,7 @@ def open_run(results: str | Path | None, notebook: str) -> Run | None:
 # nbclient stops at, and reports, any cell that raises; an IPython input transformer
 # instead turns each later cell into `pass`, so the notebook ends cleanly on the message.
 # The cell that opens the run calls an open_..run() (open_run here, open_paper_run in
-# lab/jupyter/paper_notebook.py) and always runs.
+# lab/paper/notebook.py) and always runs.
 OPENS_A_RUN = re.compile(r"\bopen_(\w+_)?run\(")
 
 

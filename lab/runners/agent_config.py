@@ -7,9 +7,8 @@ transport parameter overrides.
 
 from __future__ import annotations
 
-from faults.scenario_record import LAB_PAYLOAD_SIZE
 from mrc_host.params import TransportParams
-from topologies.fabric import FabricSpec
+from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 from topologies import shaping
 from topologies.port_program import PortConfig
 from topologies.srv6_plan import Srv6Plan

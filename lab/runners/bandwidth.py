@@ -8,8 +8,8 @@
         r = run_bandwidth(session, 4.0, transport="baseline", faults=[down])
 
 Two hosts write to each other over one connection for `duration` seconds
-(run_streams takes any set of flows: lab/runners/incast.py builds its incast
-with a victim flow from it). One worker per host (lab/inhost/bwworker.py)
+(run_streams takes any set of flows: lab/runners/incast_victim.py builds its
+incast with a victim flow from it). One worker per host (lab/inhost/bwworker.py)
 keeps a few chunks in flight to each peer and checks every chunk it receives
 byte for byte. Time is CLOCK_MONOTONIC, which every namespace shares: all
 workers start at one instant, and a chunk counts in the 200 ms bin in which
@@ -33,7 +33,7 @@ from typing import Callable
 
 from faults.injectors import FaultError
 from faults.model import FaultEvent
-from faults.scenario_record import DEFAULT_SEED, LAB_PAYLOAD_SIZE
+from lab.scenario.record import DEFAULT_SEED
 from faults.timeline import FaultTimeline
 from lab.analysis import audit
 from lab.analysis.fidelity import FidelityMonitor
@@ -45,7 +45,7 @@ from lab.runners.incast import (CPU_INTERVAL_S, DEFAULT_RECV_BUFFER, RECEIVER_CO
                                 SENDER_COUNTERS, START_DELAY_S, fill_conservation, fill_cpu, path_events_from,
                                 transport_refusal)
 from mrc_host.params import TransportParams
-from topologies.fabric import FabricSpec
+from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 
 BIN_S = 0.2        # throughput is reported per 200 ms, as the MRC paper's bandwidth tests do
 MIN_SLOTS = 8      # chunks in flight per flow, at least...

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
-from faults.scenario import JobSettings, Scenario, load_scenario
+from lab.scenario.load import JobSettings, Scenario, load_scenario
 from lab.analysis.failover import in_rtts
 from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
+from lab.paper.settings import INCAST_FABRIC, INCAST_SENDERS, PASSES
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
@@ -268,7 +269,7 @@ class Bench:
 
     def noisy_step(self) -> Iterator[Figure]:
         """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
-        from faults.scenario_record import IP_UDP_HEADER_BYTES
+        from topologies.fabric import IP_UDP_HEADER_BYTES
         from lab.analysis.counters import counter_totals
         from mrc_host.wire import PROBE
 
@@ -314,8 +315,7 @@ class Bench:
     def cc_step(self) -> Iterator[Figure]:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, run_incast
-        from lab.runners.incast import run_incast_victim
-        from lab.runners.paper import INCAST_FABRIC, INCAST_SENDERS, PASSES
+        from lab.runners.incast_victim import run_incast_victim
 
         dp = CC_DATAPLANE
         clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},

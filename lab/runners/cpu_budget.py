@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from faults.scenario_record import JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from lab.analysis.cpu_budget import Window
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor
 from lab.analysis.counters import counter_totals

@@ -3,7 +3,7 @@ baseline), one after the other on one fabric, each under the same fault
 timeline (times relative to its own job start), with the fidelity monitor and
 the conservation audit; then the results directory, plots and summary.
 
-The Scenario (faults/scenario_record.py) is the whole run description: it
+The Scenario (lab/scenario/record.py) is the whole run description: it
 comes from a scenario file (faults/scenarios/, see docs/scenarios.md) or is
 built in code (tests, benchmarks); config.json is its to_dict().
 """
@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from faults.background_load import background_load
-from faults.scenario_record import Scenario
+from lab.scenario.record import Scenario
 from lab.analysis import audit, plots
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR

@@ -18,32 +18,25 @@ Figures:
   (trims, queue drops), and the conservation audit's unexplained loss;
 - CPU per core over the transfer (lab.analysis.fidelity), and whether it was CPU-bound.
 
-An incast with a victim flow (the MRC paper's Fig. 18) streams instead of
-writing one message each, for a duration, and compares the victim's
-throughput with and without the incast in one call:
-
-        r = run_incast_victim(session, senders=3, duration=3.0, params=INCAST_PARAMS)
-        print(r.sender_mbps, r.jain, r.victim_mbps, r.victim_alone_mbps, r.victim_ratio)
+An incast with a victim flow (the MRC paper's Fig. 18) streams instead:
+lab/runners/incast_victim.py, built on this module and lab/runners/bandwidth.py.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from faults.incast import incast_senders
-from faults.scenario_record import LAB_PAYLOAD_SIZE, TRANSPORTS
+from lab.scenario.record import TRANSPORTS
 from lab.analysis import audit
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.analysis.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
-from topologies.fabric import FabricSpec
+from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 from lab.runners.workers import HostWorkers, WorkerError
-
-if TYPE_CHECKING:
-    from lab.runners.bandwidth import BandwidthResult
 
 # Transport parameters the incast benchmark and test run with.
 # With trimming nothing is lost, so any RTO fires on a packet that is only
@@ -277,39 +270,6 @@ def _fill(result: IncastResult, done: dict, t_start: float) -> None:
         result.jain = jain_index([result.bytes_per_sender / max(placed[n] - writes[n], 1e-9) for n in result.senders])
 
 
-# ---- incast with a victim flow ------------------------------------------------------------
-# As the MRC paper's Fig. 18: N senders stream to one target while a victim flow
-# goes from a host in another rack to an idle host in the target's rack. The
-# victim shares the T1 -> T0 downlinks into the target's rack with the incast,
-# not the target's NIC: whatever it loses to the incast is collateral damage.
-# Every flow is a continuous verified stream (lab/runners/bandwidth.py).
-
-@dataclass
-class VictimIncastResult:
-    transport: str
-    target: str
-    senders: list
-    victim: str                      # the victim flow's sender
-    victim_receiver: str             # the idle host in the target's rack
-    duration_s: float
-    sender_mbps: dict = field(default_factory=dict)  # incast sender -> mean Mb/s delivered to the target
-    jain: float | None = None        # Jain's fairness index over sender_mbps
-    victim_mbps: float | None = None         # the victim flow beside the incast
-    victim_alone_mbps: float | None = None   # the same flow with no incast, measured in the same call
-    victim_ratio: float | None = None        # victim_mbps / victim_alone_mbps
-    verified: bool = False           # both runs: every chunk of every flow matched byte for byte
-    incast: BandwidthResult | None = None    # the run with the incast (series, counters, CPU...)
-    alone: BandwidthResult | None = None     # the victim's run alone
-    error: str | None = None
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        for run in ("incast", "alone"):
-            if d[run] is not None:
-                d[run].pop("stats")
-        return d
-
-
 def jain_index(values) -> float | None:
     """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all are equal, 1/n when one
     takes everything; None when nothing was delivered at all (no share to compare)."""
@@ -323,58 +283,3 @@ def jain_index(values) -> float | None:
         return None
     shares = [v / top for v in values]   # scaled to the largest: no square underflows to 0
     return round(sum(shares) ** 2 / (len(shares) * sum(s * s for s in shares)), 4)
-
-
-def pick_victim_hosts(spec, senders: int, target: int) -> tuple[list[int], int, int]:
-    """(incast senders, victim sender, victim receiver): the receiver is the first other host
-    of the target's rack, the victim the last host outside it, the senders the rest
-    (other racks first, as pick_hosts)."""
-    if not 0 <= target < spec.hosts:
-        raise IncastError(f"no host {target} to be the incast target; the fabric has hosts 0..{spec.hosts - 1}")
-    rack = spec.rack_of(target)
-    idle = [h for h in range(spec.hosts) if spec.rack_of(h) == rack and h != target]
-    outside = [h for h in range(spec.hosts) if spec.rack_of(h) != rack]
-    if not idle or not outside:
-        raise IncastError("an incast with a victim flow needs two racks and two hosts in the target's rack; "
-                          f"the fabric has {spec.racks} racks of {spec.hosts_per_rack}")
-    victim_receiver, victim = idle[0], outside[-1]
-    if not 1 <= senders <= spec.hosts - 3:
-        raise IncastError(f"{senders} senders beside a target and a victim pair need {senders + 3} hosts; "
-                          f"the fabric has {spec.hosts}")
-    others = sorted((h for h in range(spec.hosts) if h not in (target, victim, victim_receiver)),
-                    key=lambda h: (spec.rack_of(h) == rack, h))
-    return sorted(others[:senders]), victim, victim_receiver
-
-
-def run_incast_victim(session: Session, senders: int, duration: float, transport: str = "mrc",
-                      params: dict | None = None, *, target: int = 0, **options) -> VictimIncastResult:
-    """The victim flow alone for `duration` s, then beside `senders` hosts streaming into `target`.
-    params: TransportParams overrides (INCAST_PARAMS as the incast benchmark);
-    options: as lab.runners.bandwidth.run_streams (faults, bin_s, chunk_bytes, seed...)."""
-    from lab.runners.bandwidth import Flow, run_streams  # bandwidth builds on this module's helpers
-
-    spec = session.spec
-    incast_h, victim, victim_receiver = pick_victim_hosts(spec, senders, target)
-    names = spec.host_name
-    result = VictimIncastResult(transport, names(target), [names(h) for h in incast_h], names(victim),
-                                names(victim_receiver), duration)
-    victim_flow = Flow(victim, victim_receiver)
-    result.alone = run_streams(session, [victim_flow], duration, transport, params, **options)
-    result.incast = run_streams(session, [Flow(h, target) for h in incast_h] + [victim_flow], duration,
-                                transport, params, **options)
-    _fill_victim(result)
-    return result
-
-
-def _fill_victim(result: VictimIncastResult) -> None:
-    runs = (result.alone, result.incast)
-    result.error = next((r.error for r in runs if r.error), None)
-    result.verified = all(r.verified for r in runs)
-    if result.error:
-        return
-    result.sender_mbps = {s: result.incast.flow(s, result.target).mean_mbps for s in result.senders}
-    result.jain = jain_index(result.sender_mbps.values())
-    result.victim_mbps = result.incast.flow(result.victim, result.victim_receiver).mean_mbps
-    result.victim_alone_mbps = result.alone.flow(result.victim, result.victim_receiver).mean_mbps
-    if result.victim_alone_mbps > 0:
-        result.victim_ratio = round(result.victim_mbps / result.victim_alone_mbps, 3)

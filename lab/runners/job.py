@@ -14,11 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from faults.scenario_record import (
+from lab.scenario.record import (
     DEFAULT_BUFFER_MB,
     DEFAULT_ITERATIONS,
     DEFAULT_SEED,
-    LAB_PAYLOAD_SIZE,
     PLACEMENTS,
     TRANSPORTS,
     JobSettings,
@@ -34,7 +33,7 @@ from mrc_host.agent import AgentConfig
 from mrc_host.collectives import COLLECTIVES as COLLECTIVE_CLASSES
 from mrc_host.collectives import alltoall_chunk
 from mrc_host.denylist import denylist_path
-from topologies.fabric import FabricSpec
+from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 
 JOB_MAX_SECONDS = 300.0  # the runner's cap on one job when its scenario sets no max_seconds
 

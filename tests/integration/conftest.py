@@ -45,12 +45,12 @@ def paper_links_run(tmp_path_factory):
     root: the results root, path: the paper run's directory, rows: the PaperRows."""
     from lab.analysis.results import ResultsDir
     from lab.cli import machine_meta, save_paper
-    from lab.runners import paper
+    from lab.paper import runner, settings
 
     root = tmp_path_factory.mktemp("paper-results")
-    path = ResultsDir.create(name=paper.run_name(quick=True), root=root).path
+    path = ResultsDir.create(name=settings.run_name(quick=True), root=root).path
     meta, started = machine_meta(), time.monotonic()
     with lab_to_itself():
-        rows = list(paper.Paper(quick=True, root=path, say=lambda text: None).links_row())
+        rows = list(runner.Paper(quick=True, root=path, say=lambda text: None).links_row())
     save_paper(rows, dict(meta, quick=True, elapsed_s=round(time.monotonic() - started, 1)), path)
     return SimpleNamespace(root=root, path=path, rows=rows)

@@ -12,10 +12,9 @@ that bound is physical, whatever the machine's load. Measured here: about
 import pytest
 
 from faults.model import FaultEvent
-from faults.scenario_record import LAB_PAYLOAD_SIZE
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import run_bandwidth
-from topologies.fabric import FabricSpec
+from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 
 SPEC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=2)
 DOWN = FaultEvent(at=1.0, kind="link_flap", target="h0-eth1", duration=1.2)

@@ -10,7 +10,8 @@ feeds each plane at 10 Mb/s.
 
 import pytest
 
-from lab.runners.incast import INCAST_PARAMS, run_incast, run_incast_victim
+from lab.runners.incast import INCAST_PARAMS, run_incast
+from lab.runners.incast_victim import run_incast_victim
 from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
 

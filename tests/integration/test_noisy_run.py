@@ -2,8 +2,9 @@
 
 import json
 
+from faults.background_load import BackgroundLoad
 from faults.model import FaultEvent
-from faults.scenario_record import BackgroundLoad, JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from topologies.fabric import FabricSpec
 
 SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")

@@ -21,14 +21,14 @@ import pytest
 from nbclient import NotebookClient
 
 from faults.model import FaultEvent
-from faults.scenario_record import JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from topologies.fabric import DEFAULT_FABRIC
 from lab.runners.experiment import run_experiment
 from lab.jupyter.notebook_cmd import NOTEBOOKS, ensure_kernel
 from lab.jupyter.notebook_support import NO_RUNS, RESULTS_ENV, RESULTS_ROOT_ENV
-from lab.jupyter.paper_notebook import NO_PAPER_RUNS
+from lab.paper.notebook import NO_PAPER_RUNS
 from lab.analysis.results import TORN, ResultsDir
-from lab.runners import paper
+from lab.paper import settings
 
 EXPECTED_PNGS = {
     "01-tour": ["fabric_plane.png", "fabric_planes.png"],
@@ -174,7 +174,7 @@ def test_paper_notebook_draws_the_rows_a_run_has_and_names_the_rest(paper_links_
     text = printed(book)
     row = paper_links_run.rows[0]
     assert row.shape_reason in text and row.trust_reason in text, "the row's verdicts were not printed"
-    missing = [title for kind, _, title in paper.row_titles() if kind != "links"]
+    missing = [title for kind, _, title in settings.row_titles() if kind != "links"]
     assert all(f"missing from this run: {title}" in text for title in missing), text
     assert "`sudo python lab/run.py paper --quick` makes every row" in text
 

@@ -5,7 +5,7 @@ report (the paper_links_run fixture, conftest.py); and the T0-T1 flap cost (sect
 
 import json
 
-from lab.runners import paper
+from lab.paper import links, runner, settings
 
 
 def test_links_down_row_on_a_real_fabric(paper_links_run):
@@ -13,13 +13,13 @@ def test_links_down_row_on_a_real_fabric(paper_links_run):
     assert len(rows) == 1
     row = rows[0]
     runs = row.raw["runs"]
-    assert set(runs) == {paper.ONE_BY_ONE, paper.TOGETHER}
+    assert set(runs) == {links.ONE_BY_ONE, links.TOGETHER}
     assert all(r["verified"] and not r["error"] for r in runs.values()), row.trust_reason
     shares = row.raw["shares"]
     # every planned phase was measured: clean, 1..4 links down, clean again; clean, 4 down, clean
-    assert len(shares[paper.ONE_BY_ONE]) == paper.LINKS_DOWN + 2, row.lab
-    assert len(shares[paper.TOGETHER]) == 3, row.lab
-    assert f"{paper.LINKS_DOWN} down" in row.lab[f"MRC, {paper.TOGETHER}"]
+    assert len(shares[links.ONE_BY_ONE]) == settings.LINKS_DOWN + 2, row.lab
+    assert len(shares[links.TOGETHER]) == 3, row.lab
+    assert f"{settings.LINKS_DOWN} down" in row.lab[f"MRC, {links.TOGETHER}"]
     # with the links down MRC kept sending: no phase stalled
     assert min(min(s) for s in shares.values()) > 0.3, row.lab
     if row.trusted:   # a run the machine kept up with must show the paper's shape
@@ -29,17 +29,17 @@ def test_links_down_row_on_a_real_fabric(paper_links_run):
 def test_the_row_is_saved_as_the_command_saves_it(paper_links_run):
     saved = json.loads((paper_links_run.path / "paper.json").read_text())
     assert saved["quick"] is True and {"machine", "date", "elapsed_s"} <= set(saved)
-    assert [r["figure"] for r in saved["rows"]] == [paper.links_title()]
-    assert paper.links_title() in (paper_links_run.path / "paper.md").read_text()
+    assert [r["figure"] for r in saved["rows"]] == [settings.links_title()]
+    assert settings.links_title() in (paper_links_run.path / "paper.md").read_text()
 
 
 def test_flap_cost_row_on_a_real_fabric(no_leftovers, tmp_path):
-    rows = list(paper.Paper(quick=True, root=tmp_path, say=lambda text: None).flaps_row())
-    assert [r.figure for r in rows] == [paper.flaps_title()]
+    rows = list(runner.Paper(quick=True, root=tmp_path, say=lambda text: None).flaps_row())
+    assert [r.figure for r in rows] == [settings.flaps_title()]
     row = rows[0]
     run = row.raw["run"]
     assert run["verified"] and not run["error"], row.trust_reason
-    costs, flaps = row.raw["costs"], paper.PASSES[True].flaps
+    costs, flaps = row.raw["costs"], settings.PASSES[True].flaps
     assert len(costs) == 2 * flaps, "each flap, each direction"
     assert sum(costs) > 0, "a dead route that carried traffic cost its connection nothing"
     # the per-route counts add up to the connections' own loss counters
@@ -48,4 +48,4 @@ def test_flap_cost_row_on_a_real_fabric(no_leftovers, tmp_path):
                    for f in run["flows"])
     assert sum(costs) + row.raw["elsewhere"] == declared, row.lab
     assert [e["target"] for e in run["fault_log"] if e["kind"] == "fault_start"] == [
-        f.target for f in paper.flap_timeline(paper.LINKS_FABRIC, flaps, paper.PASSES[True].flap_s)]
+        f.target for f in runner.flap_timeline(settings.LINKS_FABRIC, flaps, settings.PASSES[True].flap_s)]

@@ -42,8 +42,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from faults.scenario import list_scenarios, load_scenario
-from lab.cli import TABLE_PAGES
+from lab.scenario.load import list_scenarios, load_scenario
+from lab.bench_report import TABLE_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

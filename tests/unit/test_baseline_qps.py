@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from faults.scenario import ScenarioError, load_scenario
+from lab.scenario.load import ScenarioError, load_scenario
 from mrc_host import wire
 from mrc_host.baseline import ecmp_path
 from mrc_host.connection import make_paths

@@ -1,6 +1,6 @@
 """The bench's flap step: its rows, judged on a synthetic summary (no lab run)."""
 
-from faults.scenario_record import Scenario
+from lab.scenario.record import Scenario
 from lab.analysis.summary_record import summary_from_dict
 from lab.runners import bench
 

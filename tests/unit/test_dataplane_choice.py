@@ -4,7 +4,7 @@ and `run --dataplane` (the override, and what srv6 refuses before building anyth
 import pytest
 import typer
 
-from faults.scenario import ScenarioError, load_scenario
+from lab.scenario.load import ScenarioError, load_scenario
 from lab.cli import load_run
 from topologies.fabric import DATAPLANES, DEFAULT_DATAPLANE, DEFAULT_FABRIC, FabricError, FabricSpec
 

@@ -79,7 +79,7 @@ def test_dcqcn_needs_the_line_rate_and_names_the_choices():
 
 
 def test_a_scenario_names_dcqcn_and_a_typo_is_refused(tmp_path):
-    from faults.scenario import ScenarioError, load_scenario
+    from lab.scenario.load import ScenarioError, load_scenario
 
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text("description: RoCE\ntransports: [baseline]\ntransport_params: {baseline_cc: dcqcn}\n")

@@ -8,7 +8,7 @@ import pytest
 from faults.deny import Deny
 from faults.injectors import INJECTORS, FaultError, make_injector
 from faults.model import KINDS, FaultEvent
-from faults.scenario import ScenarioError, load_scenario
+from lab.scenario.load import ScenarioError, load_scenario
 from mrc_host.denylist import DeniedElement, DenylistFile, denylist_path, edit_denylist
 from topologies.fabric import DEFAULT_FABRIC
 

@@ -1,4 +1,4 @@
-"""Which fault kinds each data plane runs (faults/scenario_entries.py REFUSED_KINDS):
+"""Which fault kinds each data plane runs (faults/model.py REFUSED_KINDS):
 the one-line refusal, in a scenario file and from make_injector (no root)."""
 
 from types import SimpleNamespace
@@ -6,9 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from faults.injectors import INJECTORS, FaultError, make_injector
-from faults.model import FaultEvent
-from faults.scenario import ScenarioError, load_scenario
-from faults.scenario_entries import REFUSED_KINDS, dataplane_refusal
+from faults.model import REFUSED_KINDS, FaultEvent, dataplane_refusal
+from lab.scenario.load import ScenarioError, load_scenario
 from topologies.fabric import DATAPLANES, FabricSpec
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"

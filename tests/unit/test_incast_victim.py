@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.runners.bandwidth import BandwidthResult, FlowSeries
-from lab.runners.incast import (IncastError, VictimIncastResult, _fill_victim, jain_index, pick_victim_hosts,
-                                run_incast_victim)
+from lab.runners.incast import IncastError, jain_index
+from lab.runners.incast_victim import VictimIncastResult, _fill_victim, pick_victim_hosts, run_incast_victim
 from topologies.fabric import FabricSpec
 
 

@@ -3,8 +3,8 @@ scenario keys and their errors, and the figures each collective gets."""
 
 import pytest
 
-from faults.scenario import ScenarioError, load_scenario
-from faults.scenario_record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
+from lab.scenario.load import ScenarioError, load_scenario
+from lab.scenario.record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
 from lab.analysis.collective_bandwidth import BUS_FACTORS, bandwidth, bus_factor
 from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize_transport

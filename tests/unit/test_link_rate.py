@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from faults.scenario import ScenarioError, load_scenario
+from lab.scenario.load import ScenarioError, load_scenario
 from topologies import link_rate
 from topologies.link_rate import (MAX_AUTO_MBPS, RATE_STEP_MBPS, TARGET_BUSY, RateBudget, RateError,
                                   auto_link_mbps, load_budget, machine_id, save_budget)

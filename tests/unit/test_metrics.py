@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from faults.scenario_record import JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from lab.analysis.collective_bandwidth import bandwidth
 from lab.analysis.counters import counter_totals
 from lab.analysis.cpu_samples import cpu_bound, samples_in_window

@@ -8,7 +8,7 @@ import pytest
 from faults import injectors
 from faults.injectors import FaultError, NicLoss, make_injector
 from faults.model import KINDS, FaultEvent
-from faults.scenario import ScenarioError, load_scenario
+from lab.scenario.load import ScenarioError, load_scenario
 from topologies.fabric import FabricSpec
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"

@@ -1,4 +1,4 @@
-"""The pure parts of `lab/run.py paper` (lab/runners/paper.py): shape judgements, trust from a
+"""The pure parts of `lab/run.py paper` (lab/paper/): shape judgements, trust from a
 summary, row formatting, the scenarios it writes, and the command's bad arguments."""
 
 import json
@@ -7,116 +7,118 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from faults.scenario import load_scenario
+from lab.scenario.load import load_scenario
 from lab.runners import bench_targets as target
-from lab.runners import paper
-from lab.runners.paper import MRC, MULTI_RAIL, PaperRow, Setup, roce_label
+from lab.paper import links, runner, settings
+from lab.paper.runner import PaperRow, Setup
+from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
 GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
 
 
 # ---- trust ----------------------------------------------------------------------------------------
 def test_every_good_run_is_trusted():
-    ok, why = paper.trust({MRC: GOOD, roce_label(1): GOOD})
+    ok, why = runner.trust({MRC: GOOD, roce_label(1): GOOD})
     assert ok and why.startswith("yes")
 
 
 @pytest.mark.parametrize("bad, words", [({"verified": False}, "not verified"), ({"cpu_bound": True}, "CPU-bound"),
                                         ({"unexplained_loss": 3}, "unexplained loss")])
 def test_the_untrusted_run_is_named(bad, words):
-    ok, why = paper.trust({MRC: GOOD, roce_label(16): {**GOOD, **bad}})
+    ok, why = runner.trust({MRC: GOOD, roce_label(16): {**GOOD, **bad}})
     assert not ok and why == f"no: {words}: {roce_label(16)}"
 
 
 def test_runs_are_grouped_by_problem():
-    ok, why = paper.trust({MRC: {**GOOD, "cpu_bound": True}, MULTI_RAIL: {**GOOD, "cpu_bound": True, "verified": False}})
+    ok, why = runner.trust({MRC: {**GOOD, "cpu_bound": True},
+                            MULTI_RAIL: {**GOOD, "cpu_bound": True, "verified": False}})
     assert not ok and why == f"no: CPU-bound: {MRC}, {MULTI_RAIL}; not verified: {MULTI_RAIL}"
 
 
 def test_no_run_is_not_trusted():
-    assert paper.trust({}) == (False, "no run")
+    assert runner.trust({}) == (False, "no run")
 
 
 # ---- shapes ---------------------------------------------------------------------------------------
 def test_collisions_shape_as_the_paper():
-    same, why = paper.collisions_shape(mrc=0.85, roce1=0.45, roce16=0.80)
+    same, why = runner.collisions_shape(mrc=0.85, roce1=0.45, roce16=0.80)
     assert same and why.startswith("yes") and "1 QP reached 0.45" in why
 
 
 def test_collisions_mrc_within_tolerance_of_16_qps_is_the_same_shape():
     roce16 = 0.80
-    assert paper.collisions_shape(roce16 * (1 - target.PAPER_SHAPE_TOLERANCE / 2), 0.5, roce16)[0]
-    assert not paper.collisions_shape(roce16 * (1 - 2 * target.PAPER_SHAPE_TOLERANCE), 0.5, roce16)[0]
+    assert runner.collisions_shape(roce16 * (1 - target.PAPER_SHAPE_TOLERANCE / 2), 0.5, roce16)[0]
+    assert not runner.collisions_shape(roce16 * (1 - 2 * target.PAPER_SHAPE_TOLERANCE), 0.5, roce16)[0]
 
 
 def test_collisions_where_16_qps_do_not_help_is_another_shape():
-    same, why = paper.collisions_shape(mrc=0.85, roce1=0.80, roce16=0.70)
+    same, why = runner.collisions_shape(mrc=0.85, roce1=0.80, roce16=0.70)
     assert not same and "16 QPs did not beat 1 QP" in why
 
 
 def test_collisions_without_an_iteration_is_no_shape():
-    assert paper.collisions_shape(0.8, None, 0.7) == (False, "no: a run finished no iteration")
+    assert runner.collisions_shape(0.8, None, 0.7) == (False, "no: a run finished no iteration")
 
 
 def test_loss_shapes():
-    assert paper.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS, 0.1)[0]
-    assert not paper.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS - 0.01, 0.9)[0]
-    assert paper.loss_shape(0.01, 0.5, target.PAPER_LOSS_UNUSABLE)[0]
-    same, why = paper.loss_shape(0.01, 0.5, 0.6)
+    assert runner.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS, 0.1)[0]
+    assert not runner.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS - 0.01, 0.9)[0]
+    assert runner.loss_shape(0.01, 0.5, target.PAPER_LOSS_UNUSABLE)[0]
+    same, why = runner.loss_shape(0.01, 0.5, 0.6)
     assert not same and "RoCE-like kept 0.60" in why
-    assert not paper.loss_shape(0.01, 0.1, 0.0)[0]          # MRC far below ~1/3
-    assert paper.loss_shape(0.01, None, 0.1) == (False, "no: a loss-free run finished no iteration")
+    assert not runner.loss_shape(0.01, 0.1, 0.0)[0]          # MRC far below ~1/3
+    assert runner.loss_shape(0.01, None, 0.1) == (False, "no: a loss-free run finished no iteration")
     # at 1 %, MRC must also be above every baseline under the loss
-    lossy = {MRC: 0.3, MULTI_RAIL: 0.1, paper.roce_label(16): 0.35}
-    same, why = paper.loss_shape(0.01, 0.5, 0.1, lossy)
-    assert not same and "not above every baseline" in why and paper.roce_label(16) in why
-    assert paper.loss_shape(0.01, 0.5, 0.1, dict(lossy, **{paper.roce_label(16): 0.2}))[0]
+    lossy = {MRC: 0.3, MULTI_RAIL: 0.1, settings.roce_label(16): 0.35}
+    same, why = runner.loss_shape(0.01, 0.5, 0.1, lossy)
+    assert not same and "not above every baseline" in why and settings.roce_label(16) in why
+    assert runner.loss_shape(0.01, 0.5, 0.1, dict(lossy, **{settings.roce_label(16): 0.2}))[0]
 
 
 def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
-    quick, full = paper.plan(quick=True), paper.plan(quick=False)
-    lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=paper.NIC_LOSS_LEVELS[-1]).name
+    quick, full = runner.plan(quick=True), runner.plan(quick=False)
+    lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=settings.NIC_LOSS_LEVELS[-1]).name
     assert lossy_16 in full and lossy_16 not in quick
     assert any("incast with a victim" in step and "RoCE-like + DCQCN with 1, 8 QPs" in step for step in full)
     assert full[-1] == "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)"
-    roce, multi = paper.INCAST_ROCE_FABRIC, paper.INCAST_FABRIC
+    roce, multi = settings.INCAST_ROCE_FABRIC, settings.INCAST_FABRIC
     assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
-    assert roce.evs_per_plane >= max(paper.INCAST_ROCE_QPS) and roce.hosts == multi.hosts
+    assert roce.evs_per_plane >= max(settings.INCAST_ROCE_QPS) and roce.hosts == multi.hosts
 
 
 def test_kept_share():
-    assert paper.kept(0.4, 0.8) == 0.5
-    assert paper.kept(None, 0.8) == 0.0       # a lossy run with no iteration kept nothing
-    assert paper.kept(0.4, None) is None
+    assert runner.kept(0.4, 0.8) == 0.5
+    assert runner.kept(None, 0.8) == 0.0       # a lossy run with no iteration kept nothing
+    assert runner.kept(0.4, None) is None
 
 
 def test_victim_shape():
-    assert paper.victim_shape(target.PAPER_VICTIM_UNAFFECTED)[0]
-    same, why = paper.victim_shape(0.5)
+    assert runner.victim_shape(target.PAPER_VICTIM_UNAFFECTED)[0]
+    same, why = runner.victim_shape(0.5)
     assert not same and "kept 0.50" in why
-    assert not paper.victim_shape(None)[0]
+    assert not runner.victim_shape(None)[0]
 
 
 # ---- rows and scenarios ---------------------------------------------------------------------------
 def row(**over) -> PaperRow:
-    base = dict(figure="Fig. 16/17: ECMP collisions", paper=paper.PAPER["collisions"].result,
+    base = dict(figure="Fig. 16/17: ECMP collisions", paper=runner.PAPER["collisions"].result,
                 lab={MRC: "efficiency 0.850", roce_label(1): "efficiency 0.450"}, same_shape=True,
                 shape_reason="yes: a | b", trusted=False, trust_reason="no: MRC: CPU-bound")
     return PaperRow(**{**base, **over})
 
 
 def test_markdown_row_names_every_run_and_keeps_the_table_shape():
-    md = paper.markdown([row()], "header")
+    md = runner.markdown([row()], "header")
     lines = md.splitlines()
-    assert lines[0] == "header" and lines[2].count("|") == len(paper.COLUMNS) + 1
+    assert lines[0] == "header" and lines[2].count("|") == len(runner.COLUMNS) + 1
     body = lines[4]
-    assert body.count("|") == len(paper.COLUMNS) + 1, "a | inside a cell must not split it"
+    assert body.count("|") == len(runner.COLUMNS) + 1, "a | inside a cell must not split it"
     assert f"{MRC}: efficiency 0.850; {roce_label(1)}: efficiency 0.450" in body
     assert "no: MRC: CPU-bound" in body
 
 
 def test_json_has_every_row():
-    data = paper.to_json([row(), row(figure="Fig. 18")], {"quick": True})
+    data = runner.to_json([row(), row(figure="Fig. 18")], {"quick": True})
     assert data["quick"] and [r["figure"] for r in json.loads(json.dumps(data))["rows"]][1] == "Fig. 18"
 
 
@@ -130,19 +132,19 @@ def test_roce_label_names_plane_rate_and_queue_pairs():
                                    Setup("allreduce", single_plane=True, nic_loss=0.01)])
 def test_every_scenario_written_loads(setup, tmp_path):
     path = tmp_path / f"{setup.name}.yaml"
-    path.write_text(yaml.safe_dump(paper.scenario_data(setup, quick=True)))
+    path.write_text(yaml.safe_dump(runner.scenario_data(setup, quick=True)))
     scenario = load_scenario(path)
     assert scenario.fabric.dataplane == "srv6" and scenario.job.placement == "interleaved"
     capacity = scenario.fabric.planes * scenario.fabric.link_mbps
-    assert capacity == paper.ROCE_LINK_MBPS, "MRC and the RoCE-like baseline get the same aggregate rate"
+    assert capacity == settings.ROCE_LINK_MBPS, "MRC and the RoCE-like baseline get the same aggregate rate"
     assert set(setup.labels()) == set(scenario.transports)
     assert [f.kind for f in scenario.faults] == (["nic_loss"] if setup.nic_loss else [])
     # MRC runs the paper's NSCC; the RoCE-like baseline gets its queue pairs and nothing else
-    assert scenario.transport_params == ({"qps": setup.qps} if setup.single_plane else paper.MRC_PARAMS)
+    assert scenario.transport_params == ({"qps": setup.qps} if setup.single_plane else settings.MRC_PARAMS)
 
 
 def test_setups_have_distinct_names_and_the_plan_lists_each_once():
-    names = paper.plan(quick=True)
+    names = runner.plan(quick=True)
     assert len(names) == len(set(names)) >= 5
     assert Setup("allreduce").labels() == {"mrc": MRC, "baseline": MULTI_RAIL}
 
@@ -155,7 +157,7 @@ def test_plan_only_stops_before_the_lab(tmp_path, monkeypatch):
     out = tmp_path / "plan.json"
     done = CliRunner().invoke(app, ["paper", "--quick", "--results", str(tmp_path / "r"), "--json", str(out)])
     assert done.exit_code == 0, done.output
-    assert json.loads(out.read_text())["plan"] == paper.plan(quick=True)
+    assert json.loads(out.read_text())["plan"] == runner.plan(quick=True)
     assert not (tmp_path / "r").exists()
 
 
@@ -175,7 +177,7 @@ def log(*events):
 def test_links_down_per_bin_follows_the_log_not_the_plan():
     # two links planned together at 1.0 s, applied at 1.05 and 1.25 s, repaired at 2.1 and 2.3 s
     fault_log = log((1.05, "start"), (1.25, "start"), (2.1, "end"), (2.3, "end"))
-    down = paper.links_down_per_bin(fault_log, bins=15, bin_s=0.2)
+    down = links.links_down_per_bin(fault_log, bins=15, bin_s=0.2)
     assert down == [0, 0, 0, 0, 0, None, None, 2, 2, 2, None, None, 0, 0, 0]
 
 
@@ -183,35 +185,35 @@ def test_a_slow_repair_is_a_transition_not_a_phase():
     # four links repaired one after another over 0.8 s: a 2-bin run of "2 down" on the way back
     fault_log = log(*[(1.05, "start")] * 4, (2.05, "end"), (2.3, "end"), (2.85, "end"), (3.0, "end"))
     run = {"bin_s": 0.2, "fault_log": fault_log, "flows": [{"mbps": [80.0] * 20}]}
-    assert [d for d, _ in paper.run_phases(run, phase_s=1.0)] == [0, 4, 0]
-    assert [d for d, _ in paper.run_phases(run, phase_s=None)] == [0, 4, 2, 0], "unknown phase length: every steady run"
+    assert [d for d, _ in links.run_phases(run, phase_s=1.0)] == [0, 4, 0]
+    assert [d for d, _ in links.run_phases(run, phase_s=None)] == [0, 4, 2, 0], "unknown phase length: every steady run"
 
 
 def test_phases_and_capacity_shares():
     series = [80, 80, 999, 40, 42, 999, 80]
     down = [0, 0, None, 4, 4, None, 0]
-    measured = paper.phases(series, down)
+    measured = links.phases(series, down)
     assert measured == [(0, 80.0), (4, 41.0), (0, 80.0)]
-    assert paper.capacity_shares(measured, planes=8) == [1.0, 41 / 40, 1.0]
-    assert paper.capacity_shares([(1, 70.0)], planes=8) == [], "no clean phase first: nothing to compare with"
+    assert links.capacity_shares(measured, planes=8) == [1.0, 41 / 40, 1.0]
+    assert links.capacity_shares([(1, 70.0)], planes=8) == [], "no clean phase first: nothing to compare with"
 
 
 def test_capacity_shape():
     planned = {"one by one": 2, "together": 2}
-    same, why = paper.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned)
+    same, why = links.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned)
     assert same and "together 0.85" in why
-    assert not paper.capacity_shape({"together": [1.0, target.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2})[0]
-    assert paper.capacity_shape({"together": []}, {"together": 3}) == (False, "no: together measured 0 of 3 phases")
-    same, why = paper.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned)
+    assert not links.capacity_shape({"together": [1.0, target.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2})[0]
+    assert links.capacity_shape({"together": []}, {"together": 3}) == (False, "no: together measured 0 of 3 phases")
+    same, why = links.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned)
     assert not same and why == "no: one by one measured 1 of 2 phases", "a phase lost to slow faults is not hidden"
 
 
 def test_link_timelines_take_down_one_more_link_each_phase():
-    faults, count = paper.link_timelines(1.0)[paper.ONE_BY_ONE]
-    assert count == paper.LINKS_DOWN + 2
+    faults, count = links.link_timelines(1.0)[links.ONE_BY_ONE]
+    assert count == settings.LINKS_DOWN + 2
     assert [(f.at, f.target, f.at + f.duration) for f in faults][:2] == [(1.0, "h0-eth0", 5.0), (2.0, "h0-eth1", 5.0)]
-    together, _ = paper.link_timelines(1.0)[paper.TOGETHER]
-    assert {f.at for f in together} == {1.0} and len(together) == paper.LINKS_DOWN
+    together, _ = links.link_timelines(1.0)[links.TOGETHER]
+    assert {f.at for f in together} == {1.0} and len(together) == settings.LINKS_DOWN
 
 
 def test_unwritable_results_directory_is_refused_before_the_lab(tmp_path):
@@ -225,12 +227,12 @@ def test_unwritable_results_directory_is_refused_before_the_lab(tmp_path):
 
 # ---- T0-T1 flap cost (section 3) ------------------------------------------------------------------
 def test_the_flaps_take_one_route_per_plane_in_turn():
-    faults = paper.flap_timeline(paper.LINKS_FABRIC, 4, 1.0)
+    faults = runner.flap_timeline(settings.LINKS_FABRIC, 4, 1.0)
     assert [(f.at, f.duration, f.target) for f in faults] == [
         (1.0, 1.0, "t0p0r0-t1p0s0"), (3.0, 1.0, "t0p1r0-t1p1s1"), (5.0, 1.0, "t0p2r0-t1p2s0"), (7.0, 1.0, "t0p3r0-t1p3s1")]
-    assert [paper.flapped_route(f) for f in faults] == [(0, 0), (1, 1), (2, 0), (3, 1)]
+    assert [runner.flapped_route(f) for f in faults] == [(0, 0), (1, 1), (2, 0), (3, 1)]
     with pytest.raises(ValueError, match="one per plane"):
-        paper.flap_timeline(paper.LINKS_FABRIC, paper.LINKS_FABRIC.planes + 1, 1.0)
+        runner.flap_timeline(settings.LINKS_FABRIC, settings.LINKS_FABRIC.planes + 1, 1.0)
 
 
 def routes(**dropped):
@@ -241,18 +243,18 @@ def routes(**dropped):
 def test_flap_costs_are_read_from_each_connections_flapped_routes():
     stats = {"h0": {"peers": {"h2": {"routes": routes(p0t0=2, p0t1=0, p1t1=1, p1t0=1)}}},
              "h2": {"peers": {"h0": {"routes": routes(p0t0=3, p1t1=0)}}}}
-    costs, elsewhere = paper.flap_costs(stats, "h0", "h2", [(0, 0), (1, 1)])
+    costs, elsewhere = runner.flap_costs(stats, "h0", "h2", [(0, 0), (1, 1)])
     assert costs == [2, 3, 1, 0], "flap by flap, each direction"
     assert elsewhere == 1, "a drop on a route no flap touched is counted apart"
-    assert paper.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
+    assert runner.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
 
 
 def test_flap_shape():
-    same, why = paper.flap_shape([1, 0, 2, 3, 1])
+    same, why = runner.flap_shape([1, 0, 2, 3, 1])
     assert same and why.startswith("yes: median 1, max 3 packets") and "3 of 5 cost one or none" in why
-    assert not paper.flap_shape([1, 1, 2, 2])[0]          # median 1.5: not "often just one"
-    assert not paper.flap_shape([0, 1, 1, 4])[0]          # one flap cost 4: not "very few"
-    assert paper.flap_shape([]) == (False, "no: no flap measured")
+    assert not runner.flap_shape([1, 1, 2, 2])[0]          # median 1.5: not "often just one"
+    assert not runner.flap_shape([0, 1, 1, 4])[0]          # one flap cost 4: not "very few"
+    assert runner.flap_shape([]) == (False, "no: no flap measured")
 
 
 def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
@@ -270,8 +272,8 @@ def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
         {"t": 2.0, "kind": "fault_end", "fault": "link_flap", "target": "t0p0r0-t1p0s0", "transport": "mrc"}],
         path_events=[{"t": 1.01, "time": t0 + 1.01, "host": "h0", "peer": "h2", "plane": 0, "ev": 0,
                       "old": "GOOD", "new": "SUSPECT", "reason": "overdue"}])
-    why = paper.flap_detection(run, paper.LINKS_FABRIC)
+    why = runner.flap_detection(run, settings.LINKS_FABRIC)
     assert why["detection_s"] == [pytest.approx(0.006)]
     assert why["route_gap_s"] == pytest.approx(((4.0 - 1.096) / 199 + 4.0 / 200) / 2)   # the median of two routes
-    text = paper.flap_text([1, 0], 0, why)
+    text = runner.flap_text([1, 0], 0, why)
     assert text.endswith("first loss to its route out of use, flap by flap: 6 ms (a route's packets 17 ms apart)")

@@ -1,20 +1,23 @@
-"""Notebook 06's parts without a kernel or a lab run: the paper's numbers (lab/analysis/paper_figures.py),
-a paper run read back (lab/analysis/paper_rows.py), its figures (lab/analysis/paper_plots.py) and the
-cells' glue (lab/jupyter/paper_notebook.py), on small rows shaped like a real paper.json's."""
+"""Notebook 06's parts without a kernel or a lab run: the paper's numbers (lab/paper/figures.py),
+a paper run read back (lab/paper/rows.py), its figures (lab/paper/plots.py) and the
+cells' glue (lab/paper/notebook.py), on small rows shaped like a real paper.json's."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from lab.analysis import paper_figures, paper_plots, paper_rows
 from lab.analysis.results import ResultsDir
 from lab.cli import save_paper
 from lab.jupyter import notebook_support as nbs
-from lab.jupyter import paper_notebook as pnb
+from lab.paper import figures as paper_figures
+from lab.paper import links, runner, settings
+from lab.paper import notebook as pnb
+from lab.paper import plots as paper_plots
+from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows` are lists of rows
+from lab.paper.runner import PaperRow
+from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 from lab.runners import bench_targets as target
-from lab.runners import paper
-from lab.runners.paper import MRC, MULTI_RAIL, PaperRow, roce_label
 
 SHAPES = [v for v in vars(paper_figures).values() if isinstance(v, paper_figures.Shape)]
 GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
@@ -23,11 +26,11 @@ META = {"machine": "Linux, 2 cores, 24 GiB", "date": "2026-11-30 23:06", "quick"
 
 # ---- rows shaped like a real paper.json's (only the fields the notebook reads) -------------------------
 def title(kind, what=None) -> str:
-    return next(t for k, w, t in paper.row_titles() if k == kind and w == what)
+    return next(t for k, w, t in settings.row_titles() if k == kind and w == what)
 
 
 def row(kind, what, raw, trusted=True, same=True) -> dict:
-    return {"figure": title(kind, what), "paper": paper.PAPER[kind].result, "lab": {MRC: "..."},
+    return {"figure": title(kind, what), "paper": runner.PAPER[kind].result, "lab": {MRC: "..."},
             "same_shape": same, "shape_reason": f"{'yes' if same else 'no'}: {kind} facts",
             "trusted": trusted, "trust_reason": "yes: every run verified" if trusted else "no: CPU-bound: MRC",
             "raw": raw}
@@ -63,7 +66,7 @@ TWO_PLANE_RUN = bandwidth_run([40, 40, 40, 99, 20, 20, 20, 99, 40, 40], flap(0.6
 
 def links_row(trusted=True, **raw) -> dict:
     together = bandwidth_run([40, 40, 99, 21, 21, 99, 40], flap(0.5, 1.1))
-    runs = {paper.ONE_BY_ONE: TWO_PLANE_RUN, paper.TOGETHER: together}
+    runs = {links.ONE_BY_ONE: TWO_PLANE_RUN, links.TOGETHER: together}
     return row("links", None, {"shares": {}, "runs": runs, **raw}, trusted)
 
 
@@ -78,20 +81,20 @@ def flaps_row(trusted=True) -> dict:
 
 
 def full_rows() -> list[dict]:
-    return ([collisions_row(c) for c in paper.COLLECTIVES] + [loss_row(p) for p in paper.NIC_LOSS_LEVELS]
+    return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
             + [links_row(planes=2), incast_row(), flaps_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
     """A paper run's directory with paper.json written as `lab/run.py paper` writes it."""
-    out = ResultsDir.create(name=paper.run_name(meta["quick"]), root=root).path
+    out = ResultsDir.create(name=settings.run_name(meta["quick"]), root=root).path
     save_paper([PaperRow(**r) for r in rows], meta, out)
     return out
 
 
 # ---- the paper's numbers ----------------------------------------------------------------------------
 def test_the_runner_and_the_thresholds_use_the_papers_numbers_typed_once():
-    assert paper.PAPER is paper_figures.PAPER
+    assert runner.PAPER is paper_figures.PAPER
     assert target.PAPER_LOSS_MRC_KEEPS == paper_figures.HEAVY_LOSS_MRC_KEEPS.value == 1 / 3
 
 
@@ -104,10 +107,10 @@ def test_every_shape_quotes_the_claim_of_its_figure(s):
 
 
 def test_row_titles_name_every_kind_once_per_row():
-    titles = paper.row_titles()
-    assert {k for k, _, _ in titles} == set(paper.PAPER) == set(paper_plots.PNGS)
+    titles = settings.row_titles()
+    assert {k for k, _, _ in titles} == set(runner.PAPER) == set(paper_plots.PNGS)
     assert len({t for _, _, t in titles}) == len(titles)
-    assert all(t.startswith(paper.PAPER[k].figure + ":") for k, _, t in titles)
+    assert all(t.startswith(runner.PAPER[k].figure + ":") for k, _, t in titles)
 
 
 # ---- reading a paper run ----------------------------------------------------------------------------
@@ -118,7 +121,7 @@ def test_a_run_of_some_rows_is_read_back_with_the_missing_ones_named(tmp_path):
     assert [r["figure"] for _, r in run.found("links")] == [title("links")]
     assert run.found("incast") == []
     present = {("links", None), ("collisions", "alltoall")}
-    assert run.missing() == [t for k, w, t in paper.row_titles() if (k, w) not in present]
+    assert run.missing() == [t for k, w, t in settings.row_titles() if (k, w) not in present]
     assert run.unknown() == []
 
 
@@ -144,20 +147,20 @@ def test_what_is_not_a_readable_paper_run_is_said(tmp_path, make, words):
 # ---- each kind of row's figures -----------------------------------------------------------------------
 def test_capacity_points_are_measured_from_the_runs_phases():
     points = paper_rows.capacity_points(links_row(planes=2))
-    assert points[paper.ONE_BY_ONE] == [(0, 1.0, 1.0), (1, 0.5, 0.5), (0, 1.0, 1.0)]
-    assert points[paper.TOGETHER] == [(0, 1.0, 1.0), (1, 0.5, pytest.approx(21 / 40)), (0, 1.0, 1.0)]
+    assert points[links.ONE_BY_ONE] == [(0, 1.0, 1.0), (1, 0.5, 0.5), (0, 1.0, 1.0)]
+    assert points[links.TOGETHER] == [(0, 1.0, 1.0), (1, 0.5, pytest.approx(21 / 40)), (0, 1.0, 1.0)]
 
 
 def test_a_links_row_without_its_plane_count_ran_on_the_links_fabric():
-    planes = paper.LINKS_FABRIC.planes
-    down, left, _ = paper_rows.capacity_points(links_row())[paper.ONE_BY_ONE][1]
+    planes = settings.LINKS_FABRIC.planes
+    down, left, _ = paper_rows.capacity_points(links_row())[links.ONE_BY_ONE][1]
     assert (down, left) == (1, (planes - 1) / planes)
 
 
 def test_a_run_without_a_clean_phase_has_no_points():
     row = links_row(planes=2)
-    row["raw"]["runs"] = {paper.ONE_BY_ONE: bandwidth_run([0, 0, 0], [])}
-    assert paper_rows.capacity_points(row) == {paper.ONE_BY_ONE: []}
+    row["raw"]["runs"] = {links.ONE_BY_ONE: bandwidth_run([0, 0, 0], [])}
+    assert paper_rows.capacity_points(row) == {links.ONE_BY_ONE: []}
 
 
 def test_the_other_kinds_figures_are_the_rows_own():
@@ -234,7 +237,7 @@ def test_a_run_of_one_row_draws_it_and_names_the_rest_with_the_command(results_r
     assert pnb.section(nb, "incast") is None
     assert pnb.section(nb, "links") == nb.out / "paper_links_down.png" and is_png(nb.out / "paper_links_down.png")
     out = capsys.readouterr().out
-    assert f"this run lacks {len(paper.row_titles()) - 1} of the {len(paper.row_titles())} rows" in out
+    assert f"this run lacks {len(settings.row_titles()) - 1} of the {len(settings.row_titles())} rows" in out
     assert f"missing from this run: {title('incast')}\n`sudo python lab/run.py paper --quick` makes it" in out
     assert f"{title('links')}  (drawn, but NOT TRUSTWORTHY)\n  same shape?  yes: links facts\n" in out
     assert "  trustworthy? no: CPU-bound: MRC" in out
@@ -249,4 +252,4 @@ def test_a_full_run_lacks_nothing(results_root, capsys):
     out = capsys.readouterr().out
     assert "every row a full pass makes is here" in out and "missing" not in out
     saved = json.loads((nb.run.path / "paper.json").read_text())
-    assert len(saved["rows"]) == len(paper.row_titles())
+    assert len(saved["rows"]) == len(settings.row_titles())

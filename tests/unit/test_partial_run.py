@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from faults.scenario_record import JobSettings, Scenario
+from lab.scenario.record import JobSettings, Scenario
 from lab.analysis import report
 from lab.analysis.partial import PARTIAL, partial_entry, partial_line
 from lab.analysis.run_config import RunConfig

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from faults.pause import PausePattern, PauseStream, proc_stat, record_paused, resume_recorded
-from faults.scenario import ScenarioError, load_scenario
+from lab.scenario.load import ScenarioError, load_scenario
 from lab.analysis.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, datapath_stalls,
                                    heartbeat_addresses, heartbeat_delays, heartbeat_routes, heartbeat_verdict)
 from lab.analysis.fault_windows import FaultWindow

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from faults.model import KINDS
-from faults.scenario import (
+from lab.scenario.load import (
     MAX_FAULT_EVENTS,
     SCENARIO_DIR,
     Scenario,

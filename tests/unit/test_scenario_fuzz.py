@@ -24,7 +24,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from faults.model import KINDS
-from faults.scenario import (
+from lab.scenario.load import (
     ALL_T0_T1_LINKS,
     MAX_FAULT_EVENTS,
     PLANE_DOWN,

@@ -1,5 +1,5 @@
 """One `lab/run.py paper` run read back from its paper.json: its rows, found by their titles
-(lab/runners/paper.py row_titles), the rows a full pass makes that it lacks, and each kind of
+(lab/paper/settings.py row_titles), the rows a full pass makes that it lacks, and each kind of
 row's figures taken from the row's own `raw` record (what the runner measured), for the
 notebook that draws them beside the paper's (notebooks/06-paper-vs-lab.ipynb).
 """
@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.runners import paper
+from lab.paper import links, settings
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
 COMMAND = "sudo python lab/run.py paper"
@@ -34,16 +34,16 @@ class PaperRun:
     def found(self, kind: str) -> list[tuple[object, dict]]:
         """(what the row varies, row) of each row of `kind` (a PAPER key) the run has, in the runner's order."""
         by_title = {row.get("figure"): row for row in self.rows}
-        return [(what, by_title[title]) for k, what, title in paper.row_titles() if k == kind and title in by_title]
+        return [(what, by_title[title]) for k, what, title in settings.row_titles() if k == kind and title in by_title]
 
     def missing(self) -> list[str]:
         """Titles of the rows a full pass makes that this run lacks."""
         have = {row.get("figure") for row in self.rows}
-        return [title for _, _, title in paper.row_titles() if title not in have]
+        return [title for _, _, title in settings.row_titles() if title not in have]
 
     def unknown(self) -> list[str]:
         """Titles of rows no current row title matches (written by another version of the runner)."""
-        known = {title for _, _, title in paper.row_titles()}
+        known = {title for _, _, title in settings.row_titles()}
         return [str(row.get("figure")) for row in self.rows if row.get("figure") not in known]
 
 
@@ -84,13 +84,13 @@ def capacity_points(row: dict) -> dict[str, list[tuple[int, float, float]]]:
     """NIC links down: how -> (links down, capacity left, throughput / clean throughput) of each phase,
     measured from the row's bandwidth runs as the runner measured them."""
     # the links row keeps its plane count; a run written before it did ran on LINKS_FABRIC
-    planes = row["raw"].get("planes", paper.LINKS_FABRIC.planes)
+    planes = row["raw"].get("planes", settings.LINKS_FABRIC.planes)
     phase_s = row["raw"].get("phase_s")     # None in a run written before the row kept it
     points = {}
     for how, run in row["raw"]["runs"].items():
-        measured = paper.run_phases(run, phase_s)
+        measured = links.run_phases(run, phase_s)
         # rate / (the clean rate x the capacity left); [] without a clean first phase
-        shares = paper.capacity_shares(measured, planes)
+        shares = links.capacity_shares(measured, planes)
         points[how] = [(down, (planes - down) / planes, share * (planes - down) / planes)
                        for (down, _), share in zip(measured, shares)]
     return points

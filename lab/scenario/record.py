@@ -1,6 +1,6 @@
 """The one run description: a Scenario, frozen, with every default of a run defined here.
 
-A Scenario comes from a YAML file (faults.scenario.load_scenario) or is built
+A Scenario comes from a YAML file (lab.scenario.load.load_scenario) or is built
 in code (tests, benchmarks: `Scenario(name="x", job=JobSettings(iterations=3))`);
 the command line changes one by `dataclasses.replace`. Everything below it
 (the job runner's JobSpec, the agents' configs, the results' config.json) is
@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from faults.background_load import BackgroundLoad
 from faults.model import FaultEvent
 from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
 from mrc_host.transport import TRANSPORTS as TRANSPORT_REGISTRY
-from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+from topologies.fabric import DEFAULT_FABRIC, LAB_PAYLOAD_SIZE, FabricSpec
 
 MIB = 1 << 20
 TRANSPORTS = tuple(TRANSPORT_REGISTRY)  # the agent's registry: a new transport is runnable at once
@@ -27,11 +28,6 @@ PLACEMENTS = ("contiguous", "interleaved")
 DEFAULT_ITERATIONS = 30
 DEFAULT_BUFFER_MB = 2.0
 DEFAULT_SEED = 1
-# DATA payload bytes per packet of the lab's agents: fits the fabric's 9000-byte
-# jumbo MTU, and halves the emulator's per-packet CPU compared with 4096.
-LAB_PAYLOAD_SIZE = 8192
-IP_UDP_HEADER_BYTES = 28
-MAX_BUSY_LOOPS = 64  # background_load.busy_loops: more is a slip, not a machine anyone emulates on
 
 
 def buffer_bytes_from_mb(buffer_mb: float) -> int:
@@ -75,18 +71,6 @@ class BaselineRouting:
 
     convergence_delay_s: float = DEFAULT_CONVERGENCE_DELAY
     hold_down_s: float = DEFAULT_HOLD_DOWN
-
-
-@dataclass(frozen=True)
-class BackgroundLoad:
-    """CPU load beside the lab for the whole run (faults/background_load.py): a noisy machine.
-
-    busy_loops: processes that spin on the CPU (0: none)
-    duty: share of each period of faults.background_load.DUTY_PERIOD_S every loop spins
-    """
-
-    busy_loops: int = 0
-    duty: float = 1.0
 
 
 @dataclass(frozen=True)

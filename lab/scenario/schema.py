@@ -3,7 +3,7 @@
 Unknown keys, types and simple ranges are checked here; a problem becomes an
 InvalidField naming the field path ("faults[2].target") and what is wrong,
 in one readable line. The defaults of a run are the Scenario record's
-(faults/scenario_record.py): the models below take them from there.
+(lab/scenario/record.py): the models below take them from there.
 """
 
 from __future__ import annotations
@@ -19,24 +19,22 @@ from typing import Annotated, Any, Callable, Literal
 from pydantic import (BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, WrapValidator, create_model,
                       field_validator)
 
+from faults.background_load import MAX_BUSY_LOOPS, BackgroundLoad
 from faults.model import KINDS
 from faults.pause import MAX_PAUSE_MS, MAX_RATE_PER_S
-from faults.scenario_record import (
+from lab.scenario.record import (
     COLLECTIVES,
     DEFAULT_BUFFER_MB,
     DEFAULT_ITERATIONS,
     DEFAULT_SEED,
-    LAB_PAYLOAD_SIZE,
-    MAX_BUSY_LOOPS,
     PLACEMENTS,
     TRANSPORTS,
-    BackgroundLoad,
     BaselineRouting,
     JobSettings,
 )
 from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import BASELINE_CCS, TransportParams
-from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, LAB_PAYLOAD_SIZE, NAMED_FABRICS
 from topologies.link_rate import AUTO
 
 PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane

@@ -7,8 +7,8 @@
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
     paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
 
-The lab's figures come from the run (lab/analysis/paper_rows.py); the paper's are the shapes of
-lab/analysis/paper_figures.py, drawn in black and dashed and labelled as shapes. Every panel
+The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
+lab/paper/figures.py, drawn in black and dashed and labelled as shapes. Every panel
 names its row's verdicts; an untrustworthy row is drawn and marked so.
 """
 
@@ -21,16 +21,16 @@ from lab.analysis import plots  # noqa: F401  (sets the Agg backend)
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lab.analysis import paper_figures as shape  # noqa: E402
-from lab.analysis import paper_rows  # noqa: E402
+from lab.paper import figures as shape  # noqa: E402
+from lab.paper import rows as paper_rows  # noqa: E402
+from lab.paper import settings  # noqa: E402
 from lab.runners import bench_targets as target  # noqa: E402
-from lab.runners import paper  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png"}
-ROCE_1QP, ROCE_16QP = paper.roce_label(1), paper.roce_label(16)
-RUN_ORDER = (paper.MRC, paper.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
-RUN_COLORS = {paper.MRC: "tab:blue", paper.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
+ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
+RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
+RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
 PAPER_STYLE = {"color": "black", "ls": "--", "lw": 1.5}
 UNTRUSTED = "NOT TRUSTWORTHY"
 
@@ -111,15 +111,15 @@ def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
             i = labels.index(ROCE_1QP)
             ax.hlines(shape.ROCE_1QP_SHARE.value, i - 0.45, i + 0.45, **PAPER_STYLE,
                       label=paper_label(shape.ROCE_1QP_SHARE, "RoCE 1 QP reaches"))
-        ax.plot([], [], " ", label=f"paper, {paper.PAPER['collisions'].figure}: RoCE 1 QP < RoCE 16 QPs <= MRC")
+        ax.plot([], [], " ", label=f"paper, {shape.PAPER['collisions'].figure}: RoCE 1 QP < RoCE 16 QPs <= MRC")
         ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=8)
         ax.set_ylim(0, 1.2)
         title(ax, f"{collective}, interleaved ranks, no faults", row)
         ax.grid(alpha=0.3, axis="y")
         mark_untrusted(ax, row)
         legend_once(ax, loc="upper left", fontsize=7)
-    axes[0][0].set_ylabel(f"efficiency: busbw / {paper.ROCE_LINK_MBPS:g} Mb/s (share of the line rate)")
-    fig.suptitle(f"ECMP collisions ({paper.PAPER['collisions'].figure}): the lab's runs and the paper's shape")
+    axes[0][0].set_ylabel(f"efficiency: busbw / {settings.ROCE_LINK_MBPS:g} Mb/s (share of the line rate)")
+    fig.suptitle(f"ECMP collisions ({shape.PAPER['collisions'].figure}): the lab's runs and the paper's shape")
     return save(fig, path)
 
 
@@ -148,7 +148,7 @@ def loss(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_xticks(list(x), ["0 (loss-free)"] + [f"{p:.1%}" for p in levels])
     ax.set_xlim(-0.3, len(levels) + 0.9)
     ax.set_ylim(-0.05, 1.3)
-    ax.set_title(f"Random loss at every NIC, all-reduce ({paper.PAPER['loss'].figure})\n"
+    ax.set_title(f"Random loss at every NIC, all-reduce ({shape.PAPER['loss'].figure})\n"
                  + "\n".join(f"{p:.1%}: {status(row)}" for p, row in found), fontsize=10)
     ax.set_xlabel("loss rate at every NIC receive (share of packets dropped)")
     ax.set_ylabel("efficiency / its loss-free efficiency (share kept)")
@@ -159,10 +159,10 @@ def loss(found: list[tuple[object, dict]], path: Path) -> Path:
 
 def loss_shapes(p: float) -> list[tuple[str, shape.Shape]]:
     """(run label, the paper's shape) at loss level `p`: the paper's 0.1 % is the runner's lightest level
-    (as lab/runners/paper.py loss_shape judges it), its 1 % the other."""
-    if p <= min(paper.NIC_LOSS_LEVELS):
-        return [(paper.MRC, shape.LIGHT_LOSS_MRC_KEEPS)]
-    return [(paper.MRC, shape.HEAVY_LOSS_MRC_KEEPS), (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS)]
+    (as lab/paper/runner.py loss_shape judges it), its 1 % the other."""
+    if p <= min(settings.NIC_LOSS_LEVELS):
+        return [(settings.MRC, shape.LIGHT_LOSS_MRC_KEEPS)]
+    return [(settings.MRC, shape.HEAVY_LOSS_MRC_KEEPS), (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS)]
 
 
 def short_run(label: str) -> str:
@@ -190,7 +190,7 @@ def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_ylim(0, 1.25)
     ax.set_xlabel("capacity left: NIC links up / all (share)")
     ax.set_ylabel("throughput of the phase / the clean phase's (share, both directions)")
-    title(ax, f"NIC links of one host down ({paper.PAPER['links'].figure})", row)
+    title(ax, f"NIC links of one host down ({shape.PAPER['links'].figure})", row)
     ax.grid(alpha=0.3)
     mark_untrusted(ax, row)
     legend_once(ax, loc="upper left", fontsize=8)
@@ -218,12 +218,12 @@ def incast_victim(found: list[tuple[object, dict]], path: Path) -> Path:
                    label=label)
             ax.annotate("-" if value is None else f"{value:.2f}", (x, value or 0.0), ha="center", va="bottom",
                         xytext=(0, 2), textcoords="offset points", fontsize=9)
-            if label == paper.MRC:
+            if label == settings.MRC:
                 ax.hlines(s.value, x - width / 2, x + width / 2, **PAPER_STYLE, label=paper_label(s, what))
     ax.set_xticks(range(len(groups)), [name for name, _, _ in groups])
     ax.set_ylim(0, 1.3)
     ax.set_ylabel("share (1: unaffected / equal shares)")
-    return finish(fig, ax, row, f"Incast beside a victim flow ({paper.PAPER['incast'].figure})", path, fontsize=7)
+    return finish(fig, ax, row, f"Incast beside a victim flow ({shape.PAPER['incast'].figure})", path, fontsize=7)
 
 
 def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
@@ -234,7 +234,7 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 5))
     top = max(costs + [target.FLAP_PACKETS_MAX + 1])
     counts = [costs.count(n) for n in range(top + 1)]
-    ax.bar(range(top + 1), counts, width=0.7, color=RUN_COLORS[paper.MRC],
+    ax.bar(range(top + 1), counts, width=0.7, color=RUN_COLORS[settings.MRC],
            label=f"MRC: {len(costs)} (flap, connection) pairs" if costs else "MRC: no flap measured")
     s = shape.FLAP_COST
     ax.axvline(s.value, **PAPER_STYLE, label=paper_label(s, "a flap costs"))
@@ -244,9 +244,9 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_ylim(0, max(counts + [1]) * 1.6)          # room for the legend above the bars
     ax.set_xlabel("data packets a connection lost to one flap")
     ax.set_ylabel("(flap, connection) pairs")
-    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({paper.PAPER['flaps'].figure})", path, fontsize=8)
+    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({shape.PAPER['flaps'].figure})", path, fontsize=8)
 
 
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
            "flaps": flap_cost}
-assert set(DRAWERS) == set(PNGS) == set(paper.PAPER)
+assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -1,7 +1,7 @@
 """What notebooks/06-paper-vs-lab.ipynb's cells call: open the newest `lab/run.py paper` run, list
 its rows with their verdicts and the rows it lacks (with the command that makes them), and draw
-each kind of row beside the paper's shapes. The data is lab/analysis/paper_rows.py, the drawings
-lab/analysis/paper_plots.py.
+each kind of row beside the paper's shapes. The data is lab/paper/rows.py, the drawings
+lab/paper/plots.py.
 
 Which run: RESULTS (the notebook's parameter), else $MRCLAB_RESULTS, else the newest run under
 results/ (or under $MRCLAB_RESULTS_ROOT) that holds a paper.json. Without one it says so and the
@@ -15,10 +15,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.analysis import paper_plots, paper_rows
-from lab.analysis.paper_rows import PaperRun
 from lab.jupyter import notebook_support as nbs
-from lab.runners import paper
+from lab.paper import plots as paper_plots
+from lab.paper import rows as paper_rows
+from lab.paper import settings
+from lab.paper.rows import PaperRun
 
 NO_PAPER_RUNS = f"no paper runs yet: run `{paper_rows.COMMAND} --quick` first"
 HOW_TO_CHOOSE = ("set RESULTS (or $MRCLAB_RESULTS) to a paper run's directory, results/<timestamp>-paper[-quick]/, "
@@ -68,22 +69,22 @@ def overview(nb: PaperNotebook) -> None:
                            ["paper figure", "same shape?", "trustworthy?"]))
     missing = run.missing()
     if missing:
-        print(f"this run lacks {len(missing)} of the {len(paper.row_titles())} rows a full pass makes:")
+        print(f"this run lacks {len(missing)} of the {len(settings.row_titles())} rows a full pass makes:")
         for title in missing:
             print(f"  - {title}")
         print(f"`{run.command}` makes every row (one run)")
     else:
         print("every row a full pass makes is here")
     for title in run.unknown():
-        print(f"not drawn (a row this version of lab/runners/paper.py does not make): {title}")
+        print(f"not drawn (a row this version of lab/paper/runner.py does not make): {title}")
 
 
 def section(nb: PaperNotebook, kind: str) -> Path | None:
-    """The PNG of `kind`'s rows (a lab/analysis/paper_figures.py PAPER key) shown with each row's
+    """The PNG of `kind`'s rows (a lab/paper/figures.py PAPER key) shown with each row's
     verdicts; the rows of that kind the run lacks named, with the command that makes them."""
     run = nb.run
     found = run.found(kind)
-    lacking = [title for k, _, title in paper.row_titles() if k == kind and title in run.missing()]
+    lacking = [title for k, _, title in settings.row_titles() if k == kind and title in run.missing()]
     for title in lacking:
         print(f"missing from this run: {title}")
     if lacking:

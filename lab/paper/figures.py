@@ -1,5 +1,5 @@
 """The MRC paper's published results, typed once: the claim each row of `lab/run.py paper` is set
-beside (lab/runners/paper.py) and the values notebooks/06-paper-vs-lab.ipynb draws them as.
+beside (lab/paper/runner.py) and the values notebooks/06-paper-vs-lab.ipynb draws them as.
 
 The paper text this lab works from states shapes, not measured values ("~half", "~1/3",
 "unaffected"). Each Shape keeps the paper's words, the figure they come from (the source) and
@@ -19,7 +19,7 @@ class PaperClaim:
     result: str    # what it shows, in words
 
 
-# One claim per kind of row (lab/runners/paper.py row_titles).
+# One claim per kind of row (lab/paper/settings.py row_titles).
 PAPER = {
     "collisions": PaperClaim("Fig. 16/17", "RoCE 1 QP reaches ~half the possible throughput (ECMP collisions); "
                                            "16 QPs help; MRC with 1 connection >= RoCE with 16 QPs"),

@@ -3,7 +3,7 @@
 An entry is a one-off (at), a periodic (every) or a random process
 (rate_per_min); its fields must fit that mode, its times the job's
 max_seconds, its targets the kind and the fabric, its params the kind.
-A valid entry becomes a FaultEntry, ready to expand (faults/scenario_expand.py).
+A valid entry becomes a FaultEntry, ready to expand (lab/scenario/expand.py).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from faults.model import dataplane_refusal
 from faults.pause import PAUSE_KINDS, PausePattern
-from faults.scenario_schema import (
+from lab.scenario.schema import (
     MAX_OVERLAP_CHECKS,
     PARAMS_MODELS,
     PLANE_DOWN,
@@ -23,27 +24,8 @@ from faults.scenario_schema import (
     field_path,
     first_schema_problem,
 )
-from faults.scenario_targets import _KIND_TARGETS, _target_group_plane, _target_problem
+from lab.scenario.targets import _KIND_TARGETS, _target_group_plane, _target_problem
 from topologies.fabric import FabricSpec
-
-
-# The fault kinds a data plane cannot run, each with why (every other kind works on
-# every data plane: faults/injectors.py, docs/srv6.md "Faults on srv6").
-REFUSED_KINDS = {
-    "openflow": {},
-    "srv6": {"datapath_pause": "the srv6 routers forward in the kernel: there is no datapath process to pause "
-                               "(agent_pause pauses the hosts' agents)"},
-}
-
-
-def dataplane_refusal(dataplane: str, kinds) -> str | None:
-    """One line saying which of `kinds` the data plane cannot run and why; None if it runs them all."""
-    refused = REFUSED_KINDS.get(dataplane, {})
-    named = sorted(set(kinds) & set(refused))
-    if not named:
-        return None
-    return "; ".join(f"fault kind {kind} does not run on the {dataplane} data plane: {refused[kind]}"
-                     for kind in named)
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,17 @@
 
 Everything is checked before anything is built, in two passes:
   1. the schema (pydantic, strict): unknown keys, types, simple ranges
-     (faults/scenario_schema.py);
+     (lab/scenario/schema.py);
   2. the meaning, against the scenario's own fabric: the shape of each fault
      entry (one-off, periodic or random process), its target, its params, its
-     times against job.max_seconds (faults/scenario_entries.py, with the
-     target names of faults/scenario_targets.py), then the expansion into the
+     times against job.max_seconds (lab/scenario/entries.py, with the
+     target names of lab/scenario/targets.py), then the expansion into the
      concrete timeline, its size held to MAX_FAULT_EVENTS and MAX_OVERLAP_CHECKS
      before any event is generated, and no two faults on one element at once
-     (faults/scenario_expand.py).
+     (lab/scenario/expand.py).
 Any problem raises ScenarioError with one line: "<file>: <field path>: <problem>".
 This module reads the file (size, encoding, YAML depth) and builds the
-Scenario record (faults/scenario_record.py). The file format is documented
+Scenario record (lab/scenario/record.py). The file format is documented
 in docs/scenarios.md.
 """
 
@@ -28,17 +28,16 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from faults.scenario_entries import fault_entry
-from faults.scenario_expand import expand
-from faults.scenario_record import (
-    IP_UDP_HEADER_BYTES,
+from faults.background_load import BackgroundLoad
+from lab.scenario.entries import fault_entry
+from lab.scenario.expand import expand
+from lab.scenario.record import (
     TRANSPORTS,
-    BackgroundLoad,
     BaselineRouting,
     JobSettings,
     Scenario,
 )
-from faults.scenario_schema import (
+from lab.scenario.schema import (
     ALL_T0_T1_LINKS,
     MAX_FAULT_EVENTS,
     MAX_FILE_BYTES,
@@ -50,10 +49,10 @@ from faults.scenario_schema import (
     first_schema_problem,
     short_repr,
 )
-from faults.scenario_targets import links_of_switch
+from lab.scenario.targets import links_of_switch
 from mrc_host.multirail import qps_problem
 from mrc_host.wire import DATA
-from topologies.fabric import NAMED_FABRICS, FabricError
+from topologies.fabric import IP_UDP_HEADER_BYTES, NAMED_FABRICS, FabricError
 from topologies.link_rate import AUTO, RateError, auto_link_mbps, load_budget
 from topologies.project import PROJECT_ROOT
 
@@ -63,7 +62,8 @@ __all__ = [
     "links_of_switch", "list_scenarios", "load_scenario", "scenario_path",
 ]
 
-SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
+# The scenario library stays beside the fault kinds it exercises (docs/scenarios.md).
+SCENARIO_DIR = PROJECT_ROOT / "faults" / "scenarios"
 
 
 class ScenarioError(ValueError):

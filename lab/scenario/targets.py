@@ -9,7 +9,7 @@ a switch stands for.
 from __future__ import annotations
 
 from faults.pause import ALL_HOSTS, DATAPATH
-from faults.scenario_schema import ALL_T0_T1_LINKS, PLANE_DOWN, clip, short_repr
+from lab.scenario.schema import ALL_T0_T1_LINKS, PLANE_DOWN, clip, short_repr
 from topologies.fabric import FabricSpec
 from topologies.names import Host, NicPort, Plane, Switch, T0T1Link
 

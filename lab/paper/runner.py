@@ -2,11 +2,13 @@
 
 Each row runs real lab experiments in this run (nothing is carried over from
 earlier runs) and yields one PaperRow: the paper's figure and result (typed
-once, in lab/analysis/paper_figures.py), the lab's result for MRC and each
+once, in lab/paper/figures.py), the lab's result for MRC and each
 baseline, whether the lab shows the same shape (judged against
 lab/runners/bench_targets.py), and whether every run behind it can be trusted
 (verified, not CPU-bound, no unexplained loss). docs/paper.md describes each
-row; notebooks/06-paper-vs-lab.ipynb draws them beside the paper's.
+row; notebooks/06-paper-vs-lab.ipynb draws them beside the paper's. What each
+row runs with and its title are lab/paper/settings.py's; the NIC-links row's
+phase arithmetic is lab/paper/links.py's.
 
 Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
 the default planes vs the RoCE-like baseline on one plane of the same
@@ -18,111 +20,27 @@ the baseline's full 5-tuple (docs/faults.md).
 
 from __future__ import annotations
 
-import math
 import statistics
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 import yaml
 
 from faults.model import FaultEvent
-from faults.scenario import load_scenario
-from lab.analysis.paper_figures import PAPER
+from lab.paper.figures import PAPER
+from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
+from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
+                                INCAST_ROCE_QPS, INCAST_SENDERS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
+                                NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
+                                flaps_title, incast_title, links_title, loss_title, roce_label)
 from lab.runners import bench_targets as target
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
+from lab.scenario.load import load_scenario
 from mrc_host.params import TransportParams
-from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
-
-DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the baseline
-# The RoCE-like baseline's own environment: one plane with the default fabric's aggregate rate,
-# enough EVs (UDP source ports) for its most queue pairs.
-ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
-ROCE_QPS = (1, 16)
-ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
-# MRC's transport parameters in every row: the lab's defaults (mrc_host/params.py), NSCC among them;
-# AIMD would pin each connection's window to one host's BDP, which an all-to-all's 3 connections per
-# host overfill 3 times (SRTT 58 ms against NSCC's 18 ms, 29 spurious RTOs; docs/paper.md)
-MRC_PARAMS: dict = {}
-COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
-# Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
-PLACEMENT = "interleaved"
-BUFFER_MB = 2
-NIC_LOSS_LEVELS = (0.001, 0.01)
-# Fig. 18's incast with a victim flow: 3 senders into one host, the victim beside them (the
-# incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound).
-INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
-INCAST_SENDERS = 3
-# ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs,
-# under DCQCN with ECN marked on every hop, as the paper's RoCE fabric ran (docs/paper.md)
-INCAST_ROCE_QPS = (1, 8)
-INCAST_ROCE_CC = "dcqcn"
-INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.planes * INCAST_FABRIC.link_mbps,
-                             evs_per_plane=max(INCAST_ROCE_QPS))
-# Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
-# under a bandwidth test between host 0 and a host in the other rack (default fabric).
-LINKS_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
-LINKS_DOWN = 4
-
-
-@dataclass(frozen=True)
-class Pass:
-    """How long a pass runs each experiment."""
-    iterations: int        # collective iterations per job
-    max_seconds: float     # cap on one job
-    link_phase_s: float    # each phase of the NIC-links row: a whole number of 200 ms bins, 2 or more
-    victim_s: float        # each stream of the incast-with-a-victim row
-    flaps: int             # T0-T1 flaps of the flap-cost row, one per plane (at most the planes)
-    flap_s: float          # each flap's link is down this long, then up as long before the next
-
-
-PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=2.0, flaps=4, flap_s=1.0),  # --quick
-          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=5.0, flaps=8, flap_s=1.0)}
-
-MRC = "MRC"
-MULTI_RAIL = "multi-rail baseline"
-
-
-def roce_label(qps: int, link_mbps: float = ROCE_LINK_MBPS, cc: str = "none") -> str:
-    under = "" if cc == "none" else f" + {cc.upper()}"
-    return f"RoCE-like{under}, 1 plane x {link_mbps:g} Mb/s, {qps} QP{'s' if qps > 1 else ''}"
-
-
-def run_name(quick: bool) -> str:
-    """The run's results directory is results/<timestamp>-<this>/."""
-    return "paper-quick" if quick else "paper"
-
-
-# ---- the rows' titles: each row's "paper figure" cell, and the key a reader finds the row by ------
-def collisions_title(collective: str) -> str:
-    return f"{PAPER['collisions'].figure}: ECMP collisions, {collective} (interleaved ranks, no faults)"
-
-
-def loss_title(p: float) -> str:
-    return f"{PAPER['loss'].figure}: random loss {p:.1%} at every NIC, all-reduce"
-
-
-def links_title() -> str:
-    return f"{PAPER['links'].figure}: {LINKS_DOWN} NIC links of one host down one by one, then together"
-
-
-def flaps_title() -> str:
-    return f"{PAPER['flaps'].figure}: packets a T0-T1 link flap costs a connection"
-
-
-def incast_title() -> str:
-    return (f"{PAPER['incast'].figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
-            f"({INCAST_FABRIC.planes} planes)")
-
-
-def row_titles() -> list[tuple[str, object, str]]:
-    """(kind, what it varies, title) of every row a full pass makes, in its order; kind is a PAPER key.
-    notebooks/06-paper-vs-lab.ipynb finds a run's rows, and names the missing ones, by these titles."""
-    return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
-            + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
-            + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title())])
 
 
 @dataclass
@@ -332,7 +250,8 @@ class Paper:
 
     def incast_row(self) -> Iterator[PaperRow]:
         from lab.plumbing.session import lab_session
-        from lab.runners.incast import INCAST_PARAMS, run_incast_victim
+        from lab.runners.incast import INCAST_PARAMS
+        from lab.runners.incast_victim import run_incast_victim
         from topologies.builder import mark_ecn_on_last_hops
 
         duration = PASSES[self.quick].victim_s
@@ -420,79 +339,6 @@ def victim_text(r) -> str:
     jain = "-" if r.jain is None else f"{r.jain:.2f}"
     return (f"victim kept {r.victim_ratio:.2f} ({r.victim_mbps:.1f} of {r.victim_alone_mbps:.1f} Mb/s); "
             f"Jain over the senders {jain}")
-
-
-# ---- NIC links down (Fig. 9c/9d) ------------------------------------------------------------------
-ONE_BY_ONE, TOGETHER = "one by one", "together"
-
-
-def link_timelines(step: float) -> dict:
-    """how -> (host 0's link faults, phase count). One by one: phase k has k links down (k = 0..LINKS_DOWN),
-    then all back; together: clean, LINKS_DOWN down at once, all back."""
-    one_by_one = [FaultEvent(at=step * (k + 1), kind="link_flap", target=f"h0-eth{k}",
-                             duration=step * (LINKS_DOWN - k)) for k in range(LINKS_DOWN)]
-    together = [FaultEvent(at=step, kind="link_flap", target=f"h0-eth{k}", duration=step) for k in range(LINKS_DOWN)]
-    return {ONE_BY_ONE: (one_by_one, LINKS_DOWN + 2), TOGETHER: (together, 3)}
-
-
-def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | None]:
-    """Host 0's links down throughout each bin, from the run's fault log (the timeline applies
-    simultaneous faults one after another, each `ip` command tens of ms on a busy machine, so the
-    log, not the plan, says when); None for a bin in which that number changed."""
-    changes = sorted((e["t"], 1 if e["kind"] == "fault_start" else -1) for e in fault_log
-                     if e["kind"] in ("fault_start", "fault_end"))
-    counts = []
-    for k in range(bins):
-        start, end = k * bin_s, (k + 1) * bin_s
-        changed = any(start <= t < end for t, _ in changes)
-        counts.append(None if changed else sum(d for t, d in changes if t < start))
-    return counts
-
-
-def run_phases(run: dict, phase_s: float | None) -> list[tuple[int, float]]:
-    """(links down, mean rate of both directions in Mb/s) of each phase of a bandwidth run
-    (BandwidthResult.as_dict(), as the row keeps it) whose planned phases last phase_s (None: unknown,
-    every steady run of bins is a phase)."""
-    series = [sum(bins) for bins in zip(*(f["mbps"] for f in run["flows"]))]   # both directions, per bin
-    # faults planned together are applied one after another; on a busy machine that takes several
-    # bins, and the counts passed on the way are transitions, not phases
-    min_bins = max(1, math.ceil(phase_s / run["bin_s"] / 2)) if phase_s else 1
-    return phases(series, links_down_per_bin(run["fault_log"], len(series), run["bin_s"]), min_bins)
-
-
-def phases(series: list[float], down: list[int | None], min_bins: int = 1) -> list[tuple[int, float]]:
-    """(links down, mean rate) of each run of at least min_bins consecutive bins with the same,
-    unchanging count."""
-    out: list[tuple[int, list[float]]] = []
-    for value, d in zip(series, down):
-        if d is None:
-            out.append((-1, []))        # a change closes the phase
-        elif out and out[-1][0] == d:
-            out[-1][1].append(value)
-        else:
-            out.append((d, [value]))
-    return [(d, sum(v) / len(v)) for d, v in out if d >= 0 and len(v) >= min_bins]
-
-
-def capacity_shares(measured: list[tuple[int, float]], planes: int) -> list[float]:
-    """Each phase's rate / (the first, clean, phase's rate x the share of capacity left)."""
-    if not measured or measured[0][0] != 0 or measured[0][1] <= 0:
-        return []
-    clean = measured[0][1]
-    return [rate / (clean * (planes - d) / planes) for d, rate in measured]
-
-
-def capacity_shape(shares: dict, planned: dict) -> tuple[bool, str]:
-    """Fig. 9c/9d: every planned phase was measured and keeps at least PAPER_TRACKS_CAPACITY of what
-    the capacity left allows (shares: how -> capacity_shares; planned: how -> phase count)."""
-    short = {how: len(shares.get(how, [])) for how, count in planned.items() if len(shares.get(how, [])) != count}
-    if short:
-        return False, "no: " + ", ".join(f"{how} measured {n} of {planned[how]} phases" for how, n in short.items())
-    worst = {how: min(s) for how, s in shares.items() if s}
-    same = all(w >= target.PAPER_TRACKS_CAPACITY for w in worst.values())
-    return same, (f"{'yes' if same else 'no'}: the worst phase vs the capacity left: "
-                  + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
-                  + f" (follows it: >= {target.PAPER_TRACKS_CAPACITY:g})")
 
 
 # ---- output ---------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import random
 
 from faults.model import FaultEvent
 from faults.pause import ALL_HOSTS, PAUSE_KINDS
-from faults.scenario_entries import FaultEntry
-from faults.scenario_schema import (
+from lab.scenario.entries import FaultEntry
+from lab.scenario.schema import (
     MAX_FAULT_EVENTS,
     MAX_OVERLAP_CHECKS,
     PLANE_DOWN,
@@ -25,7 +25,7 @@ from faults.scenario_schema import (
     FaultModel,
     InvalidField,
 )
-from faults.scenario_targets import links_of_switch
+from lab.scenario.targets import links_of_switch
 from topologies.fabric import FabricSpec
 from topologies.names import Plane
 

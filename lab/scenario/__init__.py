@@ -1,0 +1,2 @@
+"""The run description: a Scenario (fabric, job, transports, faults) and the loader
+that reads, checks and expands a scenario file into one (docs/scenarios.md)."""
