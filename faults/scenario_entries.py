@@ -24,26 +24,8 @@ from faults.scenario_schema import (
     first_schema_problem,
 )
 from faults.scenario_targets import _KIND_TARGETS, _target_group_plane, _target_problem
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
-
-
-# The fault kinds a data plane cannot run, each with why (every other kind works on
-# every data plane: faults/injectors.py, docs/srv6.md "Faults on srv6").
-REFUSED_KINDS = {
-    "openflow": {},
-    "srv6": {"datapath_pause": "the srv6 routers forward in the kernel: there is no datapath process to pause "
-                               "(agent_pause pauses the hosts' agents)"},
-}
-
-
-def dataplane_refusal(dataplane: str, kinds) -> str | None:
-    """One line saying which of `kinds` the data plane cannot run and why; None if it runs them all."""
-    refused = REFUSED_KINDS.get(dataplane, {})
-    named = sorted(set(kinds) & set(refused))
-    if not named:
-        return None
-    return "; ".join(f"fault kind {kind} does not run on the {dataplane} data plane: {refused[kind]}"
-                     for kind in named)
 
 
 @dataclass(frozen=True)
@@ -168,7 +150,7 @@ def _entry_params(spec: FabricSpec, fault: FaultModel, index: int) -> dict:
 
 def fault_entry(spec: FabricSpec, fault: FaultModel, index: int, max_seconds: float | None) -> FaultEntry:
     path = f"faults[{index}]"
-    refused = dataplane_refusal(spec.dataplane, [fault.kind])
+    refused = dataplane_for(spec).refusal([fault.kind])  # each data plane says what it cannot run
     if refused:
         raise InvalidField(f"{path}.kind", refused)
     mode = _fault_mode(fault, path)

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from faults.model import FaultEvent
-from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
+from topologies.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
 from mrc_host.transport import TRANSPORTS as TRANSPORT_REGISTRY
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 

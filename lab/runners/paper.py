@@ -332,7 +332,7 @@ class Paper:
     def incast_row(self) -> Iterator[PaperRow]:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import INCAST_PARAMS, run_incast_victim
-        from topologies.builder import mark_ecn_on_last_hops
+        from topologies.build import mark_ecn_on_last_hops
 
         duration = PASSES[self.quick].victim_s
         results = {}
