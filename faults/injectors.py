@@ -365,7 +365,8 @@ class Incast(Injector):
         self.procs.append(self._popen(self.victim, ["sink", "--port", str(INCAST_PORT), *victim_ips]))
         for h in self.senders:
             args = ["send", "--port", str(INCAST_PORT), "--rate-bps", str(int(spec.link_bps * self.rate)),
-                    "--payload", str(min(LAB_PAYLOAD_SIZE, spec.mtu - IP_UDP_HEADER_BYTES - dataplane.extra_header_bytes))]
+                    "--payload", str(min(LAB_PAYLOAD_SIZE,
+                                         spec.mtu - IP_UDP_HEADER_BYTES - dataplane.extra_header_bytes))]
             if self.bytes:
                 args += ["--bytes", str(int(self.bytes))]
             self.procs.append(self._popen(h, args + victim_ips))

@@ -19,9 +19,12 @@ BGP session survived); one that fails again before its restore is due stays
 withdrawn. Only link state is detected: a gray failure (black-hole, loss)
 never withdraws anything. MRC's per-EV entries are never touched.
 
-The controller (topologies/openflow/controller.py) owns one RoutingEmulation; it reports
-link state with `link_state()` and applies `on_apply(t0, group_id, ports)` (the new
-bucket list) to the switch. Every detection, withdrawal and restore is
+Independent of the data plane: each one's control process owns one
+RoutingEmulation, reports link state with `link_state()` and applies
+`on_apply(t0, group_id, ports)` (the new uplink list) to the switch: the
+OpenFlow controller (topologies/openflow/controller.py) as a select group's
+buckets, the srv6 routing process (topologies/srv6/routing.py) as a multipath
+route's nexthops. Every detection, withdrawal and restore is
 appended as one JSON line, with CLOCK_MONOTONIC time, to the routing log;
 `read_routing_events()` turns it into events.jsonl records. The timers and
 the log's times come from a clock (topologies/clock.py): the real monotonic one,

@@ -43,8 +43,8 @@ HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # path probes, the job and incast workers, incast background traffic, a
 # standalone agent. A new one must be added here or a crashed run leaves it
 # running; tests/unit/test_lock.py fails if the code launches one not listed.
-LAB_MODULES = ("topologies.openflow.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker", "lab.inhost.incastworker",
-               "lab.inhost.bwworker", "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat",
+LAB_MODULES = ("topologies.openflow.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker",
+               "lab.inhost.incastworker", "lab.inhost.bwworker", "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat",
                "faults.background_load", "lab.inhost.mapper", "topologies.srv6.routing")
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
 MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"

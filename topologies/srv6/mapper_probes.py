@@ -61,7 +61,8 @@ def open_receive_socket(address: str) -> socket.socket:
 
 
 class Srv6Probes:
-    """One host's probes on srv6: a MapperProbes (topologies/mapper_probe_wire.py); a reply's evidence is the hop limit it arrived with."""
+    """One host's probes on srv6: a MapperProbes (topologies/mapper_probe_wire.py);
+    a reply's evidence is the hop limit it arrived with."""
 
     def __init__(self, spec: FabricSpec, host: int):
         plan = Srv6Plan(spec)
