@@ -24,7 +24,6 @@ from topologies.mapper_probe_wire import MapperProbes
 from topologies.names import Switch
 
 
-
 class Fabric(Protocol):
     """A running fabric, whichever data plane built it."""
 
