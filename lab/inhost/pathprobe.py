@@ -34,7 +34,7 @@ from topologies.waiting import wait_until
 
 MAGIC = b"MRCLABCHECK"
 ETH_P_IP = 0x0800
-IP_HEADER_BYTES = {False: 20, True: 40}  # IPv4, IPv6 (no extension header: uSID routes need none)
+IPV4_HEADER_BYTES = 20  # the data plane adds its own (IPv6: 20 more, no extension header)
 
 
 def wait_for(path: str, timeout: float = 30.0) -> None:
@@ -128,7 +128,7 @@ def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: in
     # Per-host rate: `load` of its NIC, scaled down when a rack's hosts
     # share fewer uplinks than they have NIC ports (spines < hosts_per_rack).
     rate_bps = load * spec.host_capacity_bps * min(1.0, spec.spines / spec.hosts_per_rack)
-    wire_bytes = payload + len(MAGIC) + 8 + IP_HEADER_BYTES[socks.plan is not None] + 14
+    wire_bytes = payload + len(MAGIC) + 8 + IPV4_HEADER_BYTES + socks.dataplane.extra_header_bytes + 14
     interval = wire_bytes * 8 / rate_bps
     data = MAGIC + bytes(payload)
     print("READY", flush=True)
