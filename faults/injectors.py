@@ -11,8 +11,8 @@ raises FaultError when it did not take effect. See docs/faults.md.
 
 from __future__ import annotations
 
+import contextlib
 import operator
-import re
 import signal
 import socket
 import subprocess
@@ -20,34 +20,36 @@ import sys
 import time
 
 from faults.links import (FaultError, End, fabric_element, operstates, resolve_link, set_admin, switch_ends,
-                          wait_operstate, wait_table)
+                          wait_operstate)
 from faults.deny import Deny
 from faults.incast import incast_senders
-from faults.model import FaultEvent, dataplane_refusal
+from faults.model import FaultEvent
 from faults.pause import ALL_HOSTS, AgentPause, DatapathPause
-from faults.routing import connected_since
-from topologies import port_program, srv6_builder
-from topologies.builder import BuildError, expected_counts, wait_for_tables
+from topologies.routing import connected_since
+from topologies import port_program
+from topologies.build import BuildError
 from topologies.commands import run_command
 from topologies.fabric import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE
-from topologies.names import Host, Plane, Switch, T0T1Link
+from topologies.names import Host, Plane, T0T1Link
 from topologies.project import PROJECT_ROOT
-from topologies.tables import BASELINE_PORT, MRC_PORT
+from mrc_host.wire import BASELINE_PORT, MRC_PORT
 from topologies.waiting import wait_until
 
-__all__ = ["FaultError", "make_injector", "INJECTORS", "fabric_healthy", "ecmp_ports", "ecmp_groups",
-           "wait_switches_connected"]
+__all__ = ["FaultError", "make_injector", "INJECTORS", "fabric_healthy", "wait_switches_connected"]
 
-OVS_RECONNECT_MS = 1000  # as Mininet sets it: a switch retries its controller every <= 1 s
 TABLE_TIMEOUT_S = 20.0
-OVS_COMMAND_TIMEOUT_S = 30.0  # one ovs-vsctl/ovs-ofctl call on a switch
 INCAST_PORT = 5201  # neither MRC_PORT nor BASELINE_PORT: background traffic, not a lab transport
 assert INCAST_PORT not in (MRC_PORT, BASELINE_PORT)
-IPV6_EXTRA_HEADER_BYTES = 20  # an IPv6 header is 40 bytes, an IPv4 one 20
 
 
-def _run(cmd: list[str], what: str) -> str:
-    return run_command(cmd, timeout=OVS_COMMAND_TIMEOUT_S, what=what, error=FaultError).stdout
+@contextlib.contextmanager
+def dataplane_step():
+    """A data plane's fault step (topologies/dataplane.py): its BuildError, whose message
+    names the step, is the fault's FaultError."""
+    try:
+        yield
+    except BuildError as exc:
+        raise FaultError(str(exc)) from None
 
 
 class Injector:
@@ -97,41 +99,14 @@ class _LinksDown(Injector):
         wait_operstate(self.ends, up=False, what=f"{self}: set down")
 
     def repair(self) -> None:
-        if self.spec.dataplane == "srv6":
-            restore_ports(self.session.fabric, self.admin, f"{self}: set up")
-        else:
-            set_admin(self.admin, up=True)
+        dataplane, what = self.session.dataplane, f"{self}: set up"
+        with dataplane_step():
+            dataplane.bring_up(self.session.fabric, self.admin, what)
         self.in_effect = self.now()        # up at both ends (srv6: with its routes back)
-        wait_operstate(self.ends, up=True, what=f"{self}: set up")
-        if self.spec.dataplane == "srv6":
-            check_static(self.session.fabric, self.admin, f"{self}: set up")
+        wait_operstate(self.ends, up=True, what=what)
+        with dataplane_step():
+            dataplane.check_up(self.session.fabric, self.admin, what)
         self.active = False
-
-
-def restore_ports(fabric, ends: list[End], what: str) -> None:
-    """srv6: each router port up with its neighbour and static routes, which the kernel
-    deleted when it was set down (docs/srv6.md, "Faults on srv6")."""
-    for end in ends:
-        try:
-            srv6_builder.restore_port(fabric, Switch.parse(end.switch), end.port)
-        except BuildError as exc:
-            raise FaultError(f"{what}: {exc}") from None
-
-
-def check_static(fabric, ends: list[End], what: str) -> None:
-    """srv6: FaultError naming what the routers of `ends` lack on those ports, read back
-    from the kernel and compared with the plan."""
-    by_switch: dict[str, list[int]] = {}
-    for end in ends:
-        by_switch.setdefault(end.switch, []).append(end.port)
-    _raise_problems(what, [p for switch, ports in by_switch.items()
-                           for p in srv6_builder.static_problems(fabric, Switch.parse(switch), ports)])
-
-
-def _raise_problems(what: str, problems: list[str]) -> None:
-    if problems:
-        raise FaultError(f"{what}: static configuration not back: {'; '.join(problems[:6])}"
-                         f"{f' (and {len(problems) - 6} more)' if len(problems) > 6 else ''}")
 
 
 class LinkFlap(_LinksDown):
@@ -154,8 +129,10 @@ class PlaneDown(_LinksDown):
 
 
 # ---- switch reboot ----------------------------------------------------------------
-class _Reboot(Injector):
-    """A switch's own link ends (``own``) and those with their peers (``all_ends``)."""
+class SwitchReboot(Injector):
+    """A switch reboots: its own ports go down (the peers lose carrier) and its tables
+    are wiped; on return its ports come up and its tables are reinstalled. What a
+    reboot does to the switch itself is the data plane's (DataPlane.switch_reboot)."""
 
     kind = "switch_reboot"
 
@@ -164,77 +141,26 @@ class _Reboot(Injector):
         pairs = switch_ends(session.fabric, target)
         self.own = [own for own, _ in pairs]
         self.all_ends = self.own + [peer for _, peer in pairs]
-
-
-class SwitchReboot(_Reboot):
-    """All its links down (peers lose carrier), controller connection gone,
-    flow table and groups wiped; on repair links up, controller set back,
-    and the controller must reinstall the full static table."""
-
-    def __init__(self, session, target, params=None):
-        super().__init__(session, target, params)
-        self.want = expected_counts(self.spec)[target]
+        self.switch = session.dataplane.switch_reboot(session, target, self.own)
 
     def start(self) -> None:
         self.active = True
         what = f"{self}: reboot"
         set_admin(self.own, up=False)  # its own ports: the peers see carrier loss
-        _run(["ovs-vsctl", "del-controller", self.target], what)
-        _run(["ovs-ofctl", "-O", "OpenFlow13", "del-flows", self.target], what)
-        _run(["ovs-ofctl", "-O", "OpenFlow13", "del-groups", self.target], what)
+        with dataplane_step():
+            self.switch.wipe(what)
         wait_operstate(self.all_ends, up=False, what=what)
-        if _run(["ovs-vsctl", "get-controller", self.target], what).strip():
-            raise FaultError(f"{what}: controller still configured")
-        wait_table(self.spec, self.target, (0, 0), what, timeout=5)
+        with dataplane_step():
+            self.switch.check_wiped(what)
 
     def repair(self) -> None:
         what = f"{self}: return"
-        set_admin(self.own, up=True)
-        if not _run(["ovs-vsctl", "get-controller", self.target], what).strip():
-            _run(["ovs-vsctl", "set-controller", self.target, _controller_target(self.session),
-                  "--", "set", "Controller", self.target, f"max_backoff={OVS_RECONNECT_MS}"], what)
+        with dataplane_step():
+            self.switch.restore(what)
         wait_operstate(self.all_ends, up=True, what=what)
-        wait_table(self.spec, self.target, self.want, f"{what}: controller reinstall", TABLE_TIMEOUT_S)
+        with dataplane_step():
+            self.switch.check_restored(what)
         self.active = False
-
-
-class Srv6SwitchReboot(_Reboot):
-    """srv6: a router reboots. Its ports go down (peers lose carrier) and its tables are
-    wiped (routes, End route, neighbours); on return its whole static configuration is
-    reinstalled (srv6_builder.restore_router, as the OpenFlow controller reinstalls a
-    switch's flows) and read back. The baseline's rack routes are the routing process's:
-    it sees the links come back and writes them (checked by fabric_healthy)."""
-
-    def __init__(self, session, target, params=None):
-        super().__init__(session, target, params)
-        self.switch = Switch.parse(target)
-
-    def start(self) -> None:
-        self.active = True
-        what, fabric = f"{self}: reboot", self.session.fabric
-        set_admin(self.own, up=False)  # its own ports: the peers see carrier loss
-        try:
-            srv6_builder.flush_router(fabric, self.switch)
-            routes, neighbours = srv6_builder.held_static(fabric, self.switch)
-        except BuildError as exc:
-            raise FaultError(f"{what}: {exc}") from None
-        wait_operstate(self.all_ends, up=False, what=what)
-        if routes or neighbours:
-            raise FaultError(f"{what}: tables not wiped: routes {sorted(routes)[:4]}, neighbours {sorted(neighbours)}")
-
-    def repair(self) -> None:
-        what, fabric = f"{self}: return", self.session.fabric
-        try:
-            srv6_builder.restore_router(fabric, self.switch)
-        except BuildError as exc:
-            raise FaultError(f"{what}: {exc}") from None
-        wait_operstate(self.all_ends, up=True, what=what)
-        _raise_problems(what, srv6_builder.static_problems(fabric, self.switch))
-        self.active = False
-
-
-def _controller_target(session) -> str:
-    return f"tcp:127.0.0.1:{session.controller.port}"
 
 
 # ---- port-program faults (gray failure, random loss) -------------------------------
@@ -354,7 +280,7 @@ def wait_switches_connected(session, since: float, timeout: float, what: str) ->
 
 class ControllerKill(Injector):
     """SIGKILL the controller; repair restarts it and checks every switch
-    reconnects with its full table (kept, not reinstalled: see lab/plumbing/controller.py)."""
+    reconnects with its full table (kept, not reinstalled: see topologies/openflow/controller.py)."""
 
     kind = "controller_kill"
 
@@ -382,11 +308,8 @@ class ControllerKill(Injector):
             except Exception as exc:
                 raise FaultError(f"{self}: restart failed: {exc}") from None
             wait_switches_connected(self.session, since, TABLE_TIMEOUT_S, f"{self}: restart")
-        if ctl.port is not None:  # OpenFlow switches hold tables; srv6 routers keep their kernel routes
-            try:
-                wait_for_tables(self.spec, timeout=TABLE_TIMEOUT_S)
-            except Exception as exc:
-                raise FaultError(f"{self}: restart: {exc}") from None
+        with dataplane_step():
+            self.session.dataplane.check_tables_kept(f"{self}: restart", TABLE_TIMEOUT_S)
         self.active = False
 
 
@@ -402,19 +325,6 @@ def nic_rx_bytes(session, h: int) -> int:
         if ":" in line and line.split(":")[0].strip() in names:
             total += int(line.split(":")[1].split()[0])
     return total
-
-
-def _incast_addresses(session, h: int) -> list[str]:
-    """Host h's address on every plane: its IPv4 one, or on srv6 its plain (baseline)
-    IPv6 one, which the routers forward by destination and ECMP hash, as background traffic."""
-    spec = session.spec
-    if spec.dataplane == "srv6":
-        return [str(session.fabric.plan.baseline_address(h, p)) for p in range(spec.planes)]
-    return [spec.host_ip(h, p) for p in range(spec.planes)]
-
-
-def _ip_udp_header_bytes(spec) -> int:
-    return IP_UDP_HEADER_BYTES + (IPV6_EXTRA_HEADER_BYTES if spec.dataplane == "srv6" else 0)
 
 
 class Incast(Injector):
@@ -449,11 +359,14 @@ class Incast(Injector):
         self.active = True
         spec = self.spec
         before = nic_rx_bytes(self.session, self.victim)
-        victim_ips = _incast_addresses(self.session, self.victim)
+        # the victim's plain addresses, forwarded by destination and ECMP hash as background traffic
+        dataplane = self.session.dataplane
+        victim_ips = dataplane.host_addresses(self.victim, transport="background")
         self.procs.append(self._popen(self.victim, ["sink", "--port", str(INCAST_PORT), *victim_ips]))
         for h in self.senders:
             args = ["send", "--port", str(INCAST_PORT), "--rate-bps", str(int(spec.link_bps * self.rate)),
-                    "--payload", str(min(LAB_PAYLOAD_SIZE, spec.mtu - _ip_udp_header_bytes(spec)))]
+                    "--payload", str(min(LAB_PAYLOAD_SIZE,
+                                         spec.mtu - IP_UDP_HEADER_BYTES - dataplane.extra_header_bytes))]
             if self.bytes:
                 args += ["--bytes", str(int(self.bytes))]
             self.procs.append(self._popen(h, args + victim_ips))
@@ -492,19 +405,13 @@ INJECTORS = {cls.kind: cls for cls in (LinkFlap, PlaneDown, SwitchReboot, Blackh
                                         ControllerKill, Incast, AgentPause, DatapathPause, Deny)}
 
 
-# Where a data plane needs its own injector for a kind (the rest serve both).
-DATAPLANE_INJECTORS = {"srv6": {"switch_reboot": Srv6SwitchReboot}}
-
-
 def make_injector(session, event: FaultEvent) -> Injector:
     cls = INJECTORS.get(event.kind)
     if cls is None:
         raise FaultError(f"unknown fault kind {event.kind!r}; known: {', '.join(INJECTORS)}")
-    dataplane = session.spec.dataplane
-    refused = dataplane_refusal(dataplane, [event.kind])
+    refused = session.dataplane.refusal([event.kind])
     if refused:
         raise FaultError(refused)
-    cls = DATAPLANE_INJECTORS.get(dataplane, {}).get(event.kind, cls)
     return cls(session, event.target, event.params)
 
 
@@ -533,65 +440,5 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
                 faulty[e.ifname] = {"drop_prob": cfg.drop_prob, "blackhole": blackhole}
     if faulty:
         raise FaultError(f"healthy fabric: port faults left on {faulty}")
-    if spec.dataplane == "srv6":
-        _srv6_tables_complete(fabric, timeout)
-    else:
-        _openflow_tables_complete(spec, timeout)
-
-
-def _openflow_tables_complete(spec, timeout: float) -> None:
-    def short_groups() -> dict:
-        groups = {t0: ecmp_groups(t0) for t0 in spec.t0_names}
-        return {t0: g for t0, g in groups.items() if any(len(ports) != spec.spines for ports in g.values())}
-
-    short = wait_until(short_groups, timeout, interval=0.1, done=operator.not_)
-    if short:
-        raise FaultError(f"healthy fabric: ECMP groups still short of uplinks after {timeout:.0f} s: {short}")
-    try:
-        wait_for_tables(spec, timeout=timeout)
-    except Exception as exc:
-        raise FaultError(f"healthy fabric: {exc}") from None
-
-
-def _srv6_tables_complete(fabric, timeout: float) -> None:
-    def missing() -> list[str]:
-        return [problem for switch in fabric.spec.switches for problem in srv6_table_problems(fabric, switch)]
-
-    problems = wait_until(missing, timeout, interval=0.2, done=operator.not_)
-    if problems:
-        raise FaultError(f"healthy fabric: after {timeout:.0f} s {len(problems)} routes or neighbours are not as "
-                         f"built: {'; '.join(problems[:4])}")
-
-
-def srv6_table_problems(fabric, switch: Switch) -> list[str]:
-    """What a router lacks of its built tables: its static configuration, and its
-    baseline rack routes with every T1 (the routing process's, nothing withdrawn)."""
-    try:
-        held = srv6_builder.held_static(fabric, switch)
-        problems, (routes, _) = srv6_builder.static_problems(fabric, switch, held=held), held
-    except BuildError as exc:
-        return [f"{switch}: {exc}"]
-    for route in fabric.plan.baseline_rack_routes(switch):
-        want = ",".join(sorted(fabric.spec.switch_intf(switch, port) for port in route.ports))
-        if routes.get(str(route.prefix)) != want:
-            problems.append(f"{switch}: baseline route {route.prefix} on {routes.get(str(route.prefix))}, "
-                            f"expected {want}")
-    return problems
-
-
-def ecmp_groups(switch: str) -> dict[int, list[int]]:
-    """A T0's ECMP groups as installed in the switch: group id -> bucket output ports."""
-    out = _run(["ovs-ofctl", "-O", "OpenFlow13", "dump-groups", switch], f"dump-groups {switch}")
-    groups = {}
-    for line in out.splitlines():
-        m = re.search(r"group_id=(\d+)", line)
-        if m:
-            groups[int(m.group(1))] = [int(p) for p in re.findall(r"output:(\d+)", line)]
-    return groups
-
-
-def ecmp_ports(switch: str) -> list[int]:
-    """Uplink ports present in every ECMP group of a T0 (a port it withdrew
-    itself is in none; one withdrawn toward one rack only is missing from one)."""
-    groups = list(ecmp_groups(switch).values())
-    return sorted(set(groups[0]).intersection(*groups[1:])) if groups else []
+    with dataplane_step():
+        session.dataplane.tables_complete(fabric, timeout)

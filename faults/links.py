@@ -15,7 +15,6 @@ import json
 import operator
 from dataclasses import dataclass
 
-from topologies.builder import installed_counts
 from topologies.commands import run_command
 from topologies.fabric import FabricError, FabricSpec
 from topologies.names import NicPort, Switch, T0T1Link
@@ -64,10 +63,8 @@ def resolve_link(fabric, target: str) -> tuple[End, End]:
 
 
 def switch_end(fabric, switch: Switch | str, port: int) -> End:
-    """A switch port: in the root namespace (OpenFlow) or in its router's (srv6)."""
-    ifname = fabric.spec.switch_intf(switch, port)
-    pid = fabric.router(switch).pid if fabric.spec.dataplane == "srv6" else None
-    return End(ifname, pid, str(switch))
+    """A switch port, in the namespace that holds its switch's ports."""
+    return End(fabric.spec.switch_intf(switch, port), fabric.switch_namespace_pid(switch), str(switch))
 
 
 def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
@@ -127,17 +124,3 @@ def wait_operstate(ends: list[End], up: bool, what: str, timeout: float = 5.0) -
     wrong = wait_until(wrong_states, timeout, interval=0.05, done=operator.not_)
     if wrong:
         raise FaultError(f"{what}: {'not up' if up else 'still up'} after {timeout:.0f} s: {wrong}")
-
-
-def wait_table(spec: FabricSpec, switch: str, want: tuple[int, int], what: str, timeout: float) -> None:
-    """Poll until `switch` holds `want` (flows, groups)."""
-    def counts() -> tuple[int, int] | None:
-        try:
-            return installed_counts(switch)
-        except Exception:  # the switch may be mid-reconnect
-            return None
-
-    got = wait_until(counts, timeout, interval=0.1, done=lambda got: got == want)
-    if got != want:
-        raise FaultError(f"{what}: {switch} holds (flows, groups) {got}, expected {want} "
-                         f"after {timeout:.0f} s")

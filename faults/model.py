@@ -28,25 +28,6 @@ KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "nic_loss", "incast"
 DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")   # faults that take links down
 ROUTE_CUTTING_KINDS = (*DOWN_KINDS, "blackhole")            # ...and those that cut a route outright
 
-# The fault kinds a data plane cannot run, each with why (every other kind works on
-# every data plane: faults/injectors.py, docs/srv6.md "Faults on srv6").
-REFUSED_KINDS = {
-    "openflow": {},
-    "srv6": {"datapath_pause": "the srv6 routers forward in the kernel: there is no datapath process to pause "
-                               "(agent_pause pauses the hosts' agents)"},
-}
-
-
-def dataplane_refusal(dataplane: str, kinds) -> str | None:
-    """One line saying which of `kinds` the data plane cannot run and why; None if it runs them all."""
-    refused = REFUSED_KINDS.get(dataplane, {})
-    named = sorted(set(kinds) & set(refused))
-    if not named:
-        return None
-    return "; ".join(f"fault kind {kind} does not run on the {dataplane} data plane: {refused[kind]}"
-                     for kind in named)
-
-
 @dataclass(frozen=True)
 class FaultEvent:
     """One fault: starts `at` s after job start, repaired `duration` s later.

@@ -100,7 +100,7 @@ def run(
     from lab.runners.job import JobError
     from lab.analysis.report import print_summary
     from lab.analysis.summary_record import summary_to_dict
-    from topologies.builder import BuildError
+    from topologies.build import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
                           trimming=trimming, dataplane=dataplane and dataplane.value, link_mbps=link_mbps)
@@ -228,7 +228,7 @@ def bench(
     from lab.runners.bench import Bench, cost_figures, dataplane_costs, scale_sweep
     from lab.runners.job import JobError
     from lab.analysis.results import ResultsDir
-    from topologies.builder import BuildError
+    from topologies.build import BuildError
 
     plane = (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value
     if update_readme and not scale and plane != DEFAULT_FABRIC.dataplane:
@@ -326,7 +326,7 @@ def paper(
     from lab.runners.job import JobError
     from lab.paper.runner import Paper, plan
     from lab.paper.settings import run_name
-    from topologies.builder import BuildError
+    from topologies.build import BuildError
 
     command = f"paper{' --quick' if quick else ''}"
     ensure_writable(results)
@@ -398,7 +398,7 @@ def check(
     """Build the fabric, verify every path and packet conservation, tear down."""
     from lab.runners.check import run_check
     from lab.plumbing.session import lab_session
-    from topologies.builder import BuildError
+    from topologies.build import BuildError
 
     spec = fabric_options(planes, racks, spines, hosts_per_rack, link_mbps,
                           (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value)
@@ -439,8 +439,7 @@ def print_check(spec: FabricSpec, result, timings: dict) -> None:
                   f"teardown {timings['teardown_s']:.1f} s", highlight=False)
     console.print(f"port program on {result.port_program_ports[0]}/{result.port_program_ports[1]} switch ports",
                   highlight=False)
-    how = ("proved by each T1's End counter" if spec.dataplane == "srv6"
-           else "each arrived with its T1's mark")
+    how = session.dataplane.route_proof_words
     console.print(f"paths verified: {result.paths_ok}/{result.paths_total} (every (source, destination, plane, T1) "
                   f"route, {how})", highlight=False)
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 from rich.console import Console
 
-from lab.plumbing.atomic import write_json_atomic
+from topologies.atomic import write_json_atomic
 
 # Off a terminal (a log file, CI, `| tee`) rich would lay tables out in 80
 # columns and cut names to "t0p6r0-t1p…"; there a line is as long as its content.

@@ -3,7 +3,7 @@
 A route is the pair (plane, T1) a packet crosses from this host to one
 peer; within a rack no T1 is crossed and the route is (plane, None). The
 fabric's T0s steer each EV to a T1 with ``route_of``; the switch tables
-(topologies/tables.py) and every agent call this one function, so the
+(topologies/openflow/tables.py) and every agent call this one function, so the
 sender knows which EVs alias one route, as a NIC knows its SRv6 path
 templates.
 

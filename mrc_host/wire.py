@@ -18,6 +18,9 @@ from typing import NamedTuple, Union
 # --- ports and entropy values -------------------------------------------------
 MRC_PORT = 4793
 BASELINE_PORT = 4794
+# UDP port of the lab's Clustermapper probes (destination, and source of T0-hop
+# probes): neither a transport's port nor the incast's
+MAPPER_PORT = 4795
 EV_PORT_BASE = 0xC000
 EV_LIMIT = 16384  # ev < EV_LIMIT so that EV_PORT_BASE + ev fits in a port
 

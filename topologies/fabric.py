@@ -37,8 +37,8 @@ LAB_PAYLOAD_SIZE = 8192
 IP_UDP_HEADER_BYTES = 28
 
 # How a fabric is made real: Open vSwitch switches with static OpenFlow tables
-# (topologies/builder.py), or kernel IPv6 routers with static uSID routes, the
-# sender choosing the path by the address it writes (topologies/srv6_builder.py).
+# (topologies/openflow/builder.py), or kernel IPv6 routers with static uSID routes, the
+# sender choosing the path by the address it writes (topologies/srv6/builder.py).
 DATAPLANES = ("openflow", "srv6")
 # srv6 by default: kernel forwarding costs nothing when idle and about half
 # OpenFlow's CPU per packet, so on 2 cores the default run is not CPU-bound

@@ -50,7 +50,7 @@ from topologies.commands import run_command
 from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
     CFG_BLACKHOLE, CFG_ECN, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
     PortMaps, PortProgramError)
-from topologies.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
+from topologies.openflow.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
 from topologies.project import PROJECT_ROOT
 from topologies.shaping import CLASS_HI, CLASS_LO, switch_shaper
 

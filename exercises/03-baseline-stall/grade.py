@@ -29,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grading import grade, grader_args, lab_session, load_module, port_program, report, run  # noqa: E402
 
 from faults.model import FaultEvent  # noqa: E402
-from faults.routing import read_routing_events  # noqa: E402
+from topologies.routing import read_routing_events  # noqa: E402
 from faults.timeline import FaultTimeline  # noqa: E402
 from mrc_host.params import TransportParams  # noqa: E402
+from topologies.dataplanes import dataplane_for  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RTO_MAX = TransportParams().rto_max
@@ -75,7 +76,7 @@ def cut_off(spec, spine: int, down: float) -> list[FaultEvent]:
     a multipath nexthop on a port set administratively down at once (the T0 would fail over
     by itself: docs/srv6.md), while a port that only lost its carrier stays in use until the
     routing withdraws it, as an OpenFlow T0's uplink does."""
-    if spec.dataplane == "srv6":
+    if dataplane_for(spec).admin_down_skips_nexthop:
         return [FaultEvent(at=FAIL_AT, kind="switch_reboot", target=spec.t1_name(PLANE, spine), duration=down)]
     return [FaultEvent(at=FAIL_AT, kind="link_flap", target=link, duration=down) for link in t1_links(spec, spine)]
 
@@ -107,7 +108,7 @@ def main(argv: list[str]) -> int:
             spine, sent = baseline_t1(session)
             links = t1_links(spec, spine)
             crossed = sum(1 for n in sent if n)
-            if spec.dataplane == "srv6":   # one T1 per direction, hashed by each T0
+            if session.dataplane.ecmp_hashes_ports:   # one T1 per direction, hashed by each T0
                 checks.append((f"D = {delay:g} s: the clean baseline crossed at most one T1 of plane {PLANE} "
                                f"in each direction (packets up to each: {sent})", 1 <= crossed <= 2))
             else:

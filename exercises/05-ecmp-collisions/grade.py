@@ -38,6 +38,7 @@ from lab.runners.job import ring_order  # noqa: E402
 from lab.paper.settings import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
                                 roce_label)
 from mrc_host.multirail import MAX_QUEUE_PAIRS  # noqa: E402
+from topologies.dataplanes import dataplane_for  # noqa: E402
 from topologies.fabric import DEFAULT_FABRIC  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -200,7 +201,7 @@ def measure_all(qps: int, flows: int) -> tuple[dict, Measured]:
 
 def main(argv: list[str]) -> int:
     file, spec = grader_args(argv, HERE / "prediction.py", default_dataplane=DATAPLANE)
-    if spec.dataplane != DATAPLANE:
+    if not dataplane_for(spec).ecmp_hashes_ports:
         print(f"refused: on {spec.dataplane} a T0 hashes the address pair only, so all queue pairs of a "
               f"connection take one T1 and more queue pairs spread nothing; run it on {DATAPLANE} (the default)")
         return 2

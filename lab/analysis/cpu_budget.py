@@ -31,7 +31,7 @@ CORES = os.cpu_count() or 1
 PROCESS_KINDS = (
     ("agents", ("lab.inhost.jobworker", "lab.inhost.bwworker", "lab.inhost.incastworker")),
     ("mappers", ("lab.inhost.mapper",)),
-    ("routing", ("lab.plumbing.srv6_routing", "lab.plumbing.controller")),
+    ("routing", ("topologies.srv6.routing", "topologies.openflow.controller")),
     ("datapath", ("ovs-vswitchd", "ovsdb-server")),
     ("monitor", ("lab.inhost.heartbeat",)),
     ("softirq threads", ("ksoftirqd/",)),

@@ -24,10 +24,10 @@ from lab.analysis.crossing import route_crosses
 from lab.analysis.fault_windows import FaultWindow
 from lab.analysis.route_records import Route
 from topologies import port_program
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
-from topologies.srv6_plan import Srv6Plan
-from topologies.tables import BASELINE_PORT, MRC_PORT
+from mrc_host.wire import BASELINE_PORT, MRC_PORT
 
 
 def read_cpu_times() -> list[tuple[int, int]]:
@@ -214,29 +214,18 @@ def _cut(route: Route, t: float, faults: list[FaultWindow], spec: FabricSpec) ->
                and route_crosses(w, route, hosts_per_rack=spec.hosts_per_rack) for w in faults)
 
 
-def _heartbeat_hops(spec: FabricSpec, src: int, dst: int) -> list[tuple[int, int | None]]:
-    """(plane, T1) of each route the heartbeat takes in turn: every plane, via each T1
-    between racks (None: within a rack, no T1; on OpenFlow the switches pick the T1)."""
-    t1s = range(spec.spines) if spec.dataplane == "srv6" and spec.rack_of(src) != spec.rack_of(dst) else (None,)
-    return [(p, t1) for p in range(spec.planes) for t1 in t1s]
-
-
 def heartbeat_routes(spec: FabricSpec, src: int, dst: int) -> list[Route]:
-    """The route of each address heartbeat_addresses gives, in the same order. On OpenFlow
-    the switches' hash picks the T1: unknown between racks ("ev?": any T1)."""
-    unknown = "ev?" if spec.rack_of(src) != spec.rack_of(dst) else None
-    return [Route(str(src), str(dst), plane, unknown if spec.dataplane != "srv6" else t1, None, None, None, None)
-            for plane, t1 in _heartbeat_hops(spec, src, dst)]
+    """The route of each address heartbeat_addresses gives, in the same order (the data
+    plane's heartbeat hops: on OpenFlow the switches' hash picks the T1, "ev?")."""
+    return [Route(str(src), str(dst), hop.plane, hop.t1, None, None, None, None)
+            for hop in dataplane_for(spec).heartbeat_hops(src, dst)]
 
 
 def heartbeat_addresses(spec: FabricSpec, src: int, dst: int) -> list[str]:
     """Where `src` sends its heartbeats for `dst`, taken in turn: dst's address on each
     plane (OpenFlow routes it by the tables); on srv6 each plane's uSID route via each T1
     (dst's own address within a rack), so the heartbeat crosses T0, T1 and T0 as there."""
-    if spec.dataplane != "srv6":
-        return [spec.host_ip(dst, p) for p, _t1 in _heartbeat_hops(spec, src, dst)]
-    plan = Srv6Plan(spec)
-    return [str(plan.route_address(src, dst, p, t1)) for p, t1 in _heartbeat_hops(spec, src, dst)]
+    return [hop.address for hop in dataplane_for(spec).heartbeat_hops(src, dst)]
 
 
 def heartbeat_delays(sent: list, received: list) -> list[tuple[float, float | None]]:

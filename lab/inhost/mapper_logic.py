@@ -27,6 +27,7 @@ from typing import Iterable, NamedTuple
 
 from mrc_host.denylist import MAPPER_SOURCE_PREFIX, DeniedElement
 from topologies.fabric import FabricSpec
+from topologies.mapper_probe_wire import Target, targets
 
 PROBE_INTERVAL_S = 0.5  # each target is probed once per cycle of this length...
 RETRY_INTERVAL_S = 0.01  # a target that missed a probe, or is failed, is probed this often (few targets)
@@ -40,22 +41,6 @@ SUCCESSES_TO_REPAIR = 1  # a reflection that crossed the element both ways prove
 REPAIR_BOUND_S = RETRY_INTERVAL_S * SUCCESSES_TO_REPAIR
 FINDINGS_STALE_S = 2.0  # findings older than this are ignored: their mapper stopped or hangs
 FINDINGS_REFRESH_S = 0.5  # a mapper rewrites its findings at least this often (its heartbeat)
-
-
-class Target(NamedTuple):
-    """What one probe proves: t1 None = the T0 hop of `plane`, else the path via that T1."""
-
-    plane: int
-    t1: int | None = None
-
-    @property
-    def probe(self) -> str:
-        return "t0" if self.t1 is None else "t1"
-
-
-def targets(spec: FabricSpec) -> list[Target]:
-    """Every target of one host, plane by plane: the T0 hop, then each T1."""
-    return [Target(p, t1) for p in range(spec.planes) for t1 in (None, *range(spec.spines))]
 
 
 def cycle_s(count: int, scale: float = 1.0) -> float:

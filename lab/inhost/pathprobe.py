@@ -26,15 +26,15 @@ import struct
 import sys
 import time
 
-from mrc_host.udp6 import zero_checksums
 from topologies.fabric import FabricSpec
-from topologies.srv6_plan import Srv6Plan
-from topologies.tables import EV_PORT_BASE, MRC_PORT
+from topologies.dataplanes import dataplane_for
+from topologies.openflow.route_check import expected_paths
+from mrc_host.wire import EV_PORT_BASE, MRC_PORT
 from topologies.waiting import wait_until
 
 MAGIC = b"MRCLABCHECK"
 ETH_P_IP = 0x0800
-IP_HEADER_BYTES = {False: 20, True: 40}  # IPv4, IPv6 (no extension header: uSID routes need none)
+IPV4_HEADER_BYTES = 20  # the data plane adds its own (IPv6: 20 more, no extension header)
 
 
 def wait_for(path: str, timeout: float = 30.0) -> None:
@@ -45,20 +45,16 @@ def wait_for(path: str, timeout: float = 30.0) -> None:
 
 class EvSockets:
     """One UDP socket per (plane, EV), bound to the EV's source port on the plane's
-    address; on srv6 an IPv6 socket sending to the EV's route address."""
+    address, of the data plane's family (topologies/dataplane.py)."""
 
     def __init__(self, spec: FabricSpec, host: int):
         self.spec, self.host, self.socks = spec, host, {}
-        self.plan = Srv6Plan(spec) if spec.dataplane == "srv6" else None
+        self.dataplane = dataplane_for(spec)
 
     def get(self, plane: int, ev: int) -> socket.socket:
         sock = self.socks.get((plane, ev))
         if sock is None:
-            if self.plan is not None:
-                sock = zero_checksums(socket.socket(socket.AF_INET6, socket.SOCK_DGRAM), receive=False)
-                source = str(self.plan.host_address(self.host, plane))
-            else:
-                sock, source = socket.socket(socket.AF_INET, socket.SOCK_DGRAM), self.spec.host_ip(self.host, plane)
+            sock, source = self.dataplane.sending_socket(self.host, plane)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
             sock.bind((source, EV_PORT_BASE + ev))
             self.socks[(plane, ev)] = sock
@@ -66,30 +62,11 @@ class EvSockets:
 
     def destination(self, dst: int, plane: int, ev: int) -> tuple[str, int]:
         """Where a datagram for host `dst` on (plane, EV) is sent: on srv6 the EV's route."""
-        if self.plan is not None:
-            return str(self.plan.ev_address(self.host, dst, plane, ev)), MRC_PORT
-        return self.spec.host_ip(dst, plane), MRC_PORT
+        return self.dataplane.ev_destination(self.host, dst, plane, ev), MRC_PORT
 
     def receiver(self) -> socket.socket:
         """The socket the stream arrives on (every plane's address)."""
-        if self.plan is not None:
-            rx = zero_checksums(socket.socket(socket.AF_INET6, socket.SOCK_DGRAM), send=False)
-            rx.bind(("::", MRC_PORT))
-        else:
-            rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            rx.bind(("0.0.0.0", MRC_PORT))
-        return rx
-
-
-def expected_paths(spec: FabricSpec, src: int, dst: int):
-    """(plane, t1, ev) for every path from src to dst; t1 None within a rack."""
-    same_rack = spec.rack_of(src) == spec.rack_of(dst)
-    for plane in range(spec.planes):
-        if same_rack:
-            yield plane, None, spec.evs[0]
-        else:
-            for t1 in range(spec.spines):
-                yield plane, t1, spec.evs_for_t1(t1)[0]
+        return self.dataplane.receive_socket(MRC_PORT)
 
 
 def run_paths(spec: FabricSpec, host: int, go: str, timeout: float) -> dict:
@@ -151,7 +128,7 @@ def run_stream(spec: FabricSpec, host: int, go: str, seconds: float, payload: in
     # Per-host rate: `load` of its NIC, scaled down when a rack's hosts
     # share fewer uplinks than they have NIC ports (spines < hosts_per_rack).
     rate_bps = load * spec.host_capacity_bps * min(1.0, spec.spines / spec.hosts_per_rack)
-    wire_bytes = payload + len(MAGIC) + 8 + IP_HEADER_BYTES[socks.plan is not None] + 14
+    wire_bytes = payload + len(MAGIC) + 8 + IPV4_HEADER_BYTES + socks.dataplane.extra_header_bytes + 14
     interval = wire_bytes * 8 / rate_bps
     data = MAGIC + bytes(payload)
     print("READY", flush=True)

@@ -252,7 +252,7 @@ class Paper:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import INCAST_PARAMS
         from lab.runners.incast_victim import run_incast_victim
-        from topologies.builder import mark_ecn_on_last_hops
+        from topologies.build import mark_ecn_on_last_hops
 
         duration = PASSES[self.quick].victim_s
         results = {}

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from faults.pause import PAUSED_DIR, resume_recorded
-from lab.plumbing.atomic import write_json_atomic
+from topologies.atomic import write_json_atomic
 from topologies.commands import run_command
 from topologies.names import Host, NicPort, Switch, SwitchPort
 from topologies.port_program import LAB_PIN_ROOT
@@ -43,9 +43,9 @@ HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # path probes, the job and incast workers, incast background traffic, a
 # standalone agent. A new one must be added here or a crashed run leaves it
 # running; tests/unit/test_lock.py fails if the code launches one not listed.
-LAB_MODULES = ("lab.plumbing.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker", "lab.inhost.incastworker",
-               "lab.inhost.bwworker", "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat",
-               "faults.background_load", "lab.inhost.mapper", "lab.plumbing.srv6_routing")
+LAB_MODULES = ("topologies.openflow.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker",
+               "lab.inhost.incastworker", "lab.inhost.bwworker", "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat",
+               "faults.background_load", "lab.inhost.mapper", "topologies.srv6.routing")
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
 MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
 # Command lines of processes the lab starts (`mrclab-`: the lab's temp files and tags).

@@ -8,10 +8,10 @@ transport parameter overrides.
 from __future__ import annotations
 
 from mrc_host.params import TransportParams
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 from topologies import shaping
 from topologies.port_program import PortConfig
-from topologies.srv6_plan import Srv6Plan
 
 # The emulated NIC hands every packet the window allows to its port's shaper
 # at once, where a real NIC's scheduler pulls them at line rate: a window
@@ -108,25 +108,6 @@ def agent_config(spec: FabricSpec, host: int, peers: list[int], *, transport: st
 
 def addresses(spec: FabricSpec, host: int, peers: list[int], transport: str = "mrc") -> dict:
     """The AgentConfig fields that say where a host's datagrams go and come from:
-    plane_ips and peers' plane addresses; on srv6 (IPv6, docs/srv6.md) MRC's also
-    each peer's route_addresses, since there the sender writes the path into the
-    address, and the baseline's its plain addresses, routed by the fabric's ECMP."""
-    planes = range(spec.planes)
-    if spec.dataplane != "srv6":
-        return {"plane_ips": [spec.host_ip(host, p) for p in planes],
-                "peers": {spec.host_name(n): [spec.host_ip(n, p) for p in planes] for n in peers}}
-    plan = Srv6Plan(spec)
-    if transport != "mrc":
-        return {"plane_ips": [str(plan.baseline_address(host, p)) for p in planes],
-                "peers": {spec.host_name(n): [str(plan.baseline_address(n, p)) for p in planes] for n in peers}}
-    return {"plane_ips": [str(plan.host_address(host, p)) for p in planes],
-            "peers": {spec.host_name(n): [str(plan.host_address(n, p)) for p in planes] for n in peers},
-            "route_addresses": {spec.host_name(n): [route_addresses(plan, host, n, p) for p in planes]
-                                for n in peers}}
-
-
-def route_addresses(plan: Srv6Plan, src: int, dst: int, plane: int) -> list[str]:
-    """The addresses of src's routes to dst on `plane`, by T1 (another rack), or dst's own (same rack)."""
-    if plan.spec.rack_of(src) == plan.spec.rack_of(dst):
-        return [str(plan.route_address(src, dst, plane, None))]
-    return [str(plan.route_address(src, dst, plane, t1)) for t1 in range(plan.spec.spines)]
+    the data plane's (topologies/dataplane.py transport_addresses; on srv6, IPv6,
+    docs/srv6.md)."""
+    return dataplane_for(spec).transport_addresses(host, peers, transport)

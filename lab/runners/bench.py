@@ -518,7 +518,7 @@ SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4),
 def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = print,
                 dataplane: str = DEFAULT_FABRIC.dataplane) -> dict:
     """Each size at the rate `link_mbps: auto` gives it from this machine's `budget`."""
-    from topologies.builder import BuildError
+    from topologies.build import BuildError
     from topologies.fabric import FabricSpec
 
     rows, largest = [], None

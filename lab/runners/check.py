@@ -1,11 +1,12 @@
 """`check`: prove that every path of a running fabric works as the tables say.
 
-1. Path verification: one real packet per (source, destination, plane, T1)
-   path; each must arrive on the destination's NIC port of that plane
-   carrying the Ethernet source mark of the T1 it was meant to cross
-   (within a rack: the sender's own MAC, no T1 on the way). On the srv6
-   data plane each route is proved by its T1's own End counter instead
-   (topologies/srv6_builder.py verify_routes).
+1. Path verification, by the data plane (topologies/dataplane.py check_routes):
+   one real packet per (source, destination, plane, T1) path; on OpenFlow each
+   must arrive on the destination's NIC port of that plane carrying the
+   Ethernet source mark of the T1 it was meant to cross (within a rack: the
+   sender's own MAC, no T1 on the way: topologies/openflow/route_check.py); on
+   srv6 each route is proved by its T1's own End counter instead
+   (topologies/srv6/route_proof.py verify_routes).
 2. Conservation pass: every host streams to a host in the next rack,
    sprayed over every plane and T1, at 0.9 of its link rate; packets sent
    must equal packets received (the emulator itself must lose nothing).
@@ -25,7 +26,6 @@ from statistics import mean
 
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.analysis.fidelity import FidelityMonitor
-from lab.inhost.pathprobe import expected_paths
 from lab.plumbing.session import Session
 from topologies import port_program
 from topologies.project import PROJECT_ROOT
@@ -89,58 +89,16 @@ def run_workers(session: Session, mode: str, extra: list[str], timeout: float) -
                 proc.wait()
 
 
-def verify_paths(session: Session, result: CheckResult) -> None:
-    spec = session.spec
-    results = run_workers(session, "paths", ["--timeout", "10"], timeout=60)
-    arrived = {}
-    for r in results:
-        for rec in r["received"]:
-            arrived[(rec["src"], rec["dst"], rec["plane"], rec["t1"])] = rec
-    for src in range(spec.hosts):
-        for dst in range(spec.hosts):
-            if src == dst:
-                continue
-            for plane, t1, ev in expected_paths(spec, src, dst):
-                result.paths_total += 1
-                counts = result.per_plane.setdefault(plane, [0, 0])
-                counts[1] += 1
-                rec = arrived.get((src, dst, plane, t1))
-                want_mark = spec.t1_mac(plane, t1) if t1 is not None else spec.host_mac(src, plane)
-                problem = None
-                if rec is None:
-                    problem = "no packet arrived"
-                elif rec["arrived_plane"] != plane:
-                    problem = f"arrived on plane {rec['arrived_plane']}"
-                elif rec["eth_src"] != want_mark:
-                    problem = f"crossed {rec['eth_src']}, expected mark {want_mark}"
-                if problem:
-                    result.failures.append(
-                        f"{spec.host_name(src)}->{spec.host_name(dst)} plane {plane} T1 {t1} (EV {ev}): {problem}"
-                    )
-                else:
-                    result.paths_ok += 1
-                    counts[0] += 1
-
-
-def verify_srv6_routes(session: Session, result: CheckResult) -> None:
-    """Every (source, destination, plane, T1) route, proved by the T1's End counter and
-    by arrival (the error names each broken route)."""
-    from topologies.srv6_builder import RouteError, route_rounds, verify_routes
-
-    probes = [probe for round_ in route_rounds(session.spec) for probe in round_]
-    broken: frozenset = frozenset()
-    try:
-        verify_routes(session.fabric)
-    except RouteError as exc:
-        result.failures.append(str(exc))
-        broken = exc.broken or frozenset(probes)  # no route named: none is proved
-    for probe in probes:
-        counts = result.per_plane.setdefault(probe.plane, [0, 0])
-        counts[1] += 1
-        result.paths_total += 1
-        if probe not in broken:
-            counts[0] += 1
-            result.paths_ok += 1
+def verify_routes(session: Session, result: CheckResult) -> None:
+    """Every (source, destination, plane, T1) route, proved as the data plane proves it."""
+    check = session.dataplane.check_routes(session, run_workers)
+    result.failures += check.failures
+    for plane, (proved, tried) in check.per_plane.items():
+        counts = result.per_plane.setdefault(plane, [0, 0])
+        counts[0] += proved
+        counts[1] += tried
+        result.paths_ok += proved
+        result.paths_total += tried
 
 
 def conservation_pass(session: Session, result: CheckResult, seconds: float, payload: int) -> None:
@@ -175,10 +133,7 @@ def conservation_pass(session: Session, result: CheckResult, seconds: float, pay
 def run_check(session: Session, seconds: float = 3.0, payload: int = 4096) -> CheckResult:
     started = time.monotonic()
     result = CheckResult()
-    if session.spec.dataplane == "srv6":
-        verify_srv6_routes(session, result)
-    else:
-        verify_paths(session, result)
+    verify_routes(session, result)
     ports = session.fabric.switch_ports()
     attached = len(set(ports) & set(port_program.all_counters()))
     result.port_program_ports = (attached, len(ports))

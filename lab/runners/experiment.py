@@ -92,7 +92,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
                    progress: ProgressCallback | None) -> dict:
     """One transport's job under the fault timeline; its records are added to `records`.
     Returns its datapath heartbeat's figures (lab.analysis.fidelity.heartbeat_verdict)."""
-    from faults.routing import read_routing_events
+    from topologies.routing import read_routing_events
     from faults.timeline import FaultTimeline
 
     job = job_spec(scenario, transport)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lab.plumbing.atomic import write_json_atomic
+from topologies.atomic import write_json_atomic
 from lab.plumbing.session import Session
 from topologies.project import PROJECT_ROOT
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from faults.model import dataplane_refusal
 from faults.pause import PAUSE_KINDS, PausePattern
 from lab.scenario.schema import (
     MAX_OVERLAP_CHECKS,
@@ -25,6 +24,7 @@ from lab.scenario.schema import (
     first_schema_problem,
 )
 from lab.scenario.targets import _KIND_TARGETS, _target_group_plane, _target_problem
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 
 
@@ -150,7 +150,7 @@ def _entry_params(spec: FabricSpec, fault: FaultModel, index: int) -> dict:
 
 def fault_entry(spec: FabricSpec, fault: FaultModel, index: int, max_seconds: float | None) -> FaultEntry:
     path = f"faults[{index}]"
-    refused = dataplane_refusal(spec.dataplane, [fault.kind])
+    refused = dataplane_for(spec).refusal([fault.kind])  # each data plane says what it cannot run
     if refused:
         raise InvalidField(f"{path}.kind", refused)
     mode = _fault_mode(fault, path)

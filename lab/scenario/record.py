@@ -14,7 +14,7 @@ from pathlib import Path
 
 from faults.background_load import BackgroundLoad
 from faults.model import FaultEvent
-from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
+from topologies.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN
 from mrc_host.transport import TRANSPORTS as TRANSPORT_REGISTRY
 from topologies.fabric import DEFAULT_FABRIC, LAB_PAYLOAD_SIZE, FabricSpec
 

@@ -35,8 +35,8 @@ from mrc_host.scapy_layer import MRC, MRCAck, MRCData, ecn_of
 from tests.unit.test_agent import configs, drive
 from topologies import netns
 from topologies.fabric import FabricSpec
-from topologies.srv6_builder import build_srv6_fabric
-from topologies.srv6_plan import Srv6Plan
+from topologies.srv6.builder import build_srv6_fabric
+from topologies.srv6.plan import Srv6Plan
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (packet capture, namespaces)")
 

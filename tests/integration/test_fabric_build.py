@@ -111,8 +111,8 @@ def test_sigkill_state_is_removed_by_clean(tmp_path, no_leftovers):
 
 
 def test_a_reconnecting_switch_gets_its_table_again(no_leftovers):
-    from lab.plumbing.session import CONTROLLER_PORT
-    from topologies.builder import installed_counts, wait_for_tables
+    from topologies.openflow.control import CONTROLLER_PORT
+    from topologies.openflow.builder import installed_counts, wait_for_tables
 
     with lab_session(SMALL) as session:
         switch = SMALL.t1_name(1, 0)

@@ -10,18 +10,18 @@ import time
 
 import pytest
 
-from faults.injectors import (INJECTORS, FaultError, ecmp_ports, fabric_healthy, make_injector,
-                              nic_rx_bytes)
+from faults.injectors import INJECTORS, FaultError, fabric_healthy, make_injector, nic_rx_bytes
 from faults.links import operstates, resolve_link
 from faults.model import FaultEvent
-from faults.routing import connected_since, read_routing_events, read_routing_log
+from topologies.routing import connected_since, read_routing_events, read_routing_log
 from faults.timeline import FaultTimeline
 from lab.analysis import audit
 from lab.plumbing.session import lab_session
 from topologies import port_program, waiting
-from topologies.builder import expected_counts, installed_counts
+from topologies.openflow.builder import expected_counts, installed_counts
+from topologies.openflow.faults import ecmp_ports
 from topologies.fabric import FabricSpec
-from topologies.tables import EV_PORT_BASE, MRC_PORT
+from topologies.openflow.tables import EV_PORT_BASE, MRC_PORT
 
 SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")
 DELAY, HOLD = 1.0, 1.0  # short routing delays keep the suite fast

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from topologies import shaping
-from topologies.builder import host_nic_shaper
+from topologies.build import host_nic_shaper
 from topologies.fabric import DEFAULT_FABRIC
 
 DATA_DATAGRAMS = 20          # 8 KB each: 130 ms of queue at the default 10 Mb/s

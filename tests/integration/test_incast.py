@@ -106,7 +106,7 @@ def test_roce_under_dcqcn_is_cut_by_cnps_on_a_fabric_marking_every_hop():
 
     from lab.plumbing import cleanup
     from lab.plumbing.lock import lab_lock
-    from topologies.builder import mark_ecn_on_last_hops
+    from topologies.build import mark_ecn_on_last_hops
 
     roce = replace(SPEC, planes=1, link_mbps=2 * SPEC.link_mbps)
     with lab_lock():

@@ -18,7 +18,7 @@ from faults.model import FaultEvent
 from lab.analysis import audit
 from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
-from topologies.srv6_builder import socket_in
+from topologies.srv6.route_proof import socket_in
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
 

@@ -1,5 +1,5 @@
 """The srv6 data plane on a real fabric (root): kernel IPv6 routers with static
-uN routes, the sender choosing the path by address (topologies/srv6_builder.py).
+uN routes, the sender choosing the path by address (topologies/srv6/builder.py).
 
 Builds the default-size fabric while holding the lab lock (other lab runs
 share the machine), proves every route by its T1's End counter, checks that
@@ -20,10 +20,9 @@ from lab.plumbing import cleanup
 from lab.plumbing.lock import lab_lock
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.names import Switch, is_lab_name
-from topologies.srv6_builder import (MULTIPATH_HASH_SEED, VERIFY_PORT, RouteError, build_srv6_fabric, end_counters,
-                                     has_multipath_hash_seed, multipath_hash_seed, route_rounds, socket_in,
-                                     verify_routes)
-from topologies.srv6_plan import container
+from topologies.srv6.builder import MULTIPATH_HASH_SEED, build_srv6_fabric, has_multipath_hash_seed, multipath_hash_seed
+from topologies.srv6.route_proof import VERIFY_PORT, RouteError, end_counters, route_rounds, socket_in, verify_routes
+from topologies.srv6.plan import container
 from topologies.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")

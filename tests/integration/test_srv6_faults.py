@@ -1,5 +1,5 @@
 """Fault injectors on the srv6 data plane (root): each one started on a small srv6
-fabric stops traffic on the routes it affects (topologies/srv6_builder.py
+fabric stops traffic on the routes it affects (topologies/srv6/builder.py
 verify_routes names them), and its repair brings every route back (verify_routes
 proves them all again), the baseline's plain-address flows too, and leaves the
 fabric as built (faults.injectors.fabric_healthy: links, port faults, each
@@ -20,7 +20,7 @@ from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.model import FaultEvent
 from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
-from topologies.srv6_builder import RouteError, socket_in, verify_routes
+from topologies.srv6.route_proof import RouteError, socket_in, verify_routes
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
 
@@ -113,7 +113,7 @@ def test_a_link_repair_puts_back_what_the_kernel_deleted(session):
     """Without the repair's reinstall the port would stay broken: the kernel deletes
     its neighbour and static routes when it is set down (measured, docs/srv6.md)."""
     from topologies.names import Switch
-    from topologies.srv6_builder import static_problems
+    from topologies.srv6.builder import static_problems
 
     injector = make_injector(session, FaultEvent(at=0, kind="link_flap", target="t0p0r0-t1p0s0"))
     injector.start()

@@ -1,5 +1,5 @@
 """The baseline's routing on the srv6 data plane (root): kernel ECMP routes hashing
-the 5-tuple, and lab/plumbing/srv6_routing.py withdrawing a dead T0-T1 link only
+the 5-tuple, and topologies/srv6/routing.py withdrawing a dead T0-T1 link only
 after the convergence delay and restoring it only after the hold-down.
 
 Builds the default fabric while holding the lab lock (other lab runs share the
@@ -21,13 +21,15 @@ import pytest
 from faults.injectors import make_injector
 from faults.links import End, set_admin
 from faults.model import FaultEvent
-from faults.routing import read_routing_log
+from topologies.routing import read_routing_log
 from lab.plumbing import cleanup
 from lab.plumbing.lock import lab_lock
-from lab.plumbing.srv6_routing import RouterNamespace, Srv6RoutingProcess
+from topologies.srv6.routing import RouterNamespace, Srv6RoutingProcess
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.names import Switch, T0T1Link
-from topologies.srv6_builder import build_srv6_fabric, socket_in
+from topologies.srv6.builder import build_srv6_fabric
+from topologies.srv6.route_proof import socket_in
 from topologies.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
@@ -166,7 +168,8 @@ def test_killed_routing_leaves_routes_as_they_are_and_a_restart_catches_up(lab):
     dead; restarted, it reads the routes and the links as they are and withdraws
     after its delay."""
     fabric, routing = lab
-    kill = make_injector(SimpleNamespace(spec=fabric.spec, fabric=fabric, controller=routing),
+    kill = make_injector(SimpleNamespace(spec=fabric.spec, dataplane=dataplane_for(fabric.spec), fabric=fabric,
+                                         controller=routing),
                          FaultEvent(at=0, kind="controller_kill", target="controller"))
     kill.start()
     assert not routing.running()

@@ -21,7 +21,7 @@ from tests.integration.test_readme_commands import ROOT
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Switch
-from topologies.srv6_builder import socket_in
+from topologies.srv6.route_proof import socket_in
 
 SO_SNDBUFFORCE = 32  # as root: a send buffer above net.core.wmem_max (not in Python's socket module)
 

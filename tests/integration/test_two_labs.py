@@ -59,7 +59,7 @@ def session_state() -> dict:
     session-long processes, the controller and the Mininet nodes' shells (job
     workers come and go between transports)."""
     processes = sorted(pid for pid, cmdline in cleanup.lab_processes()
-                       if "-m lab.plumbing.controller" in cmdline or "mininet:" in cmdline)
+                       if "-m topologies.openflow.controller" in cmdline or "mininet:" in cmdline)
     return {"bridges": sorted(cleanup.lab_bridges()), "links": sorted(cleanup.lab_links()),
             "namespaces": sorted(cleanup.lab_namespaces()), "processes": processes}
 

@@ -25,7 +25,7 @@ from mrc_host.udp6 import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX
 from mrc_host.nic_ports import ipv6_interface_of
 from mrc_host.routes import route_of
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
-from topologies.srv6_plan import Srv6Plan
+from topologies.srv6.plan import Srv6Plan
 
 SRV6 = FabricSpec(dataplane="srv6")
 # one host per rack: h0 and h1 talk across a T1

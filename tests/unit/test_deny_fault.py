@@ -10,11 +10,12 @@ from faults.injectors import INJECTORS, FaultError, make_injector
 from faults.model import KINDS, FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
 from mrc_host.denylist import DeniedElement, DenylistFile, denylist_path, edit_denylist
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import DEFAULT_FABRIC
 
 
 def session(tmp_path):
-    return SimpleNamespace(spec=DEFAULT_FABRIC, workdir=tmp_path)
+    return SimpleNamespace(spec=DEFAULT_FABRIC, dataplane=dataplane_for(DEFAULT_FABRIC), workdir=tmp_path)
 
 
 def listed(tmp_path):

@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
-from topologies.tables import EV_PORT_BASE, MRC_PORT, all_tables, switch_table, trace
+from topologies.openflow.tables import EV_PORT_BASE, MRC_PORT, all_tables, switch_table, trace
 
 SPECS = [
     DEFAULT_FABRIC,

@@ -1,4 +1,4 @@
-"""Which fault kinds each data plane runs (faults/model.py REFUSED_KINDS):
+"""Which fault kinds each data plane runs (its refused_kinds, topologies/dataplane.py):
 the one-line refusal, in a scenario file and from make_injector (no root)."""
 
 from types import SimpleNamespace
@@ -6,8 +6,9 @@ from types import SimpleNamespace
 import pytest
 
 from faults.injectors import INJECTORS, FaultError, make_injector
-from faults.model import REFUSED_KINDS, FaultEvent, dataplane_refusal
+from faults.model import FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
+from topologies.dataplanes import DATAPLANE_TYPES, dataplane_for
 from topologies.fabric import DATAPLANES, FabricSpec
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"
@@ -15,18 +16,19 @@ PAUSE = "{at: 2, kind: datapath_pause, target: datapath, duration: 5, params: {p
 
 
 def test_every_data_plane_has_its_refusals_and_they_name_known_kinds():
-    assert set(REFUSED_KINDS) == set(DATAPLANES)
-    for refused in REFUSED_KINDS.values():
-        assert set(refused) <= set(INJECTORS)
+    assert set(DATAPLANE_TYPES) == set(DATAPLANES)
+    for dataplane in DATAPLANE_TYPES.values():
+        assert set(dataplane.refused_kinds) <= set(INJECTORS)
 
 
 def test_srv6_refuses_the_datapath_pause_alone_and_says_why():
-    assert dataplane_refusal("srv6", ["link_flap", "switch_reboot", "blackhole", "loss", "incast", "deny",
-                                      "agent_pause", "controller_kill", "plane_down"]) is None
-    message = dataplane_refusal("srv6", ["link_flap", "datapath_pause"])
+    srv6, openflow = (dataplane_for(FabricSpec(dataplane=name)) for name in ("srv6", "openflow"))
+    assert srv6.refusal(["link_flap", "switch_reboot", "blackhole", "loss", "incast", "deny",
+                         "agent_pause", "controller_kill", "plane_down"]) is None
+    message = srv6.refusal(["link_flap", "datapath_pause"])
     assert message.startswith("fault kind datapath_pause does not run on the srv6 data plane")
     assert "no datapath process" in message and "\n" not in message
-    assert dataplane_refusal("openflow", list(INJECTORS)) is None
+    assert openflow.refusal(list(INJECTORS)) is None
 
 
 @pytest.mark.parametrize("dataplane, refused", [("srv6", True), ("openflow", False)])
@@ -43,7 +45,8 @@ def test_a_scenario_file_with_a_refused_kind_fails_to_load_naming_the_entry(tmp_
 
 
 def test_make_injector_refuses_a_kind_the_sessions_data_plane_cannot_run():
-    session = SimpleNamespace(spec=FabricSpec(dataplane="srv6"))
+    spec = FabricSpec(dataplane="srv6")
+    session = SimpleNamespace(spec=spec, dataplane=dataplane_for(spec))
     with pytest.raises(FaultError, match="does not run on the srv6 data plane"):
         make_injector(session, FaultEvent(at=0, kind="datapath_pause", target="datapath",
                                           params={"pause_ms": 10, "period_ms": 100}))

@@ -3,8 +3,8 @@ manual clock: every instant asserted is exact."""
 
 import pytest
 
-from faults.clock import ManualClock
-from faults.routing import RoutingEmulation, read_routing_events, read_routing_log
+from topologies.clock import ManualClock
+from topologies.routing import RoutingEmulation, read_routing_events, read_routing_log
 from topologies.fabric import FabricSpec
 
 SPEC = FabricSpec(planes=1, racks=2, spines=3, hosts_per_rack=1, evs_per_plane=3)

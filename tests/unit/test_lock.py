@@ -114,7 +114,8 @@ def launched_project_modules() -> set[str]:
 
 def test_every_module_the_lab_launches_is_a_lab_process_for_cleanup():
     launched = launched_project_modules()
-    assert {"lab.plumbing.controller", "lab.inhost.jobworker", "lab.inhost.incastworker", "lab.inhost.pathprobe"} <= launched  # the scan works
+    assert {"topologies.openflow.controller", "lab.inhost.jobworker", "lab.inhost.incastworker",
+            "lab.inhost.pathprobe"} <= launched  # the scan works
     for module in launched:
         cmdline = f"/work/main/.venv/bin/python -m {module} /tmp/run/config.json "
         assert cleanup.PROCESS_RE.search(cmdline), f"cleanup.LAB_MODULES misses {module}: a crash would leave it"

@@ -3,8 +3,9 @@
 import pytest
 
 from lab.inhost.mapper_logic import (FINDINGS_STALE_S, MAX_PROBES_PER_S, MISSES_TO_FAIL, PROBE_BATCH_S,
-                                     PROBE_INTERVAL_S, PROBE_TIMEOUT_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR, Findings, ProbeHealth, ProbeSchedule,
-                                     Target, cycle_s, localise, targets)
+                                     PROBE_INTERVAL_S, PROBE_TIMEOUT_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR,
+                                     Findings, ProbeHealth, ProbeSchedule, cycle_s, localise)
+from topologies.mapper_probe_wire import Target, targets
 from mrc_host.denylist import DeniedElement
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 

@@ -9,6 +9,7 @@ from faults import injectors
 from faults.injectors import FaultError, NicLoss, make_injector
 from faults.model import KINDS, FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"
@@ -77,7 +78,8 @@ class FakePortProgram:
 
 def session_of(spec: FabricSpec):
     node = SimpleNamespace(pid=4242)
-    return SimpleNamespace(spec=spec, fabric=SimpleNamespace(spec=spec, host=lambda h: node, router=lambda s: node))
+    fabric = SimpleNamespace(spec=spec, host=lambda h: node, switch_namespace_pid=lambda s: node.pid)
+    return SimpleNamespace(spec=spec, dataplane=dataplane_for(spec), fabric=fabric)
 
 
 @pytest.mark.parametrize("dataplane", ["openflow", "srv6"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from faults.clock import ManualClock
+from topologies.clock import ManualClock
 from topologies.commands import SHOWN_WORDS, CommandError, describe, run_command
 from topologies.project import PROJECT_ROOT
 from topologies.waiting import wait_until

@@ -1,6 +1,6 @@
-"""The baseline's plain IPv6 addressing on the srv6 data plane (topologies/srv6_plan.py):
+"""The baseline's plain IPv6 addressing on the srv6 data plane (topologies/srv6/plan.py):
 every address routed, same rack direct, one path per T1 between racks, withdrawals
-as faults.routing.RoutingEmulation makes them, and no overlap with the uSID space."""
+as topologies.routing.RoutingEmulation makes them, and no overlap with the uSID space."""
 
 import ipaddress
 import itertools
@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from faults.routing import RoutingEmulation
-from faults.clock import ManualClock
+from topologies.routing import RoutingEmulation
+from topologies.clock import ManualClock
 from topologies.fabric import FabricSpec
 from topologies.names import FabricError, Switch
-from topologies.srv6_builder import baseline_route_line
-from topologies.srv6_plan import BASELINE_BLOCK, LOCATOR_BLOCK, Srv6Plan
-from topologies.tables import ecmp_group
+from topologies.srv6.builder import baseline_route_line
+from topologies.srv6.plan import BASELINE_BLOCK, LOCATOR_BLOCK, Srv6Plan
+from topologies.routing import ecmp_group
 
 DEFAULT = Srv6Plan(FabricSpec())
 THREE_T1S = Srv6Plan(FabricSpec(planes=2, racks=3, spines=3, hosts_per_rack=2))
@@ -102,7 +102,7 @@ def test_a_withdrawn_link_leaves_every_route_through_it():
 @given(st.sets(st.tuples(st.integers(0, 2), st.integers(0, 2))))
 def test_withdrawals_match_the_routing_emulation(links):
     """The T0 routes the plan gives for a set of withdrawn links are the ECMP groups
-    faults.routing computes for it: one rule for both data planes."""
+    topologies.routing computes for it: one rule for both data planes."""
     spec = THREE_T1S.spec
     emulation = RoutingEmulation(spec, 1.0, 1.0, on_apply=lambda *a: None, clock=ManualClock())
     for rack, s in links:

@@ -10,13 +10,13 @@ import struct
 import pytest
 
 from lab.analysis.fidelity import heartbeat_addresses
-from lab.inhost.mapper import MAGIC, PAYLOAD
-from lab.inhost.mapper_logic import Target
-from lab.inhost.srv6_probes import SEND_HOP_LIMIT, Srv6Probes, probe_frame
+from topologies.mapper_probe_wire import MAGIC, PAYLOAD
+from topologies.mapper_probe_wire import Target
+from topologies.srv6.mapper_probes import SEND_HOP_LIMIT, Srv6Probes, probe_frame
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.names import FabricError, Host, Switch
-from topologies.srv6_plan import Hop, Srv6Plan, usids_of
-from topologies.tables import MAPPER_PORT
+from topologies.srv6.plan import Hop, Srv6Plan, usids_of
+from mrc_host.wire import MAPPER_PORT
 
 SPECS = [
     DEFAULT_FABRIC,

@@ -3,7 +3,7 @@
 import pytest
 
 from topologies.fabric import DEFAULT_FABRIC, FabricError, FabricSpec
-from topologies.tables import (BASELINE_PORT, EV_PORT_BASE, MAPPER_PORT, MRC_PORT, OFPP_IN_PORT, PRIO_LOCAL,
+from topologies.openflow.tables import (BASELINE_PORT, EV_PORT_BASE, MAPPER_PORT, MRC_PORT, OFPP_IN_PORT, PRIO_LOCAL,
                                mapper_ev, switch_table, trace)
 
 SPECS = [

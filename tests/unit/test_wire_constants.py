@@ -6,7 +6,8 @@ import struct
 from pathlib import Path
 
 from mrc_host import wire
-from topologies import port_maps, port_program, tables
+from topologies import port_maps, port_program
+from topologies.openflow import tables
 
 C_SOURCE = (Path(__file__).resolve().parents[2] / "topologies" / "port_program.c").read_text()
 DEFINES = {m.group(1): int(m.group(2), 0)

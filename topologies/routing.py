@@ -2,7 +2,7 @@
 only after a convergence delay, and comes back only after a hold-down.
 
 The baseline's traffic crosses each T0 through one ECMP select group per
-destination rack (topologies/tables.py ecmp_group), one bucket per uplink.
+destination rack (ecmp_group), one bucket per uplink.
 The buckets carry no watch_port, so OVS itself never skips a dead one:
 until routing removes it, flows hashed onto it are black-holed, as in a
 BGP/ECMP fabric while the hold timer runs. This module is the "routing":
@@ -19,12 +19,15 @@ BGP session survived); one that fails again before its restore is due stays
 withdrawn. Only link state is detected: a gray failure (black-hole, loss)
 never withdraws anything. MRC's per-EV entries are never touched.
 
-The controller (lab/plumbing/controller.py) owns one RoutingEmulation; it reports
-link state with `link_state()` and applies `on_apply(t0, group_id, ports)` (the new
-bucket list) to the switch. Every detection, withdrawal and restore is
+Independent of the data plane: each one's control process owns one
+RoutingEmulation, reports link state with `link_state()` and applies
+`on_apply(t0, group_id, ports)` (the new uplink list) to the switch: the
+OpenFlow controller (topologies/openflow/controller.py) as a select group's
+buckets, the srv6 routing process (topologies/srv6/routing.py) as a multipath
+route's nexthops. Every detection, withdrawal and restore is
 appended as one JSON line, with CLOCK_MONOTONIC time, to the routing log;
 `read_routing_events()` turns it into events.jsonl records. The timers and
-the log's times come from a clock (faults/clock.py): the real monotonic one,
+the log's times come from a clock (topologies/clock.py): the real monotonic one,
 or in tests a manual one they advance.
 """
 
@@ -36,13 +39,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from faults.clock import MONOTONIC, Clock, TimerHandle
+from topologies.clock import MONOTONIC, Clock, TimerHandle
 from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
 
 ROUTING_LOG = "routing.jsonl"  # in the session workdir
 DEFAULT_CONVERGENCE_DELAY = 5.0  # s: a BGP-like hold time (no BFD)
 DEFAULT_HOLD_DOWN = 2.0  # s: a returning link is trusted only after this
+ECMP_GROUP_BASE = 1
+
+
+def ecmp_group(dest_rack: int) -> int:
+    """Group id of a T0's ECMP group toward `dest_rack` (one per remote rack,
+    so routing can withdraw a T1 for one destination rack only): an OpenFlow
+    select group, or on srv6 the baseline route the routing process rewrites."""
+    return ECMP_GROUP_BASE + dest_rack
 
 
 @dataclass
@@ -167,8 +178,6 @@ class RoutingEmulation:
 
     def groups(self, t0: str) -> dict[int, list[int]]:
         """What T0 `t0`'s ECMP groups should hold now: group id -> uplink ports."""
-        from topologies.tables import ecmp_group
-
         _, plane, rack = self.spec.parse_switch(t0)
         own = self.withdrawn[t0]
         out = {}

@@ -2,8 +2,8 @@
 
 On srv6 the baseline crosses each T0 by a kernel ECMP multipath route per
 other rack (one nexthop per T1 uplink, picked by the 5-tuple hash) and each
-T1 by a route per rack (topologies/srv6_plan.py, "baseline"). This process
-is the fabric's routing, as faults/routing.py emulates it for the OpenFlow
+T1 by a route per rack (topologies/srv6/plan.py, "baseline"). This process
+is the fabric's routing, as topologies/routing.py emulates it for the OpenFlow
 data plane, and with the same RoutingEmulation (timers, rules, log):
 
     T0-T1 link down (netlink)  --convergence delay-->  withdrawn
@@ -33,7 +33,7 @@ reconverges until it is started again: then it reads the routes the T0s
 hold (an uplink missing from every route of a T0 counts as withdrawn, as the
 OpenFlow controller does with its groups) and the links' state now.
 
-    python -m lab.plumbing.srv6_routing --fabric fabric.json \\
+    python -m topologies.srv6.routing --fabric fabric.json \\
         [--convergence-delay 5] [--hold-down 2] --routing-log routing.jsonl
 
 It finds the routers by their Mininet shells (`mininet:<name>`), so a
@@ -57,17 +57,17 @@ from pathlib import Path
 
 import psutil
 
-from faults.routing import (DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG, RoutingEmulation,
-                            connected_since)
-from lab.plumbing.atomic import write_json_atomic
-from lab.plumbing.child_process import ChildProcess
-from topologies.builder import BuildError
+from topologies.routing import (DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG, RoutingEmulation,
+                                 connected_since)
+from topologies.atomic import write_json_atomic
+from topologies.child_process import ChildProcess
+from topologies.build import BuildError
 from topologies.fabric import FabricSpec
 from topologies.names import Switch, T0T1Link
 from topologies.project import PROJECT_ROOT
-from topologies.srv6_builder import PEER
-from topologies.srv6_plan import BASELINE_BLOCK, BASELINE_RACK_PREFIX_LEN, BaselineRoute, Srv6Plan
-from topologies.tables import ecmp_group
+from topologies.srv6.builder import PEER
+from topologies.srv6.plan import BASELINE_BLOCK, BASELINE_RACK_PREFIX_LEN, BaselineRoute, Srv6Plan
+from topologies.routing import ecmp_group
 from topologies.waiting import wait_until
 
 LOG = logging.getLogger("mrclab.srv6_routing")
@@ -77,8 +77,8 @@ ALIVE_CHECK_S = 1.0
 
 
 class Srv6RoutingProcess(ChildProcess):
-    """The srv6 baseline's routing, as its own process: the surface of
-    lab.plumbing.session.ControllerProcess, without an OpenFlow port.
+    """The srv6 baseline's routing, as its own process: the data plane's control
+    process (topologies/dataplane.py ControlProcess), without an OpenFlow port.
     Stopping it leaves the routes as they are: only reconvergence stops."""
 
     port = None  # it listens on nothing: faults.injectors' controller_kill checks no port
@@ -98,7 +98,7 @@ class Srv6RoutingProcess(ChildProcess):
         since = time.monotonic()
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "lab.plumbing.srv6_routing", "--fabric", str(self.fabric_file),
+                [sys.executable, "-m", "topologies.srv6.routing", "--fabric", str(self.fabric_file),
                  "--convergence-delay", str(self.convergence_delay), "--hold-down", str(self.hold_down),
                  "--routing-log", str(self.routing_log)],
                 cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

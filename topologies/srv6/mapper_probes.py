@@ -1,7 +1,7 @@
 """The Clustermapper's probes on the srv6 data plane (docs/mapper.md, "On srv6").
 
 No router holds a reflection rule: a probe's destination is a source route back
-to its sender (topologies/srv6_plan.py reflection_address):
+to its sender (topologies/srv6/plan.py reflection_address):
 
     T0 hop of plane p   [block][own T0][own T0][own host]         the T0 only
     T1 s of plane p     [block][own T0][T1 s][own T0][own host]   T0, T1 s, T0
@@ -21,14 +21,14 @@ from __future__ import annotations
 import socket
 import struct
 
-from lab.inhost.mapper_logic import Target, targets
-from lab.inhost.mapper import MAGIC, PAYLOAD, PACKET_QDISC_BYPASS, SOL_PACKET, _mac
+from topologies.mapper_probe_wire import Target, targets
+from topologies.mapper_probe_wire import MAGIC, PACKET_QDISC_BYPASS, PAYLOAD, SOL_PACKET, mac_bytes
 from topologies.fabric import FabricSpec
 from topologies.names import Switch
-from topologies.srv6_builder import router_port_mac
-from topologies.srv6_plan import Srv6Plan
+from topologies.srv6.builder import router_port_mac
+from topologies.srv6.plan import Srv6Plan
 from mrc_host.udp6 import zero_checksums
-from topologies.tables import MAPPER_PORT
+from mrc_host.wire import MAPPER_PORT
 
 ETH_P_IPV6 = 0x86DD
 SEND_HOP_LIMIT = 64  # written in every probe; a reply arrives with this minus the routers crossed
@@ -61,8 +61,8 @@ def open_receive_socket(address: str) -> socket.socket:
 
 
 class Srv6Probes:
-    """One host's probes on srv6: the surface of mapper.OpenFlowProbes (socks, send,
-    replies, proves, close); a reply's evidence is the hop limit it arrived with."""
+    """One host's probes on srv6: a MapperProbes (topologies/mapper_probe_wire.py);
+    a reply's evidence is the hop limit it arrived with."""
 
     def __init__(self, spec: FabricSpec, host: int):
         plan = Srv6Plan(spec)
@@ -81,7 +81,7 @@ class Srv6Probes:
     def _frame_parts(self, plan: Srv6Plan, target: Target) -> tuple[bytes, bytes, bytes, bytes]:
         rack = self.spec.rack_of(self.host)
         gateway = router_port_mac(Switch.t0(target.plane, rack), self.spec.t0_host_port(self.host))
-        return (_mac(gateway), _mac(self.spec.host_mac(self.host, target.plane)),
+        return (mac_bytes(gateway), mac_bytes(self.spec.host_mac(self.host, target.plane)),
                 plan.host_address(self.host, target.plane).packed,
                 plan.reflection_address(self.host, target.plane, target.t1).packed)
 

@@ -380,7 +380,7 @@ class Srv6Plan:
         switch's plane in `withdrawn` taken out. A T0: each other rack over every
         T1 that both its own link and that rack's link to still reach (an ECMP
         route). A T1: each rack out of its downlink, unless that link is withdrawn.
-        The same rule as faults.routing.RoutingEmulation.groups."""
+        The same rule as topologies.routing.RoutingEmulation.groups."""
         spec, plane = self.spec, switch.plane
         if switch.tier == "t1":
             return [BaselineRoute(self.baseline_rack_prefix(plane, rack),

@@ -1,6 +1,6 @@
 """A lab process the session starts and stops: the os-ken controller on
 OpenFlow, the routing process on srv6 (lab/plumbing/session.py,
-lab/plumbing/srv6_routing.py). Subclasses start it; this reads its log,
+topologies/srv6/routing.py). Subclasses start it; this reads its log,
 says whether it runs, and ends it."""
 
 from __future__ import annotations

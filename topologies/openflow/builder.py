@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import operator
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from topologies import shaping
-from topologies.commands import COMMAND_TIMEOUT_S, run_command
+from topologies.build import (BuildError, check_port_program, host_nic_shaper, require_root, run_node_script, sh,
+                               switch_port_configs)
+from topologies.commands import run_command
+from topologies.dataplane import Settings
 from topologies.fabric import FabricSpec
-from topologies.tables import all_tables
+from topologies.openflow.tables import all_tables
 from topologies.waiting import wait_until
 
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
@@ -37,22 +37,7 @@ OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 OVS_PORT_WMEM = "8388608"
 
 
-class BuildError(RuntimeError):
-    """The fabric could not be built; the message names what to fix."""
-
-
-def sh(cmd: list[str], timeout: float = COMMAND_TIMEOUT_S, input: str | None = None) -> str:
-    return run_command(cmd, timeout=timeout, input=input, error=BuildError).stdout
-
-
 # ---- prerequisites ------------------------------------------------------------
-def require_root() -> None:
-    import os
-
-    if os.geteuid() != 0:
-        raise BuildError("the lab needs root: run it with sudo")
-
-
 def ensure_ovs_running() -> None:
     if subprocess.run(["which", "ovs-vsctl"], capture_output=True).returncode != 0:
         raise BuildError("Open vSwitch is not installed: run sudo ./setup.sh (apt package openvswitch-switch)")
@@ -102,6 +87,10 @@ class Fabric:
     def switch_ports(self) -> list[str]:
         return [intf.name for sw in self.net.switches for intf in sw.intfList() if intf.name != "lo"]
 
+    def switch_namespace_pid(self, switch) -> None:
+        """Every switch port lives in the root namespace."""
+        return None
+
     def stop(self) -> None:
         """Stop Mininet's nodes; the lab's cleanup removes whatever remains."""
         from mininet.node import OVSSwitch
@@ -114,36 +103,21 @@ class Fabric:
             link.stop()
 
 
-class GlobalSettings(Protocol):
-    """Who changes machine-wide settings for the build and puts them back
-    (the lab's session passes lab.plumbing.cleanup, which records the original values
-    so that even a crashed run's cleanup restores them)."""
-
-    def set_sysctl(self, name: str, value: str) -> None: ...
-
-    def restore_sysctls(self) -> list[str]: ...
-
-
 def check_build_prerequisites(shaping: bool) -> None:
     """Root, a running Open vSwitch and (when shaping) the switch port program,
     each failing with what to install: the lab never runs silently without trimming."""
     require_root()
     ensure_ovs_running()
     if shaping:
-        from topologies import port_program
-
-        try:
-            port_program.check_prerequisites()
-        except port_program.PortProgramError as exc:
-            raise BuildError(f"switch port program unavailable: {exc}") from None
+        check_port_program()
 
 
-def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSettings, shaping: bool = True,
+def build_fabric(spec: FabricSpec, controller_port: int, settings: Settings, shaping: bool = True,
                  trimming: bool = True) -> Fabric:
     """Build and start the fabric; returns once every switch holds its full
     table (verified by reading the tables back).
 
-    settings: sets and restores the sysctl the build needs (see GlobalSettings)
+    settings: sets and restores the sysctl the build needs (topologies/dataplane.py Settings)
 
     shaping: shape every link to spec.link_mbps (switch ports through the
         port program, host NICs by host_nic_shaper); off only for functional tests
@@ -195,39 +169,6 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: GlobalSetting
         raise
     fabric.build_s = time.monotonic() - started
     return fabric
-
-
-def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
-    """tc batch lines that shape host NIC port `dev` to the fabric's link rate,
-    its agent's control datagrams ahead of its DATA (topologies/shaping.py)."""
-    # burst: two jumbo frames at line speed after an idle spell, as a NIC sends them
-    return shaping.host_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14))
-
-
-def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> dict:
-    """The port program's configuration of every switch port: shaped rate,
-    virtual-queue trimming (or tail drop), ECN except on the last hop (T0
-    ports facing hosts, as UEC/MRC do)."""
-    from topologies import port_program
-
-    last_hop = last_hop_ports(spec)
-    return {port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
-                                          ecn=port not in last_hop)
-            for port in ports}
-
-
-def last_hop_ports(spec: FabricSpec) -> set[str]:
-    """The T0 ports facing hosts: what leaves one is delivered."""
-    return {spec.switch_intf(l.b, l.b_port) for l in spec.links if l.kind == "host-t0"}
-
-
-def mark_ecn_on_last_hops(spec: FabricSpec) -> None:
-    """ECN marking on the last hops too, on a live fabric built with switch_port_configs: a RoCE
-    fabric marks every hop for DCQCN, where UEC/MRC's (and the lab's) trim at the last hop."""
-    from topologies import port_program
-
-    for port in sorted(last_hop_ports(spec)):
-        port_program.set_ecn(port, True)
 
 
 def prepare_ovs_tx_buffer(configs: dict) -> int:
@@ -311,18 +252,6 @@ def _configure_host(fabric: Fabric, h: int, shaping: bool) -> None:
                              f"dev {dev} nud permanent")
     lines.append("ip -batch - <<'EOF'\n" + "\n".join(neigh) + "\nEOF")
     run_node_script(host, lines)
-
-
-def run_node_script(node, lines: list[str]) -> None:
-    """Run shell `lines` inside a Mininet node, stopping at the first failure;
-    BuildError naming the node and what the script printed if it did not finish."""
-    # Mininet's cmd() takes one line: run the script from a file instead.
-    with tempfile.NamedTemporaryFile("w", prefix="mrclab-node-", suffix=".sh") as script:
-        script.write("set -e\n" + "\n".join(lines) + "\necho mrclab-configured\n")
-        script.flush()
-        out = node.cmd(f"bash {script.name} 2>&1")
-    if "mrclab-configured" not in out:
-        raise BuildError(f"configuring {node.name} failed: {out.strip()[-300:]}")
 
 
 def expected_counts(spec: FabricSpec) -> dict[str, tuple[int, int]]:

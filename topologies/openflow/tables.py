@@ -39,8 +39,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from mrc_host.wire import BASELINE_PORT, EV_PORT_BASE, MRC_PORT  # noqa: F401 (re-exported)
+from mrc_host.wire import BASELINE_PORT, EV_PORT_BASE, MAPPER_PORT, MRC_PORT  # noqa: F401 (re-exported)
 from topologies.fabric import FabricError, FabricSpec
+from topologies.routing import ecmp_group
 
 ETH_TYPE_IPV4 = 0x0800
 IP_PROTO_UDP = 17
@@ -50,24 +51,13 @@ PRIO_MAPPER_HOP = 400
 PRIO_LOCAL = 300
 PRIO_EV = 200
 PRIO_DEFAULT = 100
-ECMP_GROUP_BASE = 1
-# UDP port of the Clustermapper's probes (destination, and source of T0-hop
-# probes): neither a lab transport's port nor the incast's
-MAPPER_PORT = 4795
 OFPP_IN_PORT = 0xFFFFFFF8  # OpenFlow 1.3 reserved port: "back out the port it came in on"
-assert MAPPER_PORT not in (MRC_PORT, BASELINE_PORT)
 
 
 def mapper_ev(spec: FabricSpec, t1: int) -> int:
     """The EV a mapper probe toward T1 `t1` carries: the first EV that MRC
     steers to it (fabric.ev_to_t1), so the probe takes data's uplink."""
     return spec.evs_for_t1(t1)[0]
-
-
-def ecmp_group(dest_rack: int) -> int:
-    """Group id of a T0's ECMP group toward `dest_rack` (one per remote rack,
-    so routing can withdraw a T1 for one destination rack only)."""
-    return ECMP_GROUP_BASE + dest_rack
 
 
 def rack_subnet(plane: int, rack: int) -> tuple[str, str]:

@@ -1,12 +1,12 @@
 """The fabric controller: an os-ken (maintained Ryu fork) OpenFlow 1.3 app.
 
 Static tables: when a switch connects it gets its complete table from
-`topologies.tables`, unless it still holds it (a switch that only lost its
+`topologies.openflow.tables`, unless it still holds it (a switch that only lost its
 controller connection, e.g. a controller restart, keeps its table untouched,
 so MRC traffic does not notice). A switch that lost its table (a rebooted
 switch) gets it again, old entries wiped first.
 
-Baseline routing emulation (faults/routing.py): the only thing ever changed
+Baseline routing emulation (topologies/routing.py): the only thing ever changed
 after install is the bucket lists of the T0s' ECMP groups (one per
 destination rack). A T0-T1 link that goes down (OFPT_PORT_STATUS) is
 withdrawn after --convergence-delay -- from its T0's groups and from the
@@ -15,7 +15,7 @@ comes back. MRC's per-EV entries never change.
 
 The lab runs this module as its own process:
 
-    python -m lab.plumbing.controller --fabric fabric.json --port 16653 \
+    python -m topologies.openflow.controller --fabric fabric.json --port 16653 \
         [--convergence-delay 5] [--hold-down 2] [--routing-log routing.jsonl]
 
 It listens on 127.0.0.1 only.
@@ -34,9 +34,9 @@ from os_ken.controller import ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from os_ken.ofproto import ofproto_v1_3
 
-from faults.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, RoutingEmulation
+from topologies.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, RoutingEmulation
 from topologies.fabric import FabricSpec
-from topologies.tables import SwitchTable, switch_table
+from topologies.openflow.tables import SwitchTable, switch_table
 
 LOG = logging.getLogger("mrclab.controller")
 
