@@ -24,6 +24,7 @@ from lab.scenario.record import MIB, Scenario
 from lab.bench_report import BENCH_PAGE, PAPER_PAGE, report_figures, report_scale, save_report
 from lab.console import console, write_json
 from lab.runners.progress import run_progress
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
 from topologies.link_rate import AUTO
 from lab.analysis.results import RESULTS_ROOT
@@ -439,7 +440,7 @@ def print_check(spec: FabricSpec, result, timings: dict) -> None:
                   f"teardown {timings['teardown_s']:.1f} s", highlight=False)
     console.print(f"port program on {result.port_program_ports[0]}/{result.port_program_ports[1]} switch ports",
                   highlight=False)
-    how = session.dataplane.route_proof_words
+    how = dataplane_for(spec).route_proof_words
     console.print(f"paths verified: {result.paths_ok}/{result.paths_total} (every (source, destination, plane, T1) "
                   f"route, {how})", highlight=False)
 
