@@ -166,14 +166,6 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
     return replace(loaded, job=job, trimming=loaded.trimming if trimming is None else trimming)
 
 
-# What each data plane is, said once at the start of a run
-DATAPLANE_LINES = {
-    "srv6": "srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)",
-    "openflow": "openflow data plane: Open vSwitch switches, static tables from the os-ken controller "
-                "(docs/architecture.md)",
-}
-
-
 def describe_run(scenario: Scenario) -> None:
     from mrc_host.collectives import COLLECTIVES
 
@@ -185,7 +177,7 @@ def describe_run(scenario: Scenario) -> None:
                   f"x {job.iterations}{budget}; "
                   f"{len(scenario.faults)} faults; {' vs '.join(scenario.transports)}"
                   f"{'' if scenario.trimming else '; trimming off'}", highlight=False)
-    console.print(DATAPLANE_LINES[spec.dataplane], highlight=False)
+    console.print(dataplane_for(spec).run_line, highlight=False)
     if scenario.link_rate:
         console.print(scenario.link_rate, highlight=False)
 

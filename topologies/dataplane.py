@@ -121,6 +121,7 @@ class DataPlane(ABC):
     extra_header_bytes: int = 0
     # How `check` words its route proof.
     route_proof_words: str = ""
+    run_line: str = ""   # what this data plane is, one line at the start of a run
     # The baseline's ECMP picks a nexthop by the 5-tuple (ports too), not the address pair.
     ecmp_hashes_ports: bool = False
     # A switch skips an ECMP nexthop on a port set administratively down at once, by

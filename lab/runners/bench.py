@@ -35,7 +35,7 @@ from lab.paper.settings import INCAST_FABRIC, INCAST_SENDERS, PASSES
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
-from topologies.fabric import DEFAULT_FABRIC
+from topologies.fabric import DEFAULT_DATAPLANE, DEFAULT_FABRIC, LEGACY_DATAPLANE
 from topologies.link_rate import RateBudget, RateError, auto_link_mbps
 from topologies.project import PROJECT_ROOT
 
@@ -122,16 +122,18 @@ def cost_figures(costs: list[dict]) -> list[Figure]:
                    key=lambda f: f.raw["build_s"] + f.raw["verify_s"]) for p in planes]
     per_packet = {p: [c["stream"]["cpu_us_per_packet"] for c in costs if c["dataplane"] == p] for p in planes}
     busy = {p: statistics.median(c["stream"]["cpu_mean_pct"] for c in costs if c["dataplane"] == p) for p in planes}
-    if {"srv6", "openflow"} <= set(planes) and all(None not in v for v in per_packet.values()):
-        srv6, openflow = (statistics.median(per_packet[p]) for p in ("srv6", "openflow"))
-        ratio = srv6 / openflow
+    # the default data plane's CPU per packet against the one it replaced as the default
+    new, old = DEFAULT_DATAPLANE, LEGACY_DATAPLANE
+    if {new, old} <= set(planes) and all(None not in v for v in per_packet.values()):
+        new_us, old_us = (statistics.median(per_packet[p]) for p in (new, old))
+        ratio = new_us / old_us
         trusted = all(c["lost"] == 0 for c in costs)
         spread = "; ".join(f"{p} {min(v):.0f}-{max(v):.0f} us" for p, v in per_packet.items())
         figures.append(Figure(
-            f"CPU per delivered packet, srv6 / openflow (whole machine, conservation stream at "
+            f"CPU per delivered packet, {new} / {old} (whole machine, conservation stream at "
             f"{costs[0]['stream']['load']:g} of line rate, median of {COST_ROUNDS} checks each)",
-            f"{ratio:.2f} ({srv6:.0f} us vs {openflow:.0f} us; {spread}; CPU {busy['srv6']:.0f} % vs "
-            f"{busy['openflow']:.0f} %)",
+            f"{ratio:.2f} ({new_us:.0f} us vs {old_us:.0f} us; {spread}; CPU {busy[new]:.0f} % vs "
+            f"{busy[old]:.0f} %)",
             f"<= {target.SRV6_CPU_PER_PACKET_SHARE:g}, nothing lost",
             ratio <= target.SRV6_CPU_PER_PACKET_SHARE and trusted, {"per_packet_us": per_packet}))
     return figures

@@ -19,6 +19,8 @@ from topologies.openflow.route_check import check_paths
 class OpenFlowDataPlane(DataPlane):
     name = "openflow"
     route_proof_words = "each arrived with its T1's mark"
+    run_line = ("openflow data plane: Open vSwitch switches, static tables from the os-ken controller "
+                "(docs/architecture.md)")  # said at a run's start
 
     # ---- build and control --------------------------------------------------------
     def control_process(self, workdir: Path, convergence_delay: float, hold_down: float) -> ControllerProcess:

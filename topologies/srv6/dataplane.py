@@ -24,6 +24,7 @@ class Srv6DataPlane(DataPlane):
                                        "pause (agent_pause pauses the hosts' agents)"}
     extra_header_bytes = 20  # an IPv6 header is 40 bytes, an IPv4 one 20
     route_proof_words = "proved by each T1's End counter"
+    run_line = "srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)"  # said at a run's start
     ecmp_hashes_ports = True
     admin_down_skips_nexthop = True
 
