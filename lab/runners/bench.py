@@ -31,7 +31,6 @@ from lab.scenario.load import JobSettings, Scenario, load_scenario
 from lab.analysis.failover import in_rtts
 from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
-from lab.paper.settings import INCAST_FABRIC, INCAST_SENDERS, PASSES
 from lab.runners import bench_targets as target
 from lab.runners.experiment import run_experiment
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
@@ -315,7 +314,8 @@ class Bench:
     def cc_step(self) -> Iterator[Figure]:
         from lab.plumbing.session import lab_session
         from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, run_incast
-        from lab.runners.incast_victim import run_incast_victim
+        from lab.runners.incast_victim import (VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S,
+                                               run_incast_victim)
 
         dp = CC_DATAPLANE
         clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},
@@ -323,8 +323,8 @@ class Bench:
         with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=dp)) as session:
             incast = {cc: run_incast(session, BENCH_INCAST_SENDERS, BENCH_INCAST_BYTES, params={"cc": cc})
                       for cc in CC_COMPARED}
-        with lab_session(replace(INCAST_FABRIC, dataplane=dp)) as session:
-            victim = {cc: run_incast_victim(session, INCAST_SENDERS, PASSES[self.quick].victim_s, params={"cc": cc})
+        with lab_session(replace(VICTIM_INCAST_FABRIC, dataplane=dp)) as session:
+            victim = {cc: run_incast_victim(session, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S[self.quick], params={"cc": cc})
                       for cc in CC_COMPARED}
         yield from cc_figures(clean, incast, victim)
 
