@@ -28,6 +28,9 @@ from typing import Callable, Iterator
 import yaml
 
 from faults.model import FaultEvent
+from lab.analysis.failover import fault_figures
+from lab.analysis.fault_windows import fault_windows
+from lab.analysis.route_records import median_route_gap
 from lab.paper import thresholds
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
@@ -35,12 +38,16 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
                                 flaps_title, incast_title, links_title, loss_title, roce_label)
+from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
+from lab.runners.bandwidth import default_pair, run_bandwidth
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
-from lab.runners.incast_victim import VICTIM_INCAST_SENDERS
+from lab.runners.incast import INCAST_PARAMS
+from lab.runners.incast_victim import VICTIM_INCAST_SENDERS, run_incast_victim
 from lab.scenario.load import load_scenario
 from mrc_host.params import TransportParams
+from topologies.build import mark_ecn_on_last_hops
 from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
 
@@ -229,9 +236,6 @@ class Paper:
                        same, why, ok, trust_why, {"loss_free": free, "lossy": lossy, "kept": shares})
 
     def links_row(self) -> Iterator[PaperRow]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.bandwidth import run_bandwidth
-
         step = PASSES[self.quick].link_phase_s
         spec = LINKS_FABRIC
         self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down one by one, then together...")
@@ -251,11 +255,6 @@ class Paper:
                        {"shares": shares, "planes": spec.planes, "phase_s": step, "runs": records})
 
     def incast_row(self) -> Iterator[PaperRow]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.incast import INCAST_PARAMS
-        from lab.runners.incast_victim import run_incast_victim
-        from topologies.build import mark_ecn_on_last_hops
-
         duration = PASSES[self.quick].victim_s
         results = {}
         self.say(f"paper: incast with a victim, {VICTIM_INCAST_SENDERS} senders, {duration:g} s...")
@@ -279,9 +278,6 @@ class Paper:
                        {label: r.as_dict() for label, r in results.items()})
 
     def flaps_row(self) -> Iterator[PaperRow]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.bandwidth import default_pair, run_bandwidth
-
         spec, run = LINKS_FABRIC, PASSES[self.quick]
         faults = flap_timeline(spec, run.flaps, run.flap_s)
         self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
@@ -415,10 +411,6 @@ def flap_detection(run, spec: FabricSpec) -> dict:
     the flapped link to its route there leaving use ("detection_s", as every run's fault figures
     give it, docs/metrics.md), beside the gap between two packets on a route
     ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
-    from lab.analysis.failover import fault_figures
-    from lab.analysis.fault_windows import fault_windows
-    from lab.analysis.route_records import median_route_gap
-
     events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
     windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
     figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)

@@ -28,13 +28,20 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from lab.scenario.load import JobSettings, Scenario, load_scenario
+from lab.analysis.counters import counter_totals
 from lab.analysis.failover import in_rtts
 from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
+from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
+from lab.runners.check import run_check
 from lab.runners.experiment import run_experiment
+from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS, run_incast
+from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S, run_incast_victim
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
-from topologies.fabric import DEFAULT_FABRIC
+from mrc_host.wire import PROBE
+from topologies.build import BuildError
+from topologies.fabric import DEFAULT_FABRIC, IP_UDP_HEADER_BYTES, FabricSpec
 from topologies.link_rate import RateBudget, RateError, auto_link_mbps
 from topologies.project import PROJECT_ROOT
 
@@ -69,9 +76,6 @@ def _median_max(values: list[float]) -> tuple[float | None, float | None]:
 
 
 def fabric_step(quick: bool, dataplane: str = DEFAULT_FABRIC.dataplane) -> Iterator[Figure]:
-    from lab.runners.check import run_check
-    from lab.plumbing.session import lab_session
-
     with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
         check = run_check(session)
     build, teardown = session.timings["build_s"], session.timings["teardown_s"]
@@ -93,9 +97,6 @@ def dataplane_cost(dataplane: str) -> dict:
     """`check` on the default fabric of `dataplane`: its build + verify figure, and the
     machine's CPU per packet its conservation stream delivered (every data plane gets
     the same offered load, so the difference is what the fabric costs)."""
-    from lab.runners.check import run_check
-    from lab.plumbing.session import lab_session
-
     with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
         check = run_check(session)
     stream = check.conservation_attempts[-1]
@@ -268,10 +269,6 @@ class Bench:
 
     def noisy_step(self) -> Iterator[Figure]:
         """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
-        from topologies.fabric import IP_UDP_HEADER_BYTES
-        from lab.analysis.counters import counter_totals
-        from mrc_host.wire import PROBE
-
         run = _run("noisy-day", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
         median = f"median {_s(mrc.clean_median_s)}{', every iteration paused' if mrc.clean_median_fallback else ''}"
@@ -292,10 +289,6 @@ class Bench:
                      "MRC <= baseline", mrc.timeouts <= base.timeouts)
 
     def incast_step(self) -> Iterator[Figure]:
-        from lab.runners.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
-                                run_incast)
-        from lab.plumbing.session import lab_session
-
         runs = {}
         for trimming in (True, False):
             with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=self.dataplane), trimming=trimming) as session:
@@ -312,11 +305,6 @@ class Bench:
                      "reported (the timeouts trimming avoids)", None, tail.as_dict())
 
     def cc_step(self) -> Iterator[Figure]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, run_incast
-        from lab.runners.incast_victim import (VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S,
-                                               run_incast_victim)
-
         dp = CC_DATAPLANE
         clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},
                           iterations=20 if self.quick else 50) for cc in CC_COMPARED}
@@ -518,9 +506,6 @@ SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4),
 def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = print,
                 dataplane: str = DEFAULT_FABRIC.dataplane) -> dict:
     """Each size at the rate `link_mbps: auto` gives it from this machine's `budget`."""
-    from topologies.build import BuildError
-    from topologies.fabric import FabricSpec
-
     rows, largest = [], None
     for racks, spines, hpr in SCALE_STEPS:
         spec = FabricSpec(racks=racks, spines=spines, hosts_per_rack=hpr, dataplane=dataplane)
