@@ -23,6 +23,7 @@ import json
 import multiprocessing as mp
 import os
 import pstats
+import queue
 import resource
 import sys
 import time
@@ -61,9 +62,24 @@ def profiled(fn, enabled, *args):
     return result, s.getvalue()
 
 
+PORTS_TAKEN = ("(another copy of this benchmark, or an MRC agent, holds the wire's ports on this "
+               "loopback: run it in a network namespace of its own, as bench does)")
+
+
+def start_agent(role, cfg, q):
+    """The agent, or None after telling the parent why it could not bind its sockets."""
+    try:
+        return Agent(cfg)
+    except OSError as exc:
+        q.put(("error", f"{role}: {exc.strerror or exc} {PORTS_TAKEN}"))
+        return None
+
+
 def run_receiver(cfg, a, n_msgs, q, ready):
-    agent = Agent(cfg)
+    agent = start_agent("receiver", cfg, q)
     ready.set()
+    if agent is None:
+        return
 
     def body():
         got = agent.run_until(lambda: len(agent.messages) >= n_msgs, a.timeout)
@@ -78,7 +94,9 @@ def run_receiver(cfg, a, n_msgs, q, ready):
 
 
 def run_sender(cfg, a, n_msgs, q, ready):
-    agent = Agent(cfg)
+    agent = start_agent("sender", cfg, q)
+    if agent is None:
+        return
     ready.wait()
     msg = os.urandom(a.msg_kb * 1024)
     slots = a.outstanding * 2
@@ -99,6 +117,31 @@ def run_sender(cfg, a, n_msgs, q, ready):
                   "stats": agent.stats()["peers"]["rx"], "send_errors": agent.send_errors,
                   "profile": prof}))
     agent.close()
+
+
+def collect(q, procs, timeout_s):
+    """Both agents' results, or {"error": why} as soon as one could not start, died without a
+    result or the time ran out; the other is then stopped."""
+    res, deadline = {}, time.monotonic() + timeout_s
+    while len(res) < len(procs):
+        try:
+            kind, value = q.get(timeout=0.5)
+        except queue.Empty:
+            died = [p.name for p in procs if p.exitcode not in (None, 0)]
+            if died or time.monotonic() > deadline:
+                res = {"error": f"{', '.join(died)} died without a result" if died else
+                       f"no result after {timeout_s:g} s"}
+            else:
+                continue
+        else:
+            res[kind] = value
+        if "error" in res:
+            break
+    for p in procs:
+        if "error" in res and p.is_alive():
+            p.terminate()
+        p.join()
+    return res
 
 
 def main(argv=None):
@@ -127,9 +170,10 @@ def main(argv=None):
     tx = ctx.Process(target=run_sender, args=(tx_cfg, a, n_msgs, q, ready))
     rx.start()
     tx.start()
-    res = dict(q.get(timeout=a.timeout + 30) for _ in range(2))
-    tx.join()
-    rx.join()
+    res = collect(q, (rx, tx), a.timeout + 30)
+    if "error" in res:
+        print(f"agent_throughput: {res['error']}", file=sys.stderr)
+        return 2
     t, r = res["tx"], res["rx"]
     pkts = t["stats"]["data_sent"]
     first = pkts - t["stats"]["retransmits"]

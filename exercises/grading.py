@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
 # queue behind another lab run rather than fail at once (lab/plumbing/lock.py)
 os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 
+from lab.runners.agent_config import queueing_bound  # noqa: E402
 from lab.runners.job import JobSpec, run_job  # noqa: E402
 from lab.plumbing.session import Session, lab_session  # noqa: E402
 from topologies import port_program  # noqa: E402
@@ -145,7 +146,6 @@ def rto_floor_through_slow_t1(spec: FabricSpec, rate_bps: int) -> float:
     (lab.runners.agent_config.queueing_bound) counts every trimming queue at the link rate, but the
     slowed T1's holds its trim threshold at ``rate_bps``. Below this, packets merely queued there
     outwait the RTO, are resent needlessly and can get their routes retired as failed."""
-    from lab.runners.agent_config import queueing_bound
     threshold_bits = port_program.PortConfig(rate_bps=rate_bps).trim_threshold * 8
     return queueing_bound(spec) - threshold_bits / spec.link_bps + threshold_bits / rate_bps
 

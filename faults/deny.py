@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from faults.injector import Injector
 from faults.links import FaultError, fabric_element
 from mrc_host.denylist import SCENARIO_SOURCE, DeniedElement, DenylistFile, denylist_path, edit_denylist
 from topologies.names import NicPort, Switch, T0T1Link
@@ -35,16 +36,15 @@ def denied_element(spec, target: str, since: float) -> DeniedElement:
     return DeniedElement("t1", element.plane, t1=element.index, since=since)
 
 
-class Deny:
-    """Injector (faults/injectors.py): the element on the denylist for the fault's duration."""
+class Deny(Injector):
+    """The element on the denylist for the fault's duration."""
 
     kind = "deny"
 
     def __init__(self, session, target: str, params: dict | None = None):
-        self.session, self.target, self.params = session, target, dict(params or {})
+        super().__init__(session, target, params)
         self.path = denylist_path(session.workdir)
         self.key = denied_element(session.spec, target, 0.0).key  # a bad target fails here, before the job
-        self.active = False
 
     def _ours(self, element: DeniedElement) -> bool:
         return element.source == SCENARIO_SOURCE and element.key == self.key
@@ -66,6 +66,3 @@ class Deny:
         if self._listed():
             raise FaultError(f"{self}: still on the denylist {self.path} after removing it")
         self.active = False
-
-    def __repr__(self) -> str:
-        return f"{self.kind}({self.target})"

@@ -23,6 +23,7 @@ from faults.links import (FaultError, End, fabric_element, operstates, resolve_l
                           wait_operstate)
 from faults.deny import Deny
 from faults.incast import incast_senders
+from faults.injector import Injector
 from faults.model import FaultEvent
 from faults.pause import ALL_HOSTS, AgentPause, DatapathPause
 from topologies.routing import connected_since
@@ -50,28 +51,6 @@ def dataplane_step():
         yield
     except BuildError as exc:
         raise FaultError(str(exc)) from None
-
-
-class Injector:
-    kind = ""
-
-    def __init__(self, session, target: str, params: dict | None = None):
-        self.session, self.target, self.params = session, target, dict(params or {})
-        self.spec = session.spec
-        self.active = False
-        self.now = time.monotonic          # the clock's now; the timeline gives its own
-        # when the last start or repair took effect on the fabric (clock time), if the
-        # injector can tell: after its commands, before the checks that verify them
-        self.in_effect: float | None = None
-
-    def start(self) -> None:
-        raise NotImplementedError
-
-    def repair(self) -> None:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{self.kind}({self.target})"
 
 
 # ---- link state -----------------------------------------------------------------

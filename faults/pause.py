@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from faults.injector import Injector
 from faults.links import FaultError, fabric_element
 from topologies.names import Host
 
@@ -269,15 +270,11 @@ class PauseStream:
 
 
 # ---- the injectors (registered in faults/injectors.py) --------------------------------------
-class _PauseInjector:
+class _PauseInjector(Injector):
     """start(): the first pause seen in effect; repair(): every target resumed and seen running."""
 
-    kind = ""
-
     def __init__(self, session, target: str, params: dict | None = None):
-        self.session, self.target, self.params = session, target, dict(params or {})
-        self.spec = session.spec
-        self.active = False
+        super().__init__(session, target, params)
         try:
             self.pattern = PausePattern.from_params(self.params)
         except ValueError as exc:
@@ -286,9 +283,6 @@ class _PauseInjector:
         self.streams: list[PauseStream] = []
         self._record: Path | None = None
         self.totals = PauseStats()
-
-    def __repr__(self) -> str:
-        return f"{self.kind}({self.target})"
 
     def groups(self) -> dict[str, list[int]]:
         """Name -> pids of each group paused on its own stream."""

@@ -5,12 +5,18 @@ MRCLAB_PLAN_ONLY=1 makes the long benchmarks (`bench`, `bench --quick`,
 0 right before their first lab action: nothing is built, no results directory
 is made, no page of docs/ is touched. Tests use it to run those commands through
 the same code path as a user without their 5-20 minutes.
+
+Each command imports what it runs (the runners, the fabric, the analysis, the paper) inside its
+own function, so that `lab/run.py --help` and every command start without loading all of them;
+what costs a millisecond or two is imported at the top.
 """
 
 from __future__ import annotations
 
+import datetime
 import enum
 import os
+import platform
 import sys
 import time
 from dataclasses import replace
@@ -23,11 +29,16 @@ from rich.table import Table
 from lab.scenario.record import MIB, Scenario
 from lab.bench_report import BENCH_PAGE, PAPER_PAGE, report_figures, report_scale, save_report
 from lab.console import console, write_json
+from lab.plumbing.lock import LabBusy
 from lab.runners.progress import run_progress
+from mrc_host.collectives import COLLECTIVES
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
-from topologies.link_rate import AUTO
-from lab.analysis.results import RESULTS_ROOT
+from topologies import link_rate
+from topologies.link_rate import AUTO, RateError, load_budget
+from topologies.sizing import SizingError, fabric_size
+from lab.analysis.results import RESULTS_ROOT, ResultsDir
+from lab.analysis.summary_record import summary_to_dict
 
 app = typer.Typer(
     add_completion=False,
@@ -96,11 +107,11 @@ def run(
     json_path: JsonPath = None,
 ) -> None:
     """Run a scenario: the same all-reduce with MRC and with the baseline on one fabric, under its faults."""
+    # imported here: start-up time (the module docstring)
     from faults.injectors import FaultError
     from lab.runners.experiment import RunInterrupted, run_experiment
     from lab.runners.job import JobError
     from lab.analysis.report import print_summary
-    from lab.analysis.summary_record import summary_to_dict
     from topologies.build import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
@@ -154,6 +165,7 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
              buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None,
              link_mbps: Optional[str] = None) -> Scenario:
     """The scenario with the command line's overrides (None: keep the file's)."""
+    # imported here: start-up time (the module docstring)
     from lab.scenario.load import ScenarioError, load_scenario
 
     try:
@@ -167,7 +179,6 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
 
 
 def describe_run(scenario: Scenario) -> None:
-    from mrc_host.collectives import COLLECTIVES
 
     spec, job = scenario.fabric, scenario.job
     console.print(f"scenario [bold]{scenario.name}[/]: {scenario.description}", highlight=False)
@@ -185,6 +196,7 @@ def describe_run(scenario: Scenario) -> None:
 @app.command()
 def scenarios(json_path: JsonPath = None) -> None:
     """List the scenario library (faults/scenarios/) with what each shows."""
+    # imported here: start-up time (the module docstring)
     from lab.scenario.load import ScenarioError, list_scenarios, load_scenario
 
     table = Table(title="scenarios (run one: sudo python lab/run.py run NAME)")
@@ -217,10 +229,10 @@ def bench(
 ) -> None:
     """Measure the lab's headline figures in one run: a table of figure, target, pass.
     With --scale every data plane is swept in the same run, the one --dataplane names first."""
+    # imported here: start-up time (the module docstring)
     from faults.injectors import FaultError
     from lab.runners.bench import Bench, cost_figures, dataplane_costs, scale_sweep
     from lab.runners.job import JobError
-    from lab.analysis.results import ResultsDir
     from topologies.build import BuildError
 
     plane = (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value
@@ -253,8 +265,8 @@ def bench(
 def machine_budget(say):
     """This machine's CPU budget for `link_mbps: auto`: the one on file, or measured now
     (bench/cpu_budget.py's measurement on the default fabric) and saved."""
+    # imported here: start-up time (the module docstring)
     from lab.runners.cpu_budget import measure, save_rate_budget
-    from topologies.link_rate import BUDGET_PATH, RateError, load_budget
 
     try:
         return load_budget()
@@ -264,7 +276,7 @@ def machine_budget(say):
     if not result.verified:
         fail("the CPU budget's all-reduce did not verify")
     budget = save_rate_budget(result)
-    say(f"saved this machine's CPU budget to {BUDGET_PATH}")
+    say(f"saved this machine's CPU budget to {link_rate.BUDGET_PATH}")  # as load_budget: read at call time
     return budget
 
 
@@ -276,6 +288,7 @@ def scale_planes(plane: str) -> list[str]:
 def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) -> list[str]:
     """What the bench will run, in order: its steps, or the fabric sizes each scale sweep tries
     (until efficiency falls below the give-up floor)."""
+    # imported here: start-up time (the module docstring)
     from lab.runners.bench import COST_ROUNDS, SCALE_STEPS, Bench
 
     if scale:
@@ -311,9 +324,9 @@ def paper(
 ) -> None:
     """The MRC paper's experiments side by side on the lab: paper figure, paper result, lab result,
     same shape?, trustworthy? (docs/paper.md)."""
+    # imported here: start-up time (the module docstring)
     from faults.injectors import FaultError
     from lab.scenario.load import ScenarioError
-    from lab.analysis.results import ResultsDir
     from lab.runners.bandwidth import BandwidthError
     from lab.runners.incast import IncastError
     from lab.runners.job import JobError
@@ -337,10 +350,7 @@ def paper(
 
 def machine_meta() -> dict:
     """The machine and the date a table's header names."""
-    import datetime
-    import platform
-
-    import psutil
+    import psutil  # imported here: start-up time (the module docstring)
 
     return {"machine": f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
                        f"{psutil.virtual_memory().total / 2**30:.0f} GiB",
@@ -349,6 +359,7 @@ def machine_meta() -> dict:
 
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The paper table on the console, in paper.md/paper.json (and docs/paper.md if asked), and the time taken."""
+    # imported here: start-up time (the module docstring)
     from lab.paper.runner import COLUMNS, cells
 
     table = Table(title="The MRC paper's experiments on the lab")
@@ -369,6 +380,7 @@ def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
     """paper.md and paper.json in the run's directory `out` (docs/paper.md's block and --json PATH if asked),
     for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
     meta: machine_meta() with quick and elapsed_s."""
+    # imported here: start-up time (the module docstring)
     from lab.paper.runner import markdown, to_json
 
     header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
@@ -389,6 +401,7 @@ def check(
     json_path: JsonPath = None,
 ) -> None:
     """Build the fabric, verify every path and packet conservation, tear down."""
+    # imported here: start-up time (the module docstring)
     from lab.runners.check import run_check
     from lab.plumbing.session import lab_session
     from topologies.build import BuildError
@@ -460,6 +473,7 @@ def check_figures(spec: FabricSpec, result, timings: dict) -> dict:
 @app.command()
 def clean(json_path: JsonPath = None) -> None:
     """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
+    # imported here: start-up time (the module docstring)
     from lab.plumbing import cleanup
 
     if os.geteuid() != 0:
@@ -481,7 +495,6 @@ def fabric_size_cmd(
     json_path: JsonPath = None,
 ) -> None:
     """How many NICs a switch radix reaches: multi-plane 2-tier vs single-plane."""
-    from topologies.sizing import SizingError, fabric_size
 
     try:
         size = fabric_size(radix, planes)
@@ -512,6 +525,7 @@ def notebook(
     json_path: JsonPath = None,
 ) -> None:
     """Open JupyterLab on notebooks/ with the project's kernel; prints the URL (headless, root ok)."""
+    # imported here: start-up time (the module docstring)
     from lab.jupyter.notebook_cmd import KERNEL_DISPLAY, NOTEBOOKS, open_jupyter
 
     def announce(url: str) -> None:
@@ -521,8 +535,6 @@ def notebook(
 
 
 def main() -> int:
-    from lab.plumbing.lock import LabBusy
-
     try:
         app()
     except LabBusy as exc:

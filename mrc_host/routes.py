@@ -56,6 +56,18 @@ def routes_for(paths: Sequence[tuple[int, int]], t1s: int | None, same_rack: boo
     return [route_of(ev, plane, t1s, same_rack) for ev, plane in paths]
 
 
+def _note_data(rid: int, now: float, count: list, first: list, last: list, silences: list) -> None:
+    """A data packet on route ``rid`` at ``now``, into one direction's lists (sent, or acked):
+    its count, its first and last time, and the silence since the one before if it was long."""
+    previous = last[rid]
+    if previous is None:
+        first[rid] = now
+    elif now - previous > ROUTE_SILENCE_S:
+        silences[rid].append((previous, now))
+    last[rid] = now
+    count[rid] += 1
+
+
 class RouteLog:
     """Per-route data counters and silences (see the module docstring)."""
 
@@ -81,13 +93,7 @@ class RouteLog:
         self.idle_since: float | None = None
 
     def on_send(self, rid: int, now: float) -> None:
-        last = self.last_sent[rid]
-        if last is None:
-            self.first_sent[rid] = now
-        elif now - last > ROUTE_SILENCE_S:
-            self.send_silences[rid].append((last, now))
-        self.last_sent[rid] = now
-        self.sent[rid] += 1
+        _note_data(rid, now, self.sent, self.first_sent, self.last_sent, self.send_silences)
 
     def on_drop(self, rid: int, sent: float) -> None:
         """A data packet sent on route ``rid`` at ``sent`` was dropped (declared lost, not trimmed).
@@ -119,13 +125,7 @@ class RouteLog:
                 spans.remove(span)
 
     def on_ack(self, rid: int, now: float) -> None:
-        last = self.last_acked[rid]
-        if last is None:
-            self.first_acked[rid] = now
-        elif now - last > ROUTE_SILENCE_S:
-            self.ack_silences[rid].append((last, now))
-        self.last_acked[rid] = now
-        self.acked[rid] += 1
+        _note_data(rid, now, self.acked, self.first_acked, self.last_acked, self.ack_silences)
 
     def idle_from(self, now: float) -> None:
         """The sender has nothing left to send."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from topologies import shaping
+from topologies import port_program, shaping
 from topologies.commands import COMMAND_TIMEOUT_S, run_command
 from topologies.fabric import FabricSpec
 
@@ -31,8 +31,6 @@ def require_root() -> None:
 
 def check_port_program() -> None:
     """The lab never runs silently without trimming: say what is missing."""
-    from topologies import port_program
-
     try:
         port_program.check_prerequisites()
     except port_program.PortProgramError as exc:
@@ -50,8 +48,6 @@ def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> d
     """The port program's configuration of every switch port: shaped rate,
     virtual-queue trimming (or tail drop), ECN except on the last hop (T0
     ports facing hosts, as UEC/MRC do)."""
-    from topologies import port_program
-
     last_hop = last_hop_ports(spec)
     return {port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
                                           ecn=port not in last_hop)
@@ -66,8 +62,6 @@ def last_hop_ports(spec: FabricSpec) -> set[str]:
 def mark_ecn_on_last_hops(spec: FabricSpec) -> None:
     """ECN marking on the last hops too, on a live fabric built with switch_port_configs: a RoCE
     fabric marks every hop for DCQCN, where UEC/MRC's (and the lab's) trim at the last hop."""
-    from topologies import port_program
-
     for port in sorted(last_hop_ports(spec)):
         port_program.set_ecn(port, True)
 

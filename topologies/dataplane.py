@@ -117,7 +117,7 @@ class DataPlane(ABC):
     name: str = ""
     # The fault kinds this data plane cannot run, each with why.
     refused_kinds: dict[str, str] = {}
-    # Bytes of IP + UDP header beyond IPv4's (faults/scenario_record.py IP_UDP_HEADER_BYTES).
+    # Bytes of IP + UDP header beyond IPv4's (topologies/fabric.py IP_UDP_HEADER_BYTES).
     extra_header_bytes: int = 0
     # How `check` words its route proof.
     route_proof_words: str = ""

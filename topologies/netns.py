@@ -82,3 +82,10 @@ def ipv6_counters(pid: int) -> dict[str, int]:
         except ValueError:
             continue  # not a counter line (the file has none today): skip it, never guess
     return counters
+
+
+def private_loopback(command: list[str]) -> list[str]:
+    """`command` run in a network namespace of its own with only its loopback up (root only):
+    agents on loopback use the wire's fixed ports, which a second copy in the root namespace
+    (a test, another benchmark, a stray agent) would share and take half their packets."""
+    return ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', *command]

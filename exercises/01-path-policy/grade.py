@@ -17,6 +17,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grading import (grade, grader_args, lab_session, load_module, report, rto_floor_through_slow_t1,  # noqa: E402
                      run, slow_t1)
 
+from mrc_host.counters import Counters  # noqa: E402
+from mrc_host.params import TransportParams  # noqa: E402
+from mrc_host.path_health import PathHealth  # noqa: E402
+from mrc_host.path_select import PathSelector  # noqa: E402
+from mrc_host.routes import routes_for  # noqa: E402
+from mrc_host.rtt import RttEstimator  # noqa: E402
 from topologies.port_program import PortConfig  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -27,13 +33,6 @@ ROUNDS, ITERATIONS, BUFFER = 3, 5, 512 << 10   # 15 pooled iterations each
 
 def check_policy(path: Path, name: str) -> None:
     """Fail early, with a readable error, on a file the agents could not load."""
-    from mrc_host.counters import Counters
-    from mrc_host.params import TransportParams
-    from mrc_host.path_health import PathHealth
-    from mrc_host.path_select import PathSelector
-    from mrc_host.routes import routes_for
-    from mrc_host.rtt import RttEstimator
-
     cls = getattr(load_module(path), name, None)
     if not (isinstance(cls, type) and issubclass(cls, PathSelector)):
         raise SystemExit(f"{path} has no PathSelector subclass named {name}")

@@ -37,6 +37,12 @@ from lab.analysis.summary_record import Summary  # noqa: E402
 from topologies.fabric import FabricSpec  # noqa: E402
 from topologies.names import Host  # noqa: E402
 
+try:  # a notebook's kernel has IPython; a plain script may not, and then nothing is displayed
+    from IPython import get_ipython
+    from IPython.display import Image, Markdown, display
+except ImportError:
+    get_ipython = None
+
 RESULTS_ENV = "MRCLAB_RESULTS"              # one run to read
 RESULTS_ROOT_ENV = "MRCLAB_RESULTS_ROOT"    # where to look for runs instead of results/
 NO_RUNS = "no runs yet: run `sudo python lab/run.py` first"
@@ -173,11 +179,7 @@ OPENS_A_RUN = re.compile(r"\bopen_(\w+_)?run\(")
 
 
 def _ipython():
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    return get_ipython()
+    return get_ipython() if get_ipython is not None else None
 
 
 def _needs_no_run(source: str) -> bool:
@@ -239,12 +241,7 @@ def fabric_of(config: RunConfig) -> FabricSpec:
 # ---- showing and saving ----------------------------------------------------------------------
 
 def _display(obj) -> None:
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-    except ImportError:
-        return
-    if get_ipython() is not None:
+    if _ipython() is not None:
         display(obj)
 
 
@@ -260,23 +257,16 @@ def finish(fig, path: Path) -> Path:
 def show_png(path: Path) -> Path:
     """Show a PNG inline. The figures are drawn with the Agg backend (lab/analysis/plots.py sets it), which
     IPython does not render, so the notebook shows the very file it saved."""
-    try:
-        from IPython.display import Image
-    except ImportError:
-        return path
-    _display(Image(filename=str(path)))
+    if get_ipython is not None:
+        _display(Image(filename=str(path)))
     return path
 
 
 def markdown(text: str) -> None:
     """Rendered Markdown in a notebook, plain text elsewhere."""
-    try:
-        from IPython import get_ipython
-        from IPython.display import Markdown
-    except ImportError:
+    if get_ipython is None:
         print(text)
-        return
-    if get_ipython() is not None:
+    elif get_ipython() is not None:
         _display(Markdown(text))
     else:
         print(text)

@@ -5,7 +5,7 @@ The paper text this lab works from states shapes, not measured values ("~half", 
 "unaffected"). Each Shape keeps the paper's words, the figure they come from (the source) and
 the value those words stand for on the lab's axis, so a plot can mark it as the paper's shape,
 never as a measurement. How far the lab may fall from a shape and still have it is the lab's
-judgement, not the paper's: the PAPER_* thresholds of lab/runners/bench_targets.py.
+judgement, not the paper's: the PAPER_* thresholds of lab/paper/thresholds.py.
 """
 
 from __future__ import annotations

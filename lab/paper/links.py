@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 from faults.model import FaultEvent
+from lab.paper import thresholds
 from lab.paper.settings import LINKS_DOWN
-from lab.runners import bench_targets as target
 
 ONE_BY_ONE, TOGETHER = "one by one", "together"
 
@@ -78,7 +78,7 @@ def capacity_shape(shares: dict, planned: dict) -> tuple[bool, str]:
     if short:
         return False, "no: " + ", ".join(f"{how} measured {n} of {planned[how]} phases" for how, n in short.items())
     worst = {how: min(s) for how, s in shares.items() if s}
-    same = all(w >= target.PAPER_TRACKS_CAPACITY for w in worst.values())
+    same = all(w >= thresholds.PAPER_TRACKS_CAPACITY for w in worst.values())
     return same, (f"{'yes' if same else 'no'}: the worst phase vs the capacity left: "
                   + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
-                  + f" (follows it: >= {target.PAPER_TRACKS_CAPACITY:g})")
+                  + f" (follows it: >= {thresholds.PAPER_TRACKS_CAPACITY:g})")

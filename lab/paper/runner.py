@@ -4,7 +4,7 @@ Each row runs real lab experiments in this run (nothing is carried over from
 earlier runs) and yields one PaperRow: the paper's figure and result (typed
 once, in lab/paper/figures.py), the lab's result for MRC and each
 baseline, whether the lab shows the same shape (judged against
-lab/runners/bench_targets.py), and whether every run behind it can be trusted
+lab/paper/thresholds.py; the flap row against the bench's lab/runners/bench_targets.py), and whether every run behind it can be trusted
 (verified, not CPU-bound, no unexplained loss). docs/paper.md describes each
 row; notebooks/06-paper-vs-lab.ipynb draws them beside the paper's. What each
 row runs with and its title are lab/paper/settings.py's; the NIC-links row's
@@ -28,17 +28,26 @@ from typing import Callable, Iterator
 import yaml
 
 from faults.model import FaultEvent
+from lab.analysis.failover import fault_figures
+from lab.analysis.fault_windows import fault_windows
+from lab.analysis.route_records import median_route_gap
+from lab.paper import thresholds
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
-                                INCAST_ROCE_QPS, INCAST_SENDERS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
+                                INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
                                 flaps_title, incast_title, links_title, loss_title, roce_label)
+from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
+from lab.runners.bandwidth import default_pair, run_bandwidth
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment
+from lab.runners.incast import INCAST_PARAMS
+from lab.runners.incast_victim import VICTIM_INCAST_SENDERS, run_incast_victim
 from lab.scenario.load import load_scenario
 from mrc_host.params import TransportParams
+from topologies.build import mark_ecn_on_last_hops
 from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
 
@@ -119,7 +128,7 @@ def trust(runs: dict) -> tuple[bool, str]:
 
 def at_least(a: float, b: float) -> bool:
     """a >= b up to the run-to-run noise the shapes allow."""
-    return a >= b * (1 - target.PAPER_SHAPE_TOLERANCE)
+    return a >= b * (1 - thresholds.PAPER_SHAPE_TOLERANCE)
 
 
 def collisions_shape(mrc: float | None, roce1: float | None, roce16: float | None) -> tuple[bool, str]:
@@ -139,16 +148,16 @@ def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None,
     if mrc_kept is None or roce_kept is None:
         return False, "no: a loss-free run finished no iteration"
     if p <= min(NIC_LOSS_LEVELS):   # the paper's light loss (0.1 %); the other level is its 1 %
-        same = mrc_kept >= target.PAPER_LOSS_BARELY_HURTS
+        same = mrc_kept >= thresholds.PAPER_LOSS_BARELY_HURTS
         return same, (f"{'yes' if same else 'no'}: MRC kept {mrc_kept:.2f} of its loss-free rate "
-                      f"(barely hurt: >= {target.PAPER_LOSS_BARELY_HURTS:g})")
-    unusable = roce_kept <= target.PAPER_LOSS_UNUSABLE
-    keeps = at_least(mrc_kept, target.PAPER_LOSS_MRC_KEEPS)
+                      f"(barely hurt: >= {thresholds.PAPER_LOSS_BARELY_HURTS:g})")
+    unusable = roce_kept <= thresholds.PAPER_LOSS_UNUSABLE
+    keeps = at_least(mrc_kept, thresholds.PAPER_LOSS_MRC_KEEPS)
     others = {label: eff or 0.0 for label, eff in (lossy or {}).items() if label != MRC}
     best = max(others, key=others.get, default=None)
     above = best is None or (lossy.get(MRC) or 0.0) > others[best]
     same = unusable and keeps and above
-    why = (f"RoCE-like kept {roce_kept:.2f} (unusable: <= {target.PAPER_LOSS_UNUSABLE:g}), MRC kept "
+    why = (f"RoCE-like kept {roce_kept:.2f} (unusable: <= {thresholds.PAPER_LOSS_UNUSABLE:g}), MRC kept "
            f"{mrc_kept:.2f} (~1/3 or more: {'yes' if keeps else 'no'})")
     if best is not None:
         why += (f"; MRC {'above' if above else 'not above'} every baseline (best: {best}, "
@@ -160,10 +169,10 @@ def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
     """Fig. 18: MRC's victim keeps its rate beside the incast."""
     if mrc_ratio is None:
         return False, "no: the victim delivered nothing alone"
-    same = mrc_ratio >= target.PAPER_VICTIM_UNAFFECTED
+    same = mrc_ratio >= thresholds.PAPER_VICTIM_UNAFFECTED
     cc = TransportParams.from_dict(MRC_PARAMS).cc.upper()
     return same, (f"{'yes' if same else 'no'}: MRC's victim ({cc}) kept {mrc_ratio:.2f} of its rate alone "
-                  f"(unaffected: >= {target.PAPER_VICTIM_UNAFFECTED:g})")
+                  f"(unaffected: >= {thresholds.PAPER_VICTIM_UNAFFECTED:g})")
 
 
 def kept(loaded: float | None, loss_free: float | None) -> float | None:
@@ -227,9 +236,6 @@ class Paper:
                        same, why, ok, trust_why, {"loss_free": free, "lossy": lossy, "kept": shares})
 
     def links_row(self) -> Iterator[PaperRow]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.bandwidth import run_bandwidth
-
         step = PASSES[self.quick].link_phase_s
         spec = LINKS_FABRIC
         self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down one by one, then together...")
@@ -249,25 +255,20 @@ class Paper:
                        {"shares": shares, "planes": spec.planes, "phase_s": step, "runs": records})
 
     def incast_row(self) -> Iterator[PaperRow]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.incast import INCAST_PARAMS
-        from lab.runners.incast_victim import run_incast_victim
-        from topologies.build import mark_ecn_on_last_hops
-
         duration = PASSES[self.quick].victim_s
         results = {}
-        self.say(f"paper: incast with a victim, {INCAST_SENDERS} senders, {duration:g} s...")
+        self.say(f"paper: incast with a victim, {VICTIM_INCAST_SENDERS} senders, {duration:g} s...")
         with lab_session(INCAST_FABRIC) as session:
             # Fig. 18's "shared almost perfectly, victim unaffected" rests on NSCC (its RTO floor
             # comes with the lab's NSCC configuration)
-            results[MRC] = run_incast_victim(session, INCAST_SENDERS, duration, "mrc", params=dict(MRC_PARAMS))
-            results[MULTI_RAIL] = run_incast_victim(session, INCAST_SENDERS, duration, "baseline",
+            results[MRC] = run_incast_victim(session, VICTIM_INCAST_SENDERS, duration, "mrc", params=dict(MRC_PARAMS))
+            results[MULTI_RAIL] = run_incast_victim(session, VICTIM_INCAST_SENDERS, duration, "baseline",
                                                     params=dict(INCAST_PARAMS))
         with lab_session(INCAST_ROCE_FABRIC) as session:
             mark_ecn_on_last_hops(session.spec)
             for qps in INCAST_ROCE_QPS:
                 results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps, INCAST_ROCE_CC)] = run_incast_victim(
-                    session, INCAST_SENDERS, duration, "baseline",
+                    session, VICTIM_INCAST_SENDERS, duration, "baseline",
                     params=dict(INCAST_PARAMS, qps=qps, baseline_cc=INCAST_ROCE_CC))
         runs = {label: victim_verdict_part(r) for label, r in results.items()}
         same, why = victim_shape(results[MRC].victim_ratio)
@@ -277,9 +278,6 @@ class Paper:
                        {label: r.as_dict() for label, r in results.items()})
 
     def flaps_row(self) -> Iterator[PaperRow]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.bandwidth import default_pair, run_bandwidth
-
         spec, run = LINKS_FABRIC, PASSES[self.quick]
         faults = flap_timeline(spec, run.flaps, run.flap_s)
         self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
@@ -413,10 +411,6 @@ def flap_detection(run, spec: FabricSpec) -> dict:
     the flapped link to its route there leaving use ("detection_s", as every run's fault figures
     give it, docs/metrics.md), beside the gap between two packets on a route
     ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
-    from lab.analysis.failover import fault_figures
-    from lab.analysis.fault_windows import fault_windows
-    from lab.analysis.route_records import median_route_gap
-
     events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
     windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
     figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)

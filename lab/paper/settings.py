@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lab.paper.figures import PAPER
-from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S
+from topologies.fabric import DEFAULT_FABRIC
 
 DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the baseline
 # The RoCE-like baseline's own environment: one plane with the default fabric's aggregate rate,
@@ -29,11 +30,9 @@ COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
 PLACEMENT = "interleaved"
 BUFFER_MB = 2
 NIC_LOSS_LEVELS = (0.001, 0.01)
-# Fig. 18's incast with a victim flow: 3 senders into one host, the victim beside them (the
-# incast integration test's fabric; 8 planes of 9 hosts leave this machine CPU-bound). The bench's
-# cc step (lab/runners/bench.py) compares congestion controls on the same incast.
-INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3, dataplane=DATAPLANE)
-INCAST_SENDERS = 3
+# Fig. 18's incast with a victim flow, on the paper's data plane: the one the bench's cc step
+# (lab/runners/bench.py) also compares congestion controls on (lab/runners/incast_victim.py).
+INCAST_FABRIC = replace(VICTIM_INCAST_FABRIC, dataplane=DATAPLANE)
 # ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs,
 # under DCQCN with ECN marked on every hop, as the paper's RoCE fabric ran (docs/paper.md)
 INCAST_ROCE_QPS = (1, 8)
@@ -57,8 +56,8 @@ class Pass:
     flap_s: float          # each flap's link is down this long, then up as long before the next
 
 
-PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=2.0, flaps=4, flap_s=1.0),  # --quick
-          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=5.0, flaps=8, flap_s=1.0)}
+PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VICTIM_STREAM_S[True], flaps=4, flap_s=1.0),  # --quick
+          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8, flap_s=1.0)}
 
 MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
@@ -92,7 +91,7 @@ def flaps_title() -> str:
 
 
 def incast_title() -> str:
-    return (f"{PAPER['incast'].figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
+    return (f"{PAPER['incast'].figure}: incast {VICTIM_INCAST_SENDERS}-to-1 beside a victim flow "
             f"({INCAST_FABRIC.planes} planes)")
 
 

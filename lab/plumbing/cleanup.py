@@ -24,8 +24,10 @@ import sys
 from pathlib import Path
 
 from faults.pause import PAUSED_DIR, resume_recorded
+from lab.plumbing.lock import lab_lock
 from topologies.atomic import write_json_atomic
 from topologies.commands import run_command
+from topologies import port_program
 from topologies.names import Host, NicPort, Switch, SwitchPort
 from topologies.port_program import LAB_PIN_ROOT
 from topologies.waiting import wait_until
@@ -255,21 +257,13 @@ def detach_tc_filters(interfaces: list[str]) -> None:
     """Port program attachments that outlived their interface's lab name or their pins."""
     if not interfaces:
         return
-    from topologies import port_program
-
     for ifname in interfaces:
         port_program.detach(ifname)
 
 
 def remove_bpf_pins() -> None:
-    """The port program's loader owns its pins; fall back to removing the
-    directory if that module cannot be imported (broken checkout)."""
+    """The port program's loader owns its pins."""
     if not BPF_PIN_DIR.exists():
-        return
-    try:
-        from topologies import port_program
-    except ImportError:
-        shutil.rmtree(BPF_PIN_DIR, ignore_errors=True)
         return
     port_program.cleanup_all()
 
@@ -277,8 +271,6 @@ def remove_bpf_pins() -> None:
 def clean() -> dict[str, int]:
     """Remove everything the lab may have left; returns what was removed.
     Raises lab.plumbing.lock.LabBusy while another process runs the lab."""
-    from lab.plumbing.lock import lab_lock
-
     with lab_lock():
         return _clean()
 

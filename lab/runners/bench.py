@@ -19,6 +19,8 @@ flow, on CC_DATAPLANE. The clean step also counts MRC's path retirements
 from __future__ import annotations
 
 import json
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -28,14 +30,21 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from lab.scenario.load import JobSettings, Scenario, load_scenario
+from lab.analysis.counters import counter_totals
 from lab.analysis.failover import in_rtts
 from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
-from lab.paper.settings import INCAST_FABRIC, INCAST_SENDERS, PASSES
+from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
+from lab.runners.check import run_check
 from lab.runners.experiment import run_experiment
+from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS, run_incast
+from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S, run_incast_victim
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
-from topologies.fabric import DEFAULT_DATAPLANE, DEFAULT_FABRIC, LEGACY_DATAPLANE
+from mrc_host.wire import PROBE
+from topologies.build import BuildError
+from topologies.fabric import DEFAULT_DATAPLANE, DEFAULT_FABRIC, IP_UDP_HEADER_BYTES, LEGACY_DATAPLANE, FabricSpec
+from topologies.netns import private_loopback
 from topologies.link_rate import RateBudget, RateError, auto_link_mbps
 from topologies.project import PROJECT_ROOT
 
@@ -70,9 +79,6 @@ def _median_max(values: list[float]) -> tuple[float | None, float | None]:
 
 
 def fabric_step(quick: bool, dataplane: str = DEFAULT_FABRIC.dataplane) -> Iterator[Figure]:
-    from lab.runners.check import run_check
-    from lab.plumbing.session import lab_session
-
     with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
         check = run_check(session)
     build, teardown = session.timings["build_s"], session.timings["teardown_s"]
@@ -94,9 +100,6 @@ def dataplane_cost(dataplane: str) -> dict:
     """`check` on the default fabric of `dataplane`: its build + verify figure, and the
     machine's CPU per packet its conservation stream delivered (every data plane gets
     the same offered load, so the difference is what the fabric costs)."""
-    from lab.runners.check import run_check
-    from lab.plumbing.session import lab_session
-
     with lab_session(replace(DEFAULT_FABRIC, dataplane=dataplane)) as session:
         check = run_check(session)
     stream = check.conservation_attempts[-1]
@@ -140,27 +143,28 @@ def cost_figures(costs: list[dict]) -> list[Figure]:
 
 
 AGENT_STEP_TIMEOUT_S = 300
-# The micro-benchmark's two agents listen on the wire's fixed ports on loopback: in the root
-# namespace a second copy (a test, another bench) would take half their packets, so each run
-# gets a network namespace of its own with only its loopback up.
-PRIVATE_LOOPBACK = ["unshare", "--net", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
 
 
 def agent_step(quick: bool) -> Iterator[Figure]:
     name = "agent data packets/s (1 KB, one sender core, all acks)"
-    command = [*PRIVATE_LOOPBACK, sys.executable, str(PROJECT_ROOT / "bench" / "agent_throughput.py"),
-               "--mb", "20" if quick else "60", "--json"]
+    command = private_loopback([sys.executable, str(PROJECT_ROOT / "bench" / "agent_throughput.py"),
+                                "--mb", "20" if quick else "60", "--json"])
+    # its own session: on a timeout the whole group goes, the agents it forked included
+    bench = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT,
+                             start_new_session=True)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=AGENT_STEP_TIMEOUT_S,
-                              cwd=PROJECT_ROOT)
-        out = json.loads(done.stdout.strip().splitlines()[-1])
+        stdout, stderr = bench.communicate(timeout=AGENT_STEP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
+        os.killpg(bench.pid, signal.SIGKILL)
+        bench.communicate()
         yield Figure(name, f"no result: bench/agent_throughput.py ran over {AGENT_STEP_TIMEOUT_S} s",
                      f">= {target.AGENT_PPS:,}", False)
         return
+    try:
+        out = json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        yield Figure(name, f"no result: bench/agent_throughput.py exited {done.returncode}: {last}",
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        yield Figure(name, f"no result: bench/agent_throughput.py exited {bench.returncode}: {last}",
                      f">= {target.AGENT_PPS:,}", False)
         return
     pps = out["data_pkts_per_s"]
@@ -289,10 +293,6 @@ class Bench:
 
     def noisy_step(self) -> Iterator[Figure]:
         """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
-        from topologies.fabric import IP_UDP_HEADER_BYTES
-        from lab.analysis.counters import counter_totals
-        from mrc_host.wire import PROBE
-
         run = _run("noisy-day", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
         median = f"median {_s(mrc.clean_median_s)}{', every iteration paused' if mrc.clean_median_fallback else ''}"
@@ -313,10 +313,6 @@ class Bench:
                      "MRC <= baseline", mrc.timeouts <= base.timeouts)
 
     def incast_step(self) -> Iterator[Figure]:
-        from lab.runners.incast import (BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, INCAST_PARAMS,
-                                run_incast)
-        from lab.plumbing.session import lab_session
-
         runs = {}
         for trimming in (True, False):
             with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=self.dataplane), trimming=trimming) as session:
@@ -333,18 +329,14 @@ class Bench:
                      "reported (the timeouts trimming avoids)", None, tail.as_dict())
 
     def cc_step(self) -> Iterator[Figure]:
-        from lab.plumbing.session import lab_session
-        from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_INCAST_SENDERS, run_incast
-        from lab.runners.incast_victim import run_incast_victim
-
         dp = CC_DATAPLANE
         clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},
                           iterations=20 if self.quick else 50) for cc in CC_COMPARED}
         with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=dp)) as session:
             incast = {cc: run_incast(session, BENCH_INCAST_SENDERS, BENCH_INCAST_BYTES, params={"cc": cc})
                       for cc in CC_COMPARED}
-        with lab_session(replace(INCAST_FABRIC, dataplane=dp)) as session:
-            victim = {cc: run_incast_victim(session, INCAST_SENDERS, PASSES[self.quick].victim_s, params={"cc": cc})
+        with lab_session(replace(VICTIM_INCAST_FABRIC, dataplane=dp)) as session:
+            victim = {cc: run_incast_victim(session, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S[self.quick], params={"cc": cc})
                       for cc in CC_COMPARED}
         yield from cc_figures(clean, incast, victim)
 
@@ -538,9 +530,6 @@ SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4),
 def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = print,
                 dataplane: str = DEFAULT_FABRIC.dataplane) -> dict:
     """Each size at the rate `link_mbps: auto` gives it from this machine's `budget`."""
-    from topologies.build import BuildError
-    from topologies.fabric import FabricSpec
-
     rows, largest = [], None
     for racks, spines, hpr in SCALE_STEPS:
         spec = FabricSpec(racks=racks, spines=spines, hosts_per_rack=hpr, dataplane=dataplane)

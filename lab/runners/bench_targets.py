@@ -5,8 +5,6 @@ Ratios are "measured / reference" and met when at or below the target; rates
 and efficiencies when at or above it.
 """
 
-from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS
-
 FABRIC_BUILD_VERIFY_S = {"openflow": 30.0, "srv6": 15.0}  # default fabric built and every path
                                  # verified (and the conservation pass), on 2 cores, per data plane
 SRV6_CPU_PER_PACKET_SHARE = 0.5  # the machine's CPU per delivered packet on srv6 / on openflow, same load
@@ -37,13 +35,3 @@ CC_VICTIM_SHARE = 0.95           # incast with a victim flow: the victim's rate 
 NOISY_DAY_STALLS = 0             # noisy-day: MRC iterations slower than k x its own clean median
 NOISY_DAY_P99_VS_BASELINE = 1 / 3  # noisy-day: MRC P99 / baseline P99
 PROBE_BYTES_SHARE = 0.01         # noisy-day: MRC probe bytes (PROBE header + IP/UDP) / DATA payload bytes
-
-# ---- the paper's experiments (`lab/run.py paper`, lab/paper/runner.py) -----------------------------
-# The shapes of the MRC paper's results, as numbers the lab's rows are judged against.
-PAPER_SHAPE_TOLERANCE = 0.05     # "A >= B" holds when A >= B x (1 - this): run-to-run noise of one run each
-PAPER_LOSS_BARELY_HURTS = 0.8    # Fig. 16: MRC at 0.1 % NIC loss keeps at least this share of its loss-free rate
-PAPER_LOSS_UNUSABLE = 0.2        # Fig. 16: RoCE-like at 1 % NIC loss keeps at most this share ("unusable")
-PAPER_LOSS_MRC_KEEPS = HEAVY_LOSS_MRC_KEEPS.value  # Fig. 16: MRC at 1 % NIC loss keeps about this share (the
-                                                  # paper's ~1/3, typed in lab/paper/figures.py)
-PAPER_VICTIM_UNAFFECTED = 0.9    # Fig. 18: MRC's victim flow keeps at least this share of its rate alone
-PAPER_TRACKS_CAPACITY = 0.8      # Fig. 9c/9d: MRC's throughput with NIC links down / (its clean rate x share left)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from faults.background_load import background_load
+from faults.timeline import FaultTimeline
 from lab.scenario.record import Scenario
 from lab.analysis import audit, plots
 from lab.analysis.fault_windows import fault_windows
@@ -28,6 +29,7 @@ from lab.runners.job import JobInterrupted, job_spec, run_job
 from lab.runners.progress import ProgressCallback
 from lab.analysis.results import Records, ResultsDir
 from lab.plumbing.session import Session, lab_session
+from topologies.routing import read_routing_events
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -92,9 +94,6 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
                    progress: ProgressCallback | None) -> dict:
     """One transport's job under the fault timeline; its records are added to `records`.
     Returns its datapath heartbeat's figures (lab.analysis.fidelity.heartbeat_verdict)."""
-    from topologies.routing import read_routing_events
-    from faults.timeline import FaultTimeline
-
     job = job_spec(scenario, transport)
     before = audit.snapshot(scenario.fabric)
     fault_log: list = []

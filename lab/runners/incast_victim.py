@@ -19,6 +19,14 @@ from dataclasses import asdict, dataclass, field
 from lab.plumbing.session import Session
 from lab.runners.bandwidth import BandwidthResult, Flow, run_streams
 from lab.runners.incast import IncastError, jain_index
+from topologies.fabric import FabricSpec
+
+# The incast with a victim flow that `lab/run.py paper` (its Fig. 18 row) and the bench's cc step
+# both run: 3 senders into one host, the victim beside them (the incast integration test's fabric;
+# 8 planes of 9 hosts leave this machine CPU-bound), each stream this many seconds, by --quick.
+VICTIM_INCAST_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=3)
+VICTIM_INCAST_SENDERS = 3
+VICTIM_STREAM_S = {True: 2.0, False: 5.0}
 
 
 @dataclass

@@ -4,6 +4,7 @@ import from its own layer and the ones below it, never from above: the
 protocol core stays testable without a fabric, the fabric without a lab."""
 
 import ast
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,103 @@ def test_the_scan_sees_imports_inside_functions(tmp_path):
 def test_no_two_test_files_share_a_name():
     """pytest imports test modules by basename (no packages under tests/): two files of one
     name in unit/ and integration/ stop the whole suite at collection."""
-    from collections import Counter
-    from pathlib import Path
-
     names = Counter(p.name for p in (Path(__file__).resolve().parents[1]).rglob("test_*.py"))
     assert not [n for n, k in names.items() if k > 1]
+
+
+# ---- import cycles: within a layer too, imports run one way --------------------------------------
+def modules_under(root: Path, tops: list[str]) -> dict[str, Path]:
+    """Every module below `tops` by dotted name; a package by its __init__.py."""
+    found = {}
+    for top in tops:
+        for path in (root / top).rglob("*.py"):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports_of(name: str, modules: dict[str, Path], in_functions: bool) -> set[str]:
+    """The modules of `modules` that importing `name` runs: each named module and the packages
+    above it. Imports under `if TYPE_CHECKING:` never run; those inside functions count only when
+    asked for (they run late, so a cycle through one still stops nothing at import)."""
+    def deepest(dotted: str) -> str | None:
+        while dotted and dotted not in modules:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    def walk(node: ast.AST):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and not in_functions:
+                continue
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                yield from (n for stmt in child.orelse for n in walk(ast.Module([stmt], [])))
+                continue
+            if isinstance(child, ast.Import):
+                yield from (alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                yield from (f"{child.module}.{alias.name}" for alias in child.names)
+            else:
+                yield from walk(child)
+
+    found = set()
+    for dotted in walk(ast.parse(modules[name].read_text())):
+        target = deepest(dotted)
+        parts = target.split(".") if target else []
+        found |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules.keys()
+    return found - {name}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of nodes that reach each other (each a cycle or several knotted together)."""
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+        return seen
+
+    reaches = {node: reach(node) for node in graph}
+    groups = {frozenset({n} | {m for m in reaches[n] if n in reaches.get(m, ())}) for n in graph if n in reaches[n]}
+    return sorted(sorted(g) for g in groups)
+
+
+def package_of(name: str, modules: dict[str, Path]) -> str:
+    return name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def package_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Package -> the packages its modules import anywhere (inside functions too), leaving out a
+    package's own parents and children: `lab` importing `lab.runners` is how packages nest."""
+    graph: dict[str, set[str]] = {}
+    for name in modules:
+        here = package_of(name, modules)
+        for other in {package_of(m, modules) for m in imports_of(name, modules, in_functions=True)}:
+            if not (other == here or other.startswith(here + ".") or here.startswith(other + ".")):
+                graph.setdefault(here, set()).add(other)
+    return graph
+
+
+def test_no_module_imports_itself_round_a_cycle():
+    modules = modules_under(ROOT, LAYERS)
+    assert cycles({name: imports_of(name, modules, in_functions=False) for name in modules}) == []
+
+
+def test_no_two_packages_import_each_other():
+    assert cycles(package_graph(modules_under(ROOT, LAYERS))) == []
+
+
+def test_the_cycle_scans_find_a_cycle(tmp_path):
+    (tmp_path / "pkg" / "one").mkdir(parents=True)
+    (tmp_path / "pkg" / "two").mkdir()
+    for package in ("pkg", "pkg/one", "pkg/two"):
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "one" / "a.py").write_text("from pkg.one import b\n")
+    (tmp_path / "pkg" / "one" / "b.py").write_text("import pkg.one.a\ndef f():\n    from pkg.two.c import x\n")
+    (tmp_path / "pkg" / "two" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                    "    from pkg.one.a import y\ndef g():\n    from pkg.one import a\n")
+    modules = modules_under(tmp_path, ["pkg"])
+    assert cycles({name: imports_of(name, modules, in_functions=False) for name in modules}) == [
+        ["pkg.one.a", "pkg.one.b"]]
+    assert cycles(package_graph(modules)) == [["pkg.one", "pkg.two"]]

@@ -8,8 +8,7 @@ import yaml
 from typer.testing import CliRunner
 
 from lab.scenario.load import load_scenario
-from lab.runners import bench_targets as target
-from lab.paper import links, runner, settings
+from lab.paper import links, runner, settings, thresholds
 from lab.paper.runner import PaperRow, Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
@@ -47,8 +46,8 @@ def test_collisions_shape_as_the_paper():
 
 def test_collisions_mrc_within_tolerance_of_16_qps_is_the_same_shape():
     roce16 = 0.80
-    assert runner.collisions_shape(roce16 * (1 - target.PAPER_SHAPE_TOLERANCE / 2), 0.5, roce16)[0]
-    assert not runner.collisions_shape(roce16 * (1 - 2 * target.PAPER_SHAPE_TOLERANCE), 0.5, roce16)[0]
+    assert runner.collisions_shape(roce16 * (1 - thresholds.PAPER_SHAPE_TOLERANCE / 2), 0.5, roce16)[0]
+    assert not runner.collisions_shape(roce16 * (1 - 2 * thresholds.PAPER_SHAPE_TOLERANCE), 0.5, roce16)[0]
 
 
 def test_collisions_where_16_qps_do_not_help_is_another_shape():
@@ -61,9 +60,9 @@ def test_collisions_without_an_iteration_is_no_shape():
 
 
 def test_loss_shapes():
-    assert runner.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS, 0.1)[0]
-    assert not runner.loss_shape(0.001, target.PAPER_LOSS_BARELY_HURTS - 0.01, 0.9)[0]
-    assert runner.loss_shape(0.01, 0.5, target.PAPER_LOSS_UNUSABLE)[0]
+    assert runner.loss_shape(0.001, thresholds.PAPER_LOSS_BARELY_HURTS, 0.1)[0]
+    assert not runner.loss_shape(0.001, thresholds.PAPER_LOSS_BARELY_HURTS - 0.01, 0.9)[0]
+    assert runner.loss_shape(0.01, 0.5, thresholds.PAPER_LOSS_UNUSABLE)[0]
     same, why = runner.loss_shape(0.01, 0.5, 0.6)
     assert not same and "RoCE-like kept 0.60" in why
     assert not runner.loss_shape(0.01, 0.1, 0.0)[0]          # MRC far below ~1/3
@@ -93,7 +92,7 @@ def test_kept_share():
 
 
 def test_victim_shape():
-    assert runner.victim_shape(target.PAPER_VICTIM_UNAFFECTED)[0]
+    assert runner.victim_shape(thresholds.PAPER_VICTIM_UNAFFECTED)[0]
     same, why = runner.victim_shape(0.5)
     assert not same and "kept 0.50" in why
     assert not runner.victim_shape(None)[0]
@@ -202,7 +201,7 @@ def test_capacity_shape():
     planned = {"one by one": 2, "together": 2}
     same, why = links.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned)
     assert same and "together 0.85" in why
-    assert not links.capacity_shape({"together": [1.0, target.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2})[0]
+    assert not links.capacity_shape({"together": [1.0, thresholds.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2})[0]
     assert links.capacity_shape({"together": []}, {"together": 3}) == (False, "no: together measured 0 of 3 phases")
     same, why = links.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned)
     assert not same and why == "no: one by one measured 1 of 2 phases", "a phase lost to slow faults is not hidden"

@@ -11,13 +11,12 @@ from lab.analysis.results import ResultsDir
 from lab.cli import save_paper
 from lab.jupyter import notebook_support as nbs
 from lab.paper import figures as paper_figures
-from lab.paper import links, runner, settings
+from lab.paper import links, runner, settings, thresholds
 from lab.paper import notebook as pnb
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows` are lists of rows
 from lab.paper.runner import PaperRow
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
-from lab.runners import bench_targets as target
 
 SHAPES = [v for v in vars(paper_figures).values() if isinstance(v, paper_figures.Shape)]
 GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
@@ -95,7 +94,7 @@ def save_run(root, rows, meta=META) -> Path:
 # ---- the paper's numbers ----------------------------------------------------------------------------
 def test_the_runner_and_the_thresholds_use_the_papers_numbers_typed_once():
     assert runner.PAPER is paper_figures.PAPER
-    assert target.PAPER_LOSS_MRC_KEEPS == paper_figures.HEAVY_LOSS_MRC_KEEPS.value == 1 / 3
+    assert thresholds.PAPER_LOSS_MRC_KEEPS == paper_figures.HEAVY_LOSS_MRC_KEEPS.value == 1 / 3
 
 
 @pytest.mark.parametrize("s", SHAPES, ids=lambda s: s.words)

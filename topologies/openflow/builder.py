@@ -26,6 +26,7 @@ from pathlib import Path
 
 from topologies.build import (BuildError, check_port_program, host_nic_shaper, require_root, run_node_script, sh,
                                switch_port_configs)
+from topologies import port_program
 from topologies.commands import run_command
 from topologies.dataplane import Settings
 from topologies.fabric import FabricSpec
@@ -55,6 +56,7 @@ def kernel_datapath_available() -> bool:
 
 # ---- the Mininet topology -------------------------------------------------------
 def mininet_topo(spec: FabricSpec):
+    # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.topo import Topo
 
     topo = Topo()
@@ -93,6 +95,7 @@ class Fabric:
 
     def stop(self) -> None:
         """Stop Mininet's nodes; the lab's cleanup removes whatever remains."""
+        # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
         from mininet.node import OVSSwitch
 
         net = self.net
@@ -124,6 +127,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: Settings, sha
     trimming: switch ports trim DATA packets on congestion (True) or
         tail-drop them (False): the lab-wide switch of the port program
     """
+    # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.link import Link
     from mininet.log import setLogLevel
     from mininet.net import Mininet
@@ -180,8 +184,6 @@ def prepare_ovs_tx_buffer(configs: dict) -> int:
     cleaned up the lab's first; anyone else's would be disturbed: then fail
     and say what to do); the caller keeps wmem_default at the returned size
     until the fabric's first packet has been sent."""
-    from topologies import port_program
-
     need, have = port_program.ovs_backlog_budget(configs.values())
     if have is not None and have < need:
         others = run_command(["ovs-vsctl", "list-br"], check=False, error=BuildError).stdout.split()
@@ -198,8 +200,6 @@ def prepare_ovs_tx_buffer(configs: dict) -> int:
 def check_ovs_tx_buffer(fabric: Fabric, need: int) -> None:
     """Send one packet through the fabric so ovs-vswitchd opens its transmit
     socket now (while wmem_default is raised), then check its size."""
-    from topologies import port_program
-
     spec = fabric.spec
     src, dst = fabric.host(0), spec.host_ip(spec.hosts - 1, 0)
     src.cmd(f"ping -c 1 -W 1 {dst} >/dev/null 2>&1")
@@ -212,8 +212,6 @@ def check_ovs_tx_buffer(fabric: Fabric, need: int) -> None:
 
 def _configure_switch_ports(fabric: Fabric, configs: dict) -> None:
     """MTU and IPv6 off on every switch port; the port program on each one in `configs`."""
-    from topologies import port_program
-
     spec = fabric.spec
     ports = fabric.switch_ports()
     for port in ports:

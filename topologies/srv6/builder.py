@@ -43,6 +43,7 @@ from pathlib import Path
 
 from topologies.build import (BuildError, check_port_program, host_nic_shaper, require_root, run_node_script, sh,
                                switch_port_configs)
+from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
 from topologies.srv6.plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
@@ -95,6 +96,7 @@ FIRST_IFINDEX = 1_000_000_000
 
 
 def _mininet_node_class():
+    # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.node import Node
 
     class Srv6Node(Node):
@@ -177,6 +179,7 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     shaping: shape every port to spec.link_mbps (host NICs by host_nic_shaper, router ports
         through the switch port program); off only for functional tests
     trimming: router ports trim DATA packets on congestion (True) or tail-drop them"""
+    # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.log import setLogLevel
 
     require_root()
@@ -378,8 +381,6 @@ def static_problems(fabric: Srv6Fabric, switch: Switch, ports: list[int] | None 
 def _attach_port_program(fabric: Srv6Fabric, trimming: bool) -> None:
     """Every router port configured as the OpenFlow fabric's switch ports, the program
     attached from inside its router's namespace (one tc batch per router)."""
-    from topologies import port_program
-
     configs = switch_port_configs(fabric.spec, fabric.switch_ports(), trimming)
     try:
         port_program.attach_many(configs, netns=fabric.port_pids())

@@ -137,6 +137,8 @@ def router_pids(names: list[str]) -> dict[str, int]:
 
 
 def _ipr(pid: int):
+    # pyroute2 loads in ~0.1 s and only this process talks netlink: the lab imports this module for
+    # Srv6RoutingProcess and should not pay for it
     from pyroute2 import IPRoute
 
     return IPRoute(netns=f"/proc/{pid}/ns/net")
@@ -201,6 +203,7 @@ class RouterNamespace:
         return changes
 
     def _delete(self, prefix: ipaddress.IPv6Network) -> None:
+        # pyroute2: the routing process's alone (_ipr says why)
         from pyroute2.netlink.exceptions import NetlinkError
 
         try:
@@ -216,7 +219,7 @@ class RouterNamespace:
 def watch_links(pid: int, ifnames: set[str], events: queue.Queue, bound: threading.Event) -> None:
     """Thread: put ("end", ifname, up) on `events` for each link event of `ifnames` in
     process `pid`'s namespace (the socket is made here: pyroute2 wants one thread each)."""
-    from pyroute2.netlink.rtnl import RTMGRP_LINK
+    from pyroute2.netlink.rtnl import RTMGRP_LINK  # the routing process's alone (_ipr says why)
 
     try:
         ipr = _ipr(pid)
@@ -364,7 +367,7 @@ def main(argv=None) -> int:
     parser.add_argument("--routing-log", help="JSON-lines log of route withdrawals/restores")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stdout)
-    from pyroute2.netlink.exceptions import NetlinkError
+    from pyroute2.netlink.exceptions import NetlinkError  # the routing process's alone (_ipr says why)
 
     try:
         with open(args.fabric) as f:
