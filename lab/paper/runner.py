@@ -28,6 +28,8 @@ from typing import Callable, Iterator
 import yaml
 
 from faults.model import FaultEvent
+from lab.analysis.connection_counters import connection
+from lab.analysis.event_record import RunEvent
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
@@ -386,8 +388,8 @@ def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tu
     flapped = set(routes)
     per_direction, elsewhere = [], 0
     for src, dst in ((a, b), (b, a)):
-        records = stats.get(src, {}).get("peers", {}).get(dst, {}).get("routes", [])
-        dropped = {(r["plane"], r["t1"]): r.get("dropped", 0) for r in records}
+        conn = connection(stats, src, dst)
+        dropped = {(r["plane"], r["t1"]): r["dropped"] if "dropped" in r else 0 for r in conn.routes} if conn else {}
         per_direction.append([dropped.get(route, 0) for route in routes])
         elsewhere += sum(n for route, n in dropped.items() if route not in flapped)
     costs = [n for flap in zip(*per_direction) for n in flap]
@@ -417,8 +419,9 @@ def flap_detection(run, spec: FabricSpec) -> dict:
     from lab.analysis.fault_windows import fault_windows
     from lab.analysis.route_records import median_route_gap
 
-    events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
-    windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
+    events = [RunEvent.from_dict({**e, "kind": "path_state", "transport": run.transport}) for e in run.path_events]
+    fault_log = [RunEvent.from_dict(e) for e in run.fault_log]
+    windows = [w for w in fault_windows(fault_log, run.transport) if w.fault == "link_flap"]
     figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)
     return {"detection_s": [f.detection_s for f in figures], "route_gap_s": median_route_gap(run.stats)}
 
