@@ -21,7 +21,7 @@ the baseline's full 5-tuple (docs/faults.md).
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -32,6 +32,7 @@ from lab.analysis.connection_counters import connection
 from lab.analysis.event_record import RunEvent
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
+from lab.paper.row import PaperRow
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, INCAST_SENDERS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
@@ -43,18 +44,6 @@ from lab.scenario.load import load_scenario
 from mrc_host.params import TransportParams
 from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
-
-
-@dataclass
-class PaperRow:
-    figure: str
-    paper: str
-    lab: dict                 # run label -> the lab's result for it
-    same_shape: bool
-    shape_reason: str
-    trusted: bool
-    trust_reason: str
-    raw: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

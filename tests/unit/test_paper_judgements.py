@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from lab.scenario.load import load_scenario
 from lab.runners import bench_targets as target
 from lab.paper import links, runner, settings
-from lab.paper.runner import PaperRow, Setup
+from lab.paper.row import PaperRow
+from lab.paper.runner import Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
 GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
