@@ -424,7 +424,7 @@ def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) ->
         return "no flap measured"
     text = (f"data packets lost per flap and connection {', '.join(map(str, costs))} (median "
             f"{statistics.median(costs):g}, max {max(costs)}); {elsewhere} on the routes not flapped")
-    detections, gap = (why_many or {}).get("detection_s") or [], (why_many or {}).get("route_gap_s")
+    detections, gap = (why_many["detection_s"], why_many["route_gap_s"]) if why_many else ([], None)
     if detections and gap:
         text += ("; first loss to its route out of use, flap by flap: "
                  + ", ".join("-" if d is None else f"{1000 * d:.0f} ms" for d in detections)
