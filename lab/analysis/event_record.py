@@ -27,6 +27,12 @@ EVENT_KINDS = (
 ALL_TRANSPORTS = (None, "", "all", "*", "both")
 
 
+def concerns(own: str | None, transport: str | None) -> bool:
+    """Whether something of transport ``own`` concerns ``transport`` (None: any): one without
+    a transport (or "all") concerns every transport."""
+    return transport is None or own in ALL_TRANSPORTS or own == transport
+
+
 class EventError(ValueError):
     """A record that is not a usable event; the message says why (results.load names it)."""
 
@@ -55,8 +61,7 @@ class RunEvent:
     extra: Mapping = field(default_factory=dict)   # the kind's other fields
 
     def applies_to(self, transport: str | None) -> bool:
-        """An event without a transport (or "all") applies to every transport."""
-        return transport is None or self.transport in ALL_TRANSPORTS or self.transport == transport
+        return concerns(self.transport, transport)
 
     @property
     def path_key(self) -> tuple:

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
-from lab.analysis.event_record import ALL_TRANSPORTS, RunEvent
+from lab.analysis.event_record import RunEvent, concerns
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,7 @@ class FaultWindow:
         return start <= self.stop and end >= self.start
 
     def applies_to(self, transport: str | None) -> bool:
-        """A fault without a transport (or "all") applies to every transport."""
-        return transport is None or self.transport in ALL_TRANSPORTS or self.transport == transport
+        return concerns(self.transport, transport)
 
 
 def fault_windows(events: Iterable[RunEvent], transport: str | None = None) -> list[FaultWindow]:
