@@ -18,7 +18,7 @@ from faults.background_load import background_load
 from lab.scenario.record import Scenario
 from lab.analysis import audit, plots
 from lab.analysis.fault_windows import fault_windows
-from lab.analysis.event_record import RunEvent
+from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary import summarize
@@ -120,7 +120,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
         except JobInterrupted as stop:   # what was measured is recorded below, then the run stops
             result, interruption = stop.result, stop
     t0 = result.t0
-    fault_events = [RunEvent.from_dict(ev) for ev in fault_log]
+    fault_events = _as_events(fault_log, transport)
     figures, stalls = heartbeat_verdict(heartbeat.directions(fault_windows(fault_events, transport), t0), t0)
     monitor.rebase(t0)
     ended = time.monotonic()
@@ -138,9 +138,22 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
         produced.append({"t": round(ended - t0, 6), "kind": "error", "transport": transport,
                          "message": result.error})
     records.events.append(RunEvent(t=0.0, kind="phase", transport=transport, extra={"phase": "start"}))
-    records.events += fault_events + [RunEvent.from_dict(ev) for ev in produced]
+    records.events += fault_events + _as_events(produced, transport)
     records.counters[transport] = result.stats
     records.fidelity[transport] = monitor.samples
     if interruption is not None:
         raise interruption
     return figures
+
+
+def _as_events(produced: list[dict], transport: str) -> list[RunEvent]:
+    """The producers' event dicts as RunEvents. One that breaks the record's contract (a
+    producer's bug) becomes an "error" event naming it: the run's measurements are kept."""
+    events = []
+    for ev in produced:
+        try:
+            events.append(RunEvent.from_dict(ev))
+        except EventError as exc:
+            events.append(RunEvent(t=0.0, kind="error", transport=transport,
+                                   extra={"message": f"unusable event {ev!r}: {exc}"}))
+    return events

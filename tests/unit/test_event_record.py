@@ -1,4 +1,5 @@
-"""RunEvent (lab/analysis/event_record.py) and the counters view (lab/analysis/connection_counters.py)."""
+"""RunEvent (lab/analysis/event_record.py), as read, written and assembled by a run, and the counters
+view (lab/analysis/connection_counters.py)."""
 
 import json
 
@@ -7,6 +8,7 @@ import pytest
 from lab.analysis.connection_counters import connection, connections, hosts
 from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.results import ResultsDir, read_events
+from lab.runners.experiment import _as_events
 
 # events.jsonl lines as the code before RunEvent wrote them (json.dumps(sort_keys=True))
 WRITTEN = [
@@ -71,3 +73,11 @@ def test_the_counters_view_walks_hosts_and_connections_and_reads_damage_as_absen
     assert sender.routes == [{"plane": 0}] and sender.srtts == [0.02] and sender.target_qdelay == 0.004
     assert rails.srtts == [0.03] and rails.cc_trace == [[0.0, 1]] and rails.target_qdelay is None
     assert connection(per_host, "h1", "h3") == rails and connection(per_host, "h3", "h1") is None
+
+
+def test_a_producers_unusable_event_is_kept_as_an_error_and_the_rest_assembled():
+    good = {"t": 1.0, "kind": "route_withdrawn", "target": "t0p0r0-t1p0s1", "transport": "baseline"}
+    events = _as_events([good, {"t": 2.0, "kind": "route_flapped"}], "baseline")
+    assert events[0] == RunEvent.from_dict(good)
+    assert events[1].kind == "error" and events[1].transport == "baseline"
+    assert "unknown kind 'route_flapped'" in events[1].extra["message"]
