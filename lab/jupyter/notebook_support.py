@@ -389,7 +389,7 @@ def per_path(counters: Mapping[str, Mapping]) -> dict[tuple[int, int], dict]:
         for p in conn.per_path:
             row = out.setdefault((int(p["plane"]), int(p["ev"])), dict.fromkeys(PATH_FIELDS, 0))
             for f in PATH_FIELDS:
-                row[f] += int(p[f]) if f in p else 0
+                row[f] += int(p.get(f, 0))
     return dict(sorted(out.items()))
 
 

@@ -378,7 +378,7 @@ def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tu
     per_direction, elsewhere = [], 0
     for src, dst in ((a, b), (b, a)):
         conn = connection(stats, src, dst)
-        dropped = {(r["plane"], r["t1"]): r["dropped"] if "dropped" in r else 0 for r in conn.routes} if conn else {}
+        dropped = {(r["plane"], r["t1"]): r.get("dropped", 0) for r in conn.routes} if conn else {}
         per_direction.append([dropped.get(route, 0) for route in routes])
         elsewhere += sum(n for route, n in dropped.items() if route not in flapped)
     costs = [n for flap in zip(*per_direction) for n in flap]
