@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
 # queue behind another lab run rather than fail at once (lab/plumbing/lock.py)
 os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 
+from lab.analysis.event_record import RunEvent  # noqa: E402
 from lab.runners.agent_config import queueing_bound  # noqa: E402
 from lab.runners.job import JobSpec, run_job  # noqa: E402
 from lab.plumbing.session import Session, lab_session  # noqa: E402
@@ -83,7 +84,7 @@ class Run:
     verified: bool = False
     error: str | None = None
     counters: dict = field(default_factory=dict)     # agent counters summed over hosts and peers
-    path_events: list = field(default_factory=list)  # path_state events, t relative to job start
+    path_events: list = field(default_factory=list)  # path_state RunEvents, t relative to job start
     wall_s: float = 0.0
 
     @property
@@ -92,11 +93,11 @@ class Run:
 
     def retired(self) -> int:
         """Transitions to ASSUMED_BAD (paths the agents took for failed)."""
-        return sum(1 for e in self.path_events if e.get("new") == "ASSUMED_BAD")
+        return sum(1 for e in self.path_events if e.new == "ASSUMED_BAD")
 
     def suspected(self) -> int:
         """Transitions to SUSPECT (paths taken out of use after a loss until a probe answers)."""
-        return sum(1 for e in self.path_events if e.get("new") == "SUSPECT")
+        return sum(1 for e in self.path_events if e.new == "SUSPECT")
 
     def line(self) -> str:
         times = ", ".join(f"{d:.3f}" for d in self.durations[:8]) + (", ..." if len(self.durations) > 8 else "")
@@ -122,7 +123,8 @@ def run(session: Session, label: str, *, t0: float | None = None, on_ready=None,
     result = run_job(session, JobSpec(**job), t0=t0, on_ready=on_ready)
     out = Run(label, [it["duration"] for it in result.iterations],
               bool(result.iterations) and all(it["verified"] for it in result.iterations),
-              result.error, agent_totals(result.stats), result.path_events, time.monotonic() - started)
+              result.error, agent_totals(result.stats), [RunEvent.from_dict(e) for e in result.path_events],
+              time.monotonic() - started)
     return out
 
 
@@ -179,7 +181,7 @@ class TimedBlackhole:
     def __init__(self, ports: list[str], target: str, t0: float, start: float, end: float, settle: float):
         self.ports, self.target, self.t0 = ports, target, t0
         self.start, self.end, self.settle = start, end, settle
-        self.events: list[dict] = []
+        self.events: list[RunEvent] = []
         self.counted: tuple[int, float] | None = None   # (packets dropped, seconds)
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -188,8 +190,8 @@ class TimedBlackhole:
         time.sleep(max(0.0, self.t0 + t - time.monotonic()))
 
     def _event(self, kind: str) -> None:
-        self.events.append({"t": round(time.monotonic() - self.t0, 6), "kind": kind, "fault": "blackhole",
-                            "target": self.target, "transport": "mrc"})
+        self.events.append(RunEvent(t=round(time.monotonic() - self.t0, 6), kind=kind, fault="blackhole",
+                                    target=self.target, transport="mrc"))
 
     def _run(self) -> None:
         try:

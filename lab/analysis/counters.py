@@ -7,6 +7,8 @@ from typing import Mapping
 
 import numpy as np
 
+from lab.analysis.connection_counters import connections, hosts
+
 # Agent stats that are not counts: summing them over hosts means nothing.
 NON_ADDITIVE = frozenset({"time", "srtt", "rto", "cwnd", "inflight", "usable"})
 
@@ -20,24 +22,17 @@ def counter_totals(per_host: Mapping[str, Mapping]) -> dict:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in NON_ADDITIVE:
                 totals[name] = totals.get(name, 0) + value
 
-    for stats in per_host.values():
-        add(stats)
-        for peer_stats in (stats.get("peers") or {}).values():
-            add(peer_stats)
+    for host in hosts(per_host):
+        add(host.stats)
+        for conn in host.connections:
+            add(conn.stats)
     return totals
 
 
 def median_srtt(per_host: Mapping[str, Mapping]) -> float | None:
     """Median smoothed RTT (s) over the connections (and baseline rails) that
     sent data: the time scale failover and recovery are measured against."""
-    samples = []
-    for stats in per_host.values():
-        for conn in (stats.get("peers") or {}).values():
-            if not conn.get("data_sent"):
-                continue
-            for flow in conn.get("rails") or [conn]:
-                if flow.get("srtt") is not None:
-                    samples.append(float(flow["srtt"]))
+    samples = [srtt for conn in connections(per_host) if conn.count("data_sent") for srtt in conn.srtts]
     return float(np.median(samples)) if samples else None
 
 

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
-
+from lab.analysis.event_record import RunEvent
 from lab.analysis.fault_windows import FaultWindow
 from lab.analysis.route_records import EV_LABEL, Route
 from topologies.fabric import ev_to_t1
@@ -27,7 +26,7 @@ def faulted_element(target: str) -> T0T1Link | Switch | NicPort | None:
         return None
 
 
-def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = None,
+def path_crosses(window: FaultWindow, path: RunEvent, *, spines: int | None = None,
                  hosts_per_rack: int | None = None) -> bool:
     """Does the path of a path_state event cross the faulted element?
 
@@ -40,10 +39,10 @@ def path_crosses(window: FaultWindow, path: Mapping, *, spines: int | None = Non
     crossed (a T0-T1 link names both). Without ``spines`` / ``hosts_per_rack``
     only the plane is checked. A target naming no element matches every path.
     """
-    plane, ev = int(path["plane"]), int(path["ev"])
+    plane, ev = int(path.plane), int(path.ev)
     if window.paths is not None:
         return (plane, ev) in window.paths
-    ends = {_host_index(path.get("host")), _host_index(path.get("peer"))}
+    ends = {_host_index(path.host), _host_index(path.peer)}
     racks = _racks(ends, hosts_per_rack)
     # Two hosts of one rack meet at their T0: no T1 on their path.
     same_rack = racks is not None and len(racks) == 1 and None not in ends

@@ -11,8 +11,10 @@ import numpy as np
 
 from faults.deny import denied_element
 from faults.links import FaultError
+from lab.analysis.connection_counters import connections
 from lab.analysis.counters import median_srtt
 from lab.analysis.crossing import faulted_element, route_crosses
+from lab.analysis.event_record import RunEvent
 from lab.analysis.fault_windows import FaultWindow
 from lab.analysis.route_records import Route, route_records
 from lab.analysis.summary_record import FaultFigures
@@ -150,7 +152,7 @@ def _packets_lost(routes: Sequence[Route], window: FaultWindow, horizon: float,
 LEFT_USE = ("SUSPECT", "ASSUMED_BAD", "DENIED")
 
 
-def detection_delays(routes: Sequence[Route], events: Sequence[Mapping], window: FaultWindow, spines: int | None,
+def detection_delays(routes: Sequence[Route], events: Sequence[RunEvent], window: FaultWindow, spines: int | None,
                      crosses: Callable[[FaultWindow, Route], bool]) -> list[float]:
     """For each connection the fault cost a packet: from the first packet it lost there (sent
     at or after the fault) to the first time one of its routes through the element left use
@@ -162,8 +164,8 @@ def detection_delays(routes: Sequence[Route], events: Sequence[Mapping], window:
     horizon = min(window.stop, max(r.last_sent for r in sending))
     left: dict[tuple, list[tuple]] = {}
     for e in events:
-        if e.get("kind") == "path_state" and e.get("new") in LEFT_USE and isinstance(e.get("t"), (int, float)):
-            left.setdefault((str(e.get("host")), str(e.get("peer"))), []).append(e)
+        if e.kind == "path_state" and e.new in LEFT_USE:
+            left.setdefault((str(e.host), str(e.peer)), []).append(e)
     delays = []
     for conn, struck in _struck(sending, window, horizon, crosses).items():
         firsts = [f for route in struck if (f := _first_drop_sent(route, window.start, horizon)) is not None]
@@ -172,14 +174,14 @@ def detection_delays(routes: Sequence[Route], events: Sequence[Mapping], window:
         first = min(firsts)
         same_rack = any(route.t1 is None for route in struck)
         keys = {(route.plane, route.t1) for route in struck}
-        marks = [e["t"] for e in left.get(conn, ()) if e["t"] >= first and isinstance(e.get("ev"), int)
-                 and route_of(e["ev"], e.get("plane"), spines, same_rack) in keys]
+        marks = [e.t for e in left.get(conn, ()) if e.t >= first
+                 and route_of(e.ev, e.plane, spines, same_rack) in keys]
         if marks:
             delays.append(min(marks) - first)
     return delays
 
 
-def mapper_repair(events: Sequence[Mapping], window: FaultWindow, transport: str,
+def mapper_repair(events: Sequence[RunEvent], window: FaultWindow, transport: str,
                   fabric: FabricSpec | None) -> float | None:
     """Repair -> the Clustermapper lifting its denial of the faulted element (the agents can use
     it again after their next look at the denylist); None when it denied nothing or never lifted it."""
@@ -190,9 +192,8 @@ def mapper_repair(events: Sequence[Mapping], window: FaultWindow, transport: str
         wanted = denied_element(fabric, window.target, 0.0).key
     except FaultError:
         return None   # a target the mapper cannot deny (the datapath, every host)
-    lifts = [e["t"] for e in events if e.get("kind") == "mapper_undeny" and e.get("transport") == transport
-             and isinstance(e.get("t"), (int, float)) and e["t"] >= window.end
-             and _denied_key(e.get("element")) == wanted]
+    lifts = [e.t for e in events if e.kind == "mapper_undeny" and e.transport == transport
+             and e.t >= window.end and _denied_key(e.element) == wanted]
     return min(lifts) - window.end if lifts else None
 
 
@@ -290,7 +291,7 @@ def _link_of(link_name, element) -> bool:
     return isinstance(link, T0T1Link) and (link == element or element in (link.t0, link.t1))
 
 
-def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, transport: str,
+def routing_failover_recovery(events: Sequence[RunEvent], window: FaultWindow, transport: str,
                               rtt: float | None = None) -> FaultFigures:
     """Failover and recovery of one fault for a transport whose paths routing moves.
 
@@ -306,12 +307,12 @@ def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, tr
     if not isinstance(element, (T0T1Link, Switch)):
         out.note = "routing withdraws T0-T1 links only"
         return out
-    moves = sorted((e for e in events if e.get("kind") in ROUTING_KINDS and e.get("transport") == transport
-                    and _link_of(e.get("target"), element)), key=lambda e: e["t"])
+    moves = sorted((e for e in events if e.kind in ROUTING_KINDS and e.transport == transport
+                    and _link_of(e.target, element)), key=lambda e: e.t)
     withdrawn: dict[str, float] = {}
     for e in moves:
-        if e["kind"] == "route_withdrawn" and window.start <= e["t"] <= window.stop:
-            withdrawn.setdefault(e["target"], e["t"])
+        if e.kind == "route_withdrawn" and window.start <= e.t <= window.stop:
+            withdrawn.setdefault(e.target, e.t)
     out.routes_failed = len(withdrawn)
     if not withdrawn:
         out.note = "routing withdrew nothing: the rails through it stalled until the repair"
@@ -320,8 +321,8 @@ def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, tr
     if window.end is not None:
         restored: dict[str, float] = {}
         for e in moves:
-            if e["kind"] == "route_restored" and e["t"] >= window.end and e["target"] in withdrawn:
-                restored.setdefault(e["target"], e["t"])
+            if e.kind == "route_restored" and e.t >= window.end and e.target in withdrawn:
+                restored.setdefault(e.target, e.t)
         out.routes_unrecovered = len(withdrawn) - len(restored)
         if not out.routes_unrecovered:
             out.recovery_s = max(restored.values()) - window.end
@@ -330,7 +331,7 @@ def routing_failover_recovery(events: Sequence[Mapping], window: FaultWindow, tr
     return out
 
 
-def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[FaultWindow],
+def fault_figures(transport: str, events: Sequence[RunEvent], windows: Sequence[FaultWindow],
                   counters: Mapping, fabric: FabricSpec | None) -> tuple[list[FaultFigures], int]:
     """(failover and recovery of each fault, route records dropped as unreadable).
 
@@ -356,6 +357,4 @@ def fault_figures(transport: str, events: Sequence[Mapping], windows: Sequence[F
 
 
 def _has_rails(counters: Mapping) -> bool:
-    return any(isinstance(conn, Mapping) and conn.get("rails")
-               for stats in counters.values() if isinstance(stats, Mapping)
-               for conn in (stats.get("peers") or {}).values())
+    return any(conn.rails for conn in connections(counters))

@@ -23,7 +23,8 @@ from matplotlib.colors import BoundaryNorm, ListedColormap  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from lab.analysis.fault_windows import FaultWindow, applies_to, fault_windows  # noqa: E402
+from lab.analysis.event_record import RunEvent  # noqa: E402
+from lab.analysis.fault_windows import FaultWindow, fault_windows  # noqa: E402
 from lab.analysis.path_retirement import STATE_ORDER  # noqa: E402
 from lab.analysis.summary import transports_of  # noqa: E402
 from lab.analysis.results import load  # noqa: E402
@@ -41,7 +42,7 @@ def _color(transport: str, i: int) -> str:
     return TRANSPORT_COLORS.get(transport, f"C{(i + 2) % 10}")
 
 
-def _unique_windows(events: Sequence[Mapping]) -> list[FaultWindow]:
+def _unique_windows(events: Sequence[RunEvent]) -> list[FaultWindow]:
     """Fault windows of all transports, once each when transports share a timeline."""
     seen, out = set(), []
     for w in fault_windows(events):
@@ -83,7 +84,7 @@ def _empty(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
 
 
-def iteration_timeline(iterations: Sequence[Mapping], events: Sequence[Mapping], path: str | Path) -> Path:
+def iteration_timeline(iterations: Sequence[Mapping], events: Sequence[RunEvent], path: str | Path) -> Path:
     """Iteration time (s) against iteration start (s), one line per transport, faults marked."""
     fig, ax = plt.subplots(figsize=(10, 4.5))
     transports = transports_of(iterations)
@@ -116,7 +117,7 @@ def iteration_cdf(iterations: Sequence[Mapping], path: str | Path) -> Path:
                    "fraction of iterations", legend_at="lower right")
 
 
-def state_grid(moves: Sequence[Mapping], keys: Sequence[tuple], key_of, t_end: float,
+def state_grid(moves: Sequence[RunEvent], keys: Sequence[tuple], key_of, t_end: float,
                bins: int = 600) -> np.ndarray:
     """rows = keys, columns = time bins over [0, t_end]; value = worst state index in the bin.
 
@@ -128,9 +129,9 @@ def state_grid(moves: Sequence[Mapping], keys: Sequence[tuple], key_of, t_end: f
     grid = np.zeros((len(keys), bins), dtype=int)
     dt = t_end / bins
     per_path: dict[tuple, list[tuple[float, int]]] = {}
-    for e in sorted(moves, key=lambda e: e["t"]):
-        if e.get("new") in STATE_ORDER:
-            per_path.setdefault(_path_id(e), []).append((e["t"], STATE_ORDER.index(e["new"])))
+    for e in sorted(moves, key=lambda e: e.t):
+        if e.new in STATE_ORDER:
+            per_path.setdefault(e.path_key, []).append((e.t, STATE_ORDER.index(e.new)))
     starts = np.arange(bins) * dt
     for pid, changes in per_path.items():
         r = row[key_of(pid)]
@@ -144,10 +145,6 @@ def state_grid(moves: Sequence[Mapping], keys: Sequence[tuple], key_of, t_end: f
     return grid
 
 
-def _path_id(e: Mapping) -> tuple:
-    return (str(e.get("host")), str(e.get("peer")), int(e["plane"]), int(e["ev"]))
-
-
 def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: str | Path,
                max_rows: int = 48) -> Path:
     """Heatmap of path state over time, one panel per transport.
@@ -156,19 +153,19 @@ def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: s
     them, rows are (plane, EV) pairs showing the worst state over all host
     pairs. Only paths that changed state appear (the others stayed GOOD).
     """
-    moves = [e for e in events if e.get("kind") == "path_state"]
+    moves = [e for e in events if e.kind == "path_state"]
     transports = transports_of(iterations) or ["mrc"]
-    for t in sorted({e.get("transport") for e in moves} - set(transports), key=str):
+    for t in sorted({e.transport for e in moves} - set(transports), key=str):
         transports.append(t)
-    ends = [it["end"] for it in iterations] + [e["t"] for e in events]
+    ends = [it["end"] for it in iterations] + [e.t for e in events]
     t_end = max(ends) if ends and max(ends) > 0 else 1.0
     fig, axes = plt.subplots(len(transports), 1, figsize=(10, 2.2 + 2.6 * len(transports)), squeeze=False)
     cmap = ListedColormap(STATE_COLORS)
     norm = BoundaryNorm(np.arange(len(STATE_COLORS) + 1) - 0.5, cmap.N)
     windows = fault_windows(events)
     for ax, t in zip(axes[:, 0], transports):
-        mine = [e for e in moves if e.get("transport") == t]
-        pids = sorted({_path_id(e) for e in mine}, key=lambda p: (p[2], p[3], p[0], p[1]))
+        mine = [e for e in moves if e.transport == t]
+        pids = sorted({e.path_key for e in mine}, key=lambda p: (p[2], p[3], p[0], p[1]))
         if len(pids) > max_rows:
             key_of = lambda p: (p[2], p[3])  # noqa: E731
             keys = sorted({key_of(p) for p in pids})
@@ -192,7 +189,7 @@ def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: s
             step = max(1, len(keys) // 24)   # keep tick labels legible
             ax.set_yticks(range(0, len(keys), step), labels[::step], fontsize=6)
             ax.set_ylabel(ylabel, fontsize=8)
-        _mark_faults(ax, [w for w in windows if applies_to({"transport": w.transport}, t)], over_heatmap=True)
+        _mark_faults(ax, [w for w in windows if w.applies_to(t)], over_heatmap=True)
     handles = [Patch(color=c, label=s) for s, c in zip(STATE_ORDER, STATE_COLORS)]
     handles.append(Line2D([], [], color="black", ls="--", lw=1, label="fault start / end"))
     fig.legend(handles=handles, loc="upper right", ncol=4, fontsize=7)

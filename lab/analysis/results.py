@@ -8,7 +8,7 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
                        also "partial" (lab/analysis/partial.py)
     iterations.csv     transport, iteration, start, end, duration, verified,
                        rank_times (JSON list of [start, end] per rank)
-    events.jsonl       one event dict per line, in time order as given
+    events.jsonl       one RunEvent (lab/analysis/event_record.py) per line, in time order as given
     counters.json      {transport: {host: counters + per-path counters}}
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
     conservation.json  {transport: {"sent", "received", (srv6) "routers_own", "named_drops",
@@ -31,13 +31,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
 from topologies.atomic import write_json_atomic, write_text_atomic
@@ -62,7 +62,7 @@ class Records:
 
     config: RunConfig = field(default_factory=RunConfig)
     iterations: list = field(default_factory=list)
-    events: list = field(default_factory=list)
+    events: list = field(default_factory=list)         # RunEvent (lab/analysis/event_record.py)
     counters: dict = field(default_factory=dict)
     fidelity: dict = field(default_factory=dict)
     conservation: dict = field(default_factory=dict)
@@ -128,8 +128,8 @@ class ResultsDir:
                         json.dumps(it.get("rank_times", []))])
         return write_text_atomic(self.path / "iterations.csv", buf.getvalue())
 
-    def write_events(self, events: Iterable[Mapping]) -> Path:
-        text = "".join(json.dumps(dict(ev), sort_keys=True, default=str) + "\n" for ev in events)
+    def write_events(self, events: Iterable[RunEvent]) -> Path:
+        text = "".join(json.dumps(ev.to_dict(), sort_keys=True, default=str) + "\n" for ev in events)
         return write_text_atomic(self.path / "events.jsonl", text)
 
     def write_counters(self, counters: Mapping) -> Path:
@@ -164,14 +164,6 @@ _JSON_KINDS = ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "stri
 def _kind(value) -> str:
     """The JSON name of ``value``'s type, for messages."""
     return next(name for t, name in _JSON_KINDS if isinstance(value, t))
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _read_text(path: Path, problems: list) -> str | None:
@@ -225,39 +217,24 @@ def _read_json(path: Path, problems: list) -> dict:
     return data
 
 
-def _event_problem(ev) -> str | None:
-    """What makes ``ev`` unusable as an event (docs/metrics.md's contract), or None."""
-    if not isinstance(ev, dict):
-        return f"a JSON {_kind(ev)}, not an event object"
-    if not _is_number(ev.get("t")):
-        return "no number in field 't'"
-    if not isinstance(ev.get("kind"), str):
-        return "no string in field 'kind'"
-    if ev["kind"] == "path_state" and not (_is_int(ev.get("plane")) and _is_int(ev.get("ev"))):
-        return "path_state event without integer 'plane' and 'ev'"
-    paths = ev.get("paths")
-    if paths is not None and not (isinstance(paths, list) and all(
-            isinstance(p, list) and len(p) == 2 and all(map(_is_int, p)) for p in paths)):
-        return "field 'paths' is not a list of [plane, ev] pairs"
-    return None
-
-
-def read_events(path: Path, problems: list | None = None) -> list[dict]:
-    """events.jsonl back to dicts; unusable lines are skipped and added to ``problems``."""
+def read_events(path: Path, problems: list | None = None) -> list[RunEvent]:
+    """events.jsonl back to RunEvents; unusable lines (an unknown kind among them) are
+    skipped and added to ``problems``."""
     problems = [] if problems is None else problems
     text = _read_text(path, problems)
     events = []
     for n, line, torn in _lines(text or ""):
         try:
-            ev = json.loads(line)
+            record = json.loads(line)
         except ValueError as exc:
             _skip_line(problems, path.name, n, torn, f"not valid JSON ({getattr(exc, 'msg', exc)})")
             continue
-        what = _event_problem(ev)
-        if what:
-            _skip_line(problems, path.name, n, torn, what)
-        else:
-            events.append(ev)
+        try:
+            if not isinstance(record, dict):
+                raise EventError(f"a JSON {_kind(record)}, not an event object")
+            events.append(RunEvent.from_dict(record))
+        except EventError as exc:
+            _skip_line(problems, path.name, n, torn, str(exc))
     return events
 
 

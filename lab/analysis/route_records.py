@@ -10,9 +10,12 @@ from typing import Mapping
 
 import numpy as np
 
+from lab.analysis.connection_counters import connections
 
 ROUTE_TIMES = ("first_sent", "last_sent", "first_acked", "last_acked")
 EV_LABEL = re.compile(r"ev(\d{1,6})")   # a route keyed by its EV (the agent knew no fabric)
+# What a route record may leave out (an older agent's, a route that sent nothing): its value then
+ROUTE_DEFAULTS = {"t1": None, **dict.fromkeys(ROUTE_TIMES), "send_silences": [], "ack_silences": [], "drop_spans": []}
 
 
 @dataclass(frozen=True)
@@ -73,34 +76,32 @@ def _drop_spans(value) -> tuple:
     return tuple(sorted(spans, key=lambda s: s[:2]))
 
 
-def _route(host: str, peer: str, r: Mapping, idle_spans: tuple = ()) -> Route:
-    plane, t1 = r["plane"], r.get("t1")
+def _route(host: str, peer: str, record: Mapping, idle_spans: tuple = ()) -> Route:
+    r = {**ROUTE_DEFAULTS, **record}
+    plane, t1 = r["plane"], r["t1"]
     if isinstance(plane, bool) or not isinstance(plane, int):
         raise ValueError("plane must be an int")
     if not (t1 is None or (isinstance(t1, int) and not isinstance(t1, bool))
             or (isinstance(t1, str) and EV_LABEL.fullmatch(t1))):
         raise ValueError("t1 must be an int, null or 'ev<N>'")
-    return Route(host, peer, plane, t1, *(_time(r.get(k)) for k in ROUTE_TIMES),
-                 _silences(r.get("send_silences", [])), _silences(r.get("ack_silences", [])), idle_spans,
-                 _drop_spans(r.get("drop_spans", [])))
+    return Route(host, peer, plane, t1, *(_time(r[k]) for k in ROUTE_TIMES),
+                 _silences(r["send_silences"]), _silences(r["ack_silences"]), idle_spans,
+                 _drop_spans(r["drop_spans"]))
 
 
 def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:
     """(every readable route record of one transport's stats, how many were dropped as unreadable)."""
     routes, dropped = [], 0
-    for host, stats in per_host.items():
-        peers = stats.get("peers") if isinstance(stats, Mapping) else None
-        for peer, conn in peers.items() if isinstance(peers, Mapping) else ():
-            records = conn.get("routes") if isinstance(conn, Mapping) else None
+    for conn in connections(per_host):
+        try:
+            idle = _silences(conn.idle_spans)
+        except (TypeError, ValueError):
+            idle = ()   # unreadable: recovery is then measured with no idle time left out
+        for r in conn.routes:
             try:
-                idle = _silences(conn.get("idle_spans", [])) if isinstance(conn, Mapping) else ()
-            except (TypeError, ValueError):
-                idle = ()   # unreadable: recovery is then measured with no idle time left out
-            for r in records if isinstance(records, list) else ():
-                try:
-                    routes.append(_route(str(host), str(peer), r, idle))
-                except (KeyError, TypeError, ValueError):   # not a dict, a bad field, a bad pair
-                    dropped += 1
+                routes.append(_route(conn.host, conn.peer, r, idle))
+            except (KeyError, TypeError, ValueError):   # not a dict, a bad field, a bad pair
+                dropped += 1
     return routes, dropped
 
 
@@ -147,17 +148,15 @@ def median_route_gap(per_host: Mapping[str, Mapping]) -> float | None:
     packets on one route while it was in use (its silences left out): how long
     after a fault a sender may wait for its first packet into the failure."""
     gaps = []
-    for stats in per_host.values():
-        peers = stats.get("peers") if isinstance(stats, Mapping) else None
-        for conn in peers.values() if isinstance(peers, Mapping) else ():
-            records = conn.get("routes") if isinstance(conn, Mapping) else None
-            for r in records if isinstance(records, list) else ():
-                try:
-                    silences = _silences(r.get("send_silences", []))
-                    busy = _time(r["last_sent"]) - _time(r["first_sent"]) - sum(b - a for a, b in silences)
-                    packets = int(r["sent"]) - 1 - len(silences)
-                except (AttributeError, KeyError, TypeError, ValueError):
-                    continue   # not a route record, or a route that sent nothing
-                if packets >= MIN_ROUTE_GAPS and busy > 0:
-                    gaps.append(busy / packets)
+    for conn in connections(per_host):
+        for record in conn.routes:
+            try:
+                r = {**ROUTE_DEFAULTS, **record}
+                silences = _silences(r["send_silences"])
+                busy = _time(r["last_sent"]) - _time(r["first_sent"]) - sum(b - a for a, b in silences)
+                packets = int(r["sent"]) - 1 - len(silences)
+            except (KeyError, TypeError, ValueError):
+                continue   # not a route record, or a route that sent nothing
+            if packets >= MIN_ROUTE_GAPS and busy > 0:
+                gaps.append(busy / packets)
     return float(np.median(gaps)) if gaps else None

@@ -10,6 +10,7 @@ import numpy as np
 from faults.pause import PAUSE_KINDS
 from lab.analysis.collective_bandwidth import BANDWIDTH_FIGURES, bandwidth
 from lab.analysis.counters import counter_totals, median_srtt, pick, unexplained
+from lab.analysis.event_record import RunEvent
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals, peak_plane_mbps, samples_in_window
 from lab.analysis.failover import fault_figures, in_rtts
 from lab.analysis.fault_windows import fault_windows
@@ -38,7 +39,7 @@ def _run_bandwidth(median: float | None, config: RunConfig, fabric: FabricSpec |
                      link_mbps=fabric.link_mbps, collective=config.collective)
 
 
-def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[Mapping] = (),
+def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[RunEvent] = (),
                         counters: Mapping | None = None, fidelity: Sequence[Mapping] = (),
                         conservation: Mapping | None = None, config: RunConfig | None = None) -> TransportSummary:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
@@ -126,7 +127,7 @@ def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[Mapping]) -> dict:
     }
 
 
-def summarize(iterations: Sequence[Mapping], events: Sequence[Mapping] = (), counters: Mapping | None = None,
+def summarize(iterations: Sequence[Mapping], events: Sequence[RunEvent] = (), counters: Mapping | None = None,
               fidelity: Mapping | None = None, conservation: Mapping | None = None,
               config: RunConfig | None = None) -> Summary:
     """{transport: figures} for every transport in the records (see summarize_transport)."""

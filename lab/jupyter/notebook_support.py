@@ -30,6 +30,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from lab.analysis import report  # noqa: E402
+from lab.analysis.connection_counters import Connection, connections as connections_of  # noqa: E402
+from lab.analysis.event_record import RunEvent  # noqa: E402
 from lab.analysis.partial import partial_line  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from lab.analysis.run_config import RunConfig  # noqa: E402
@@ -373,28 +375,26 @@ def per_path(counters: Mapping[str, Mapping]) -> dict[tuple[int, int], dict]:
     losses without a trim (RTO or SACK gap) of what it sent on that path.
     """
     out: dict[tuple[int, int], dict] = {}
-    for stats in counters.values():
-        for conn in (stats.get("peers") or {}).values():
-            for p in conn.get("per_path") or ():
-                row = out.setdefault((int(p["plane"]), int(p["ev"])), dict.fromkeys(PATH_FIELDS, 0))
-                for f in PATH_FIELDS:
-                    row[f] += int(p.get(f, 0))
+    for conn in connections_of(counters):
+        for p in conn.per_path:
+            row = out.setdefault((int(p["plane"]), int(p["ev"])), dict.fromkeys(PATH_FIELDS, 0))
+            for f in PATH_FIELDS:
+                row[f] += int(p.get(f, 0))
     return dict(sorted(out.items()))
 
 
-def connections(counters: Mapping[str, Mapping]) -> list[tuple[str, Mapping]]:
-    """(host -> peer, its stats) of every connection in one transport's counters.json."""
-    return [(f"{host}->{peer}", conn) for host, stats in sorted(counters.items())
-            for peer, conn in sorted((stats.get("peers") or {}).items()) if isinstance(conn, Mapping)]
+def connections(counters: Mapping[str, Mapping]) -> list[Connection]:
+    """Every connection in one transport's counters.json, by host, then peer."""
+    return sorted(connections_of(counters), key=lambda c: (c.host, c.peer))
 
 
 def per_connection(counters: Mapping[str, Mapping], names: Iterable[str]) -> list[tuple]:
     """Rows (host -> peer, counter values...) of the connections that sent data."""
-    return [(name, *(conn.get(n, 0) for n in names)) for name, conn in connections(counters)
-            if conn.get("data_sent", 0)]
+    return [(conn.name, *(conn.count(n) for n in names)) for conn in connections(counters)
+            if conn.count("data_sent")]
 
 
-def fault_markers(ax, events: Sequence[Mapping]) -> int:
+def fault_markers(ax, events: Sequence[RunEvent]) -> int:
     """Mark fault windows on a time axis as lab/analysis/plots.py does; returns how many there were."""
     windows = plots._unique_windows(events)
     plots._mark_faults(ax, windows)

@@ -19,6 +19,7 @@ from lab.jupyter import notebook_support as nbs
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows
 from lab.paper import settings
+from lab.paper.row import PaperRow
 from lab.paper.rows import PaperRun
 
 NO_PAPER_RUNS = f"no paper runs yet: run `{paper_rows.COMMAND} --quick` first"
@@ -65,7 +66,7 @@ def overview(nb: PaperNotebook) -> None:
     took = f"; took {meta['elapsed_s'] / 60:.1f} min" if isinstance(meta.get("elapsed_s"), (int, float)) else ""
     print(f"`lab/run.py paper{' --quick' if run.quick else ''}` on {meta.get('date', '?')}, "
           f"{meta.get('machine', '?')}{took}")
-    nbs.markdown(nbs.table([(row.get("figure"), row.get("shape_reason"), row.get("trust_reason")) for row in run.rows],
+    nbs.markdown(nbs.table([(row.figure, row.shape_reason, row.trust_reason) for row in run.rows],
                            ["paper figure", "same shape?", "trustworthy?"]))
     missing = run.missing()
     if missing:
@@ -97,8 +98,8 @@ def section(nb: PaperNotebook, kind: str) -> Path | None:
     return path
 
 
-def verdicts(row: dict) -> str:
+def verdicts(row: PaperRow) -> str:
     """A row's title, then its "same shape?" and "trustworthy?" verdicts with their reasons."""
-    untrusted = "" if row.get("trusted") else "  (drawn, but NOT TRUSTWORTHY)"
-    return (f"{row.get('figure')}{untrusted}\n  same shape?  {row.get('shape_reason')}\n"
-            f"  trustworthy? {row.get('trust_reason')}")
+    untrusted = "" if row.trusted else "  (drawn, but NOT TRUSTWORTHY)"
+    return (f"{row.figure}{untrusted}\n  same shape?  {row.shape_reason}\n"
+            f"  trustworthy? {row.trust_reason}")

@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from lab.paper import figures as shape  # noqa: E402
 from lab.paper import rows as paper_rows  # noqa: E402
 from lab.paper import settings  # noqa: E402
+from lab.paper.row import PaperRow  # noqa: E402
 from lab.runners import bench_targets as target  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
@@ -41,24 +42,24 @@ def draw(kind: str, found: list[tuple[object, dict]], path: Path) -> Path:
 
 
 # ---- shared pieces -------------------------------------------------------------------------------
-def status(row: dict) -> str:
+def status(row: PaperRow) -> str:
     """A row's verdicts, as a panel names them."""
-    return (f"same shape: {'yes' if row.get('same_shape') else 'no'}; "
-            f"trustworthy: {'yes' if row.get('trusted') else 'no'}")
+    return (f"same shape: {'yes' if row.same_shape else 'no'}; "
+            f"trustworthy: {'yes' if row.trusted else 'no'}")
 
 
-def title(ax, text: str, row: dict) -> None:
+def title(ax, text: str, row: PaperRow) -> None:
     """The panel's title and its row's verdicts, red when the row cannot be trusted."""
-    ax.set_title(f"{text}\n{status(row)}", fontsize=10, color="black" if row.get("trusted") else "tab:red")
+    ax.set_title(f"{text}\n{status(row)}", fontsize=10, color="black" if row.trusted else "tab:red")
 
 
 def paper_label(s: shape.Shape, what: str) -> str:
     return f"paper, {s.figure}: {what} \"{s.words}\" (a shape, not a measurement)"
 
 
-def mark_untrusted(ax, row: dict) -> None:
+def mark_untrusted(ax, row: PaperRow) -> None:
     """Across the panel of a row whose runs cannot all be trusted."""
-    if not row.get("trusted"):
+    if not row.trusted:
         ax.text(0.5, 0.55, UNTRUSTED, transform=ax.transAxes, ha="center", va="center", rotation=20,
                 fontsize=22, color="tab:red", alpha=0.3, fontweight="bold", zorder=5)
 
@@ -78,7 +79,7 @@ def save(fig, path: Path) -> Path:
     return path
 
 
-def finish(fig, ax, row: dict, text: str, path: Path, **legend) -> Path:
+def finish(fig, ax, row: PaperRow, text: str, path: Path, **legend) -> Path:
     """A one-panel bar figure's last touches: title with the row's verdicts, grid, the
     untrusted mark, the legend (upper right), saved at `path`."""
     title(ax, text, row)
@@ -137,13 +138,13 @@ def loss(found: list[tuple[object, dict]], path: Path) -> Path:
         ax.plot(x, [float("nan") if y is None else y for y in ys], color=color, lw=1.2, label=label)
         for i, ((_, row), y) in enumerate(zip(found, ys[1:]), start=1):
             if y is not None:
-                ax.plot(i, y, "o", ms=8, color=color, mfc=color if row.get("trusted") else "none", mew=2)
+                ax.plot(i, y, "o", ms=8, color=color, mfc=color if row.trusted else "none", mew=2)
     for i, (p, row) in enumerate(found, start=1):
         for label, s in loss_shapes(p):
             ax.hlines(s.value, i - 0.25, i + 0.25, **PAPER_STYLE,
                       label=f"paper, {s.figure}: its words as a value (a shape, not a measurement)")
             ax.annotate(f"paper: {short_run(label)} \"{s.words}\"", (i + 0.27, s.value), va="center", fontsize=7)
-        if not row.get("trusted"):
+        if not row.trusted:
             ax.annotate(f"{UNTRUSTED}\n(hollow points)", (i, 1.12), ha="center", fontsize=8, color="tab:red")
     ax.set_xticks(list(x), ["0 (loss-free)"] + [f"{p:.1%}" for p in levels])
     ax.set_xlim(-0.3, len(levels) + 0.9)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.paper import links, settings
+from lab.paper.row import PaperRow
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
 COMMAND = "sudo python lab/run.py paper"
@@ -20,7 +21,7 @@ COMMAND = "sudo python lab/run.py paper"
 class PaperRun:
     path: Path
     meta: dict          # machine, date, quick, elapsed_s (lab/cli.py machine_meta)
-    rows: list[dict]    # PaperRow as a dict: figure, paper, lab, same_shape, shape_reason, trusted, trust_reason, raw
+    rows: list[PaperRow]
 
     @property
     def quick(self) -> bool:
@@ -31,20 +32,20 @@ class PaperRun:
         """The command that makes every row as this run made its rows (the same pass)."""
         return f"{COMMAND}{' --quick' if self.quick else ''}"
 
-    def found(self, kind: str) -> list[tuple[object, dict]]:
+    def found(self, kind: str) -> list[tuple[object, PaperRow]]:
         """(what the row varies, row) of each row of `kind` (a PAPER key) the run has, in the runner's order."""
-        by_title = {row.get("figure"): row for row in self.rows}
+        by_title = {row.figure: row for row in self.rows}
         return [(what, by_title[title]) for k, what, title in settings.row_titles() if k == kind and title in by_title]
 
     def missing(self) -> list[str]:
         """Titles of the rows a full pass makes that this run lacks."""
-        have = {row.get("figure") for row in self.rows}
+        have = {row.figure for row in self.rows}
         return [title for _, _, title in settings.row_titles() if title not in have]
 
     def unknown(self) -> list[str]:
         """Titles of rows no current row title matches (written by another version of the runner)."""
         known = {title for _, _, title in settings.row_titles()}
-        return [str(row.get("figure")) for row in self.rows if row.get("figure") not in known]
+        return [row.figure for row in self.rows if row.figure not in known]
 
 
 def is_paper_run(path: Path) -> bool:
@@ -66,28 +67,28 @@ def read(path: str | Path) -> PaperRun:
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise ValueError(f"{path / PAPER_JSON}: no list of rows in it")
-    return PaperRun(path, {k: v for k, v in data.items() if k != "rows"}, rows)
+    return PaperRun(path, {k: v for k, v in data.items() if k != "rows"}, [PaperRow.from_dict(row) for row in rows])
 
 
 # ---- each kind of row's figures, from its raw record -------------------------------------------------
-def efficiencies(row: dict) -> dict[str, float | None]:
+def efficiencies(row: PaperRow) -> dict[str, float | None]:
     """ECMP collisions: run label -> efficiency (busbw / aggregate line rate; None: no iteration finished)."""
-    return {label: part.get("efficiency") for label, part in row["raw"]["runs"].items()}
+    return {label: part.get("efficiency") for label, part in row.raw["runs"].items()}
 
 
-def kept(row: dict) -> dict[str, float | None]:
+def kept(row: PaperRow) -> dict[str, float | None]:
     """NIC loss: run label -> share of its loss-free efficiency kept under loss (None: no loss-free figure)."""
-    return dict(row["raw"]["kept"])
+    return dict(row.raw["kept"])
 
 
-def capacity_points(row: dict) -> dict[str, list[tuple[int, float, float]]]:
+def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
     """NIC links down: how -> (links down, capacity left, throughput / clean throughput) of each phase,
     measured from the row's bandwidth runs as the runner measured them."""
     # the links row keeps its plane count; a run written before it did ran on LINKS_FABRIC
-    planes = row["raw"].get("planes", settings.LINKS_FABRIC.planes)
-    phase_s = row["raw"].get("phase_s")     # None in a run written before the row kept it
+    planes = row.raw.get("planes", settings.LINKS_FABRIC.planes)
+    phase_s = row.raw.get("phase_s")     # None in a run written before the row kept it
     points = {}
-    for how, run in row["raw"]["runs"].items():
+    for how, run in row.raw["runs"].items():
         measured = links.run_phases(run, phase_s)
         # rate / (the clean rate x the capacity left); [] without a clean first phase
         shares = links.capacity_shares(measured, planes)
@@ -96,11 +97,11 @@ def capacity_points(row: dict) -> dict[str, list[tuple[int, float, float]]]:
     return points
 
 
-def victims(row: dict) -> dict[str, tuple[float | None, float | None]]:
+def victims(row: PaperRow) -> dict[str, tuple[float | None, float | None]]:
     """Incast with a victim: run label -> (victim's rate beside the incast / alone, Jain's index over the senders)."""
-    return {label: (run.get("victim_ratio"), run.get("jain")) for label, run in row["raw"].items()}
+    return {label: (run.get("victim_ratio"), run.get("jain")) for label, run in row.raw.items()}
 
 
-def flap_costs(row: dict) -> list[int]:
+def flap_costs(row: PaperRow) -> list[int]:
     """T0-T1 flap cost: data packets each connection lost to each flap, as the runner counted them."""
-    return list(row["raw"].get("costs", []))
+    return list(row.raw.get("costs", []))

@@ -21,19 +21,22 @@ the baseline's full 5-tuple (docs/faults.md).
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 import yaml
 
 from faults.model import FaultEvent
+from lab.analysis.connection_counters import connection
+from lab.analysis.event_record import RunEvent
 from lab.analysis.failover import fault_figures
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.route_records import median_route_gap
 from lab.paper import thresholds
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
+from lab.paper.row import PaperRow
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
@@ -50,18 +53,6 @@ from mrc_host.params import TransportParams
 from topologies.build import mark_ecn_on_last_hops
 from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
-
-
-@dataclass
-class PaperRow:
-    figure: str
-    paper: str
-    lab: dict                 # run label -> the lab's result for it
-    same_shape: bool
-    shape_reason: str
-    trusted: bool
-    trust_reason: str
-    raw: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -384,8 +375,8 @@ def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tu
     flapped = set(routes)
     per_direction, elsewhere = [], 0
     for src, dst in ((a, b), (b, a)):
-        records = stats.get(src, {}).get("peers", {}).get(dst, {}).get("routes", [])
-        dropped = {(r["plane"], r["t1"]): r.get("dropped", 0) for r in records}
+        conn = connection(stats, src, dst)
+        dropped = {(r["plane"], r["t1"]): r.get("dropped", 0) for r in conn.routes} if conn else {}
         per_direction.append([dropped.get(route, 0) for route in routes])
         elsewhere += sum(n for route, n in dropped.items() if route not in flapped)
     costs = [n for flap in zip(*per_direction) for n in flap]
@@ -411,8 +402,9 @@ def flap_detection(run, spec: FabricSpec) -> dict:
     the flapped link to its route there leaving use ("detection_s", as every run's fault figures
     give it, docs/metrics.md), beside the gap between two packets on a route
     ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
-    events = [{**e, "kind": "path_state", "transport": run.transport} for e in run.path_events]
-    windows = [w for w in fault_windows(run.fault_log, run.transport) if w.fault == "link_flap"]
+    events = [RunEvent.from_dict({**e, "kind": "path_state", "transport": run.transport}) for e in run.path_events]
+    fault_log = [RunEvent.from_dict(e) for e in run.fault_log]
+    windows = [w for w in fault_windows(fault_log, run.transport) if w.fault == "link_flap"]
     figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)
     return {"detection_s": [f.detection_s for f in figures], "route_gap_s": median_route_gap(run.stats)}
 
@@ -426,7 +418,7 @@ def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) ->
         return "no flap measured"
     text = (f"data packets lost per flap and connection {', '.join(map(str, costs))} (median "
             f"{statistics.median(costs):g}, max {max(costs)}); {elsewhere} on the routes not flapped")
-    detections, gap = (why_many or {}).get("detection_s") or [], (why_many or {}).get("route_gap_s")
+    detections, gap = (why_many["detection_s"], why_many["route_gap_s"]) if why_many else ([], None)
     if detections and gap:
         text += ("; first loss to its route out of use, flap by flap: "
                  + ", ".join("-" if d is None else f"{1000 * d:.0f} ms" for d in detections)

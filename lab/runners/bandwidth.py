@@ -36,6 +36,7 @@ from faults.model import FaultEvent
 from lab.scenario.record import DEFAULT_SEED
 from faults.timeline import FaultTimeline
 from lab.analysis import audit
+from lab.analysis.connection_counters import connection
 from lab.analysis.fidelity import FidelityMonitor
 from lab.analysis.route_records import rebase_route_times
 from lab.plumbing.session import Session
@@ -309,6 +310,6 @@ def _fill_flows(result: BandwidthResult, flows: list[Flow], configs: dict, t_sta
 
 def flow_counters(stats: dict, src: str, dst: str) -> dict:
     """The sending side's counters (src's connection to dst) and the receiving side's (dst's to src)."""
-    sending = stats.get(src, {}).get("peers", {}).get(dst, {})
-    receiving = stats.get(dst, {}).get("peers", {}).get(src, {})
-    return {**{n: sending.get(n, 0) for n in SENDER_COUNTERS}, **{n: receiving.get(n, 0) for n in RECEIVER_COUNTERS}}
+    sending, receiving = connection(stats, src, dst), connection(stats, dst, src)
+    return {**{n: sending.count(n) if sending else 0 for n in SENDER_COUNTERS},
+            **{n: receiving.count(n) if receiving else 0 for n in RECEIVER_COUNTERS}}

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from lab.scenario.load import JobSettings, Scenario, load_scenario
+from lab.analysis.connection_counters import connections
 from lab.analysis.counters import counter_totals
 from lab.analysis.failover import in_rtts
 from lab.analysis.summary_record import FaultFigures, TransportSummary
@@ -198,15 +199,14 @@ QDELAY = CC_TRACE_COLUMNS.index("qdelay")
 def median_queueing_delay(stats: dict) -> float | None:
     """Median queueing delay (SRTT - min RTT) over every MRC connection's cc trace rows:
     what the queues along its paths (and the agents' own processing) added to the RTT."""
-    delays = sorted(row[QDELAY] for host in stats.values() for conn in host.get("peers", {}).values()
-                    for row in conn.get("cc_trace") or () if isinstance(row, list) and len(row) > QDELAY)
+    delays = sorted(row[QDELAY] for conn in connections(stats)
+                    for row in conn.cc_trace if isinstance(row, list) and len(row) > QDELAY)
     return delays[len(delays) // 2] if delays else None
 
 
 def nscc_target(stats: dict) -> float | None:
     """NSCC's target queueing delay, as its connections reported it."""
-    return next((conn["target_qdelay"] for host in stats.values() for conn in host.get("peers", {}).values()
-                 if conn.get("target_qdelay")), None)
+    return next((conn.target_qdelay for conn in connections(stats) if conn.target_qdelay), None)
 
 
 class Bench:

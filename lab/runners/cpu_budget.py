@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from lab.scenario.record import JobSettings, Scenario
 from lab.analysis.cpu_budget import Window
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor
-from lab.analysis.counters import counter_totals
+from lab.analysis.counters import counter_totals, pick
 from lab.plumbing.session import lab_session
 from lab.runners.job import job_spec, run_job
 from topologies.fabric import FabricSpec
@@ -105,8 +105,8 @@ def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int 
     result.iterations = len(run.iterations)
     result.verified = all(it["verified"] for it in run.iterations)
     totals = counter_totals(run.stats)
-    result.data_packets = int(totals.get("data_received", 0))
-    result.wakes = int(totals.get("wakes", 0))
+    result.data_packets = pick(totals, "data_received")
+    result.wakes = pick(totals, "wakes")
     return result
 
 

@@ -19,6 +19,7 @@ from faults.timeline import FaultTimeline
 from lab.scenario.record import Scenario
 from lab.analysis import audit, plots
 from lab.analysis.fault_windows import fault_windows
+from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary import summarize
@@ -60,7 +61,7 @@ def run_experiment(scenario: Scenario, results_root: Path,
             raise RunInterrupted(None, "interrupted before any iteration was measured; no results written") from None
         config[PARTIAL] = partial_entry(records.iterations, scenario.transports, scenario.job.iterations)
     records.config = RunConfig.from_dict({**config, "timings": {k: round(v, 3) for k, v in timings.items()}})
-    records.events.sort(key=lambda e: (e.get("transport", ""), e.get("t", 0.0)))
+    records.events.sort(key=lambda e: (e.transport or "", e.t))
     records.summary = summarize(records.iterations, records.events, records.counters,
                                 records.fidelity, records.conservation, records.config)
     for transport, figures in heartbeats.items():
@@ -118,25 +119,40 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
         except JobInterrupted as stop:   # what was measured is recorded below, then the run stops
             result, interruption = stop.result, stop
     t0 = result.t0
-    figures, stalls = heartbeat_verdict(heartbeat.directions(fault_windows(fault_log, transport), t0), t0)
+    fault_events = _as_events(fault_log, transport)
+    figures, stalls = heartbeat_verdict(heartbeat.directions(fault_windows(fault_events, transport), t0), t0)
     monitor.rebase(t0)
     ended = time.monotonic()
     records.conservation[transport] = audit.conservation(before, audit.settled_snapshot(scenario.fabric),
                                                          ledger.marks)
     records.iterations += result.iterations
-    records.events.append({"t": 0.0, "kind": "phase", "transport": transport, "phase": "start"})
-    records.events += fault_log
-    records.events += read_routing_events(session.controller.routing_log, t0, transport, until=ended)
-    records.events += result.path_events
-    records.events += [{**stall, "transport": transport} for stall in stalls]
-    records.events += [{"t": ev.at, "kind": "pause_stats", "fault": ev.kind, "target": ev.target,
-                        "transport": transport, **inj.stats()}
-                       for ev, inj in timeline.injectors if hasattr(inj, "stats")]
+    # the producers' event dicts become RunEvents here, where the run's records are assembled
+    produced = read_routing_events(session.controller.routing_log, t0, transport, until=ended)
+    produced += result.path_events
+    produced += [{**stall, "transport": transport} for stall in stalls]
+    produced += [{"t": ev.at, "kind": "pause_stats", "fault": ev.kind, "target": ev.target,
+                  "transport": transport, **inj.stats()}
+                 for ev, inj in timeline.injectors if hasattr(inj, "stats")]
     if result.error:
-        records.events.append({"t": round(ended - t0, 6), "kind": "error", "transport": transport,
-                               "message": result.error})
+        produced.append({"t": round(ended - t0, 6), "kind": "error", "transport": transport,
+                         "message": result.error})
+    records.events.append(RunEvent(t=0.0, kind="phase", transport=transport, extra={"phase": "start"}))
+    records.events += fault_events + _as_events(produced, transport)
     records.counters[transport] = result.stats
     records.fidelity[transport] = monitor.samples
     if interruption is not None:
         raise interruption
     return figures
+
+
+def _as_events(produced: list[dict], transport: str) -> list[RunEvent]:
+    """The producers' event dicts as RunEvents. One that breaks the record's contract (a
+    producer's bug) becomes an "error" event naming it: the run's measurements are kept."""
+    events = []
+    for ev in produced:
+        try:
+            events.append(RunEvent.from_dict(ev))
+        except EventError as exc:
+            events.append(RunEvent(t=0.0, kind="error", transport=transport,
+                                   extra={"message": f"unusable event {ev!r}: {exc}"}))
+    return events

@@ -31,6 +31,7 @@ from typing import Callable
 from faults.incast import incast_senders
 from lab.scenario.record import TRANSPORTS
 from lab.analysis import audit
+from lab.analysis.connection_counters import connections
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.analysis.fidelity import FidelityMonitor
@@ -117,10 +118,9 @@ DEFAULT_RECV_BUFFER = 1 << 16
 
 def _sum(stats: dict, names: tuple) -> dict:
     totals = dict.fromkeys(names, 0)
-    for host in stats.values():
-        for conn in host.get("peers", {}).values():
-            for n in names:
-                totals[n] += conn.get(n, 0)
+    for conn in connections(stats):
+        for n in names:
+            totals[n] += conn.count(n)
     return totals
 
 

@@ -118,4 +118,4 @@ def test_an_interrupted_run_keeps_what_it_measured(how, tmp_path, no_leftovers):
     assert len(rec.iterations) == done and all(it["verified"] for it in rec.iterations)
     assert rec.summary["mrc"].iterations == done
     assert {"build_s", "teardown_s"} <= set(rec.config.to_dict()["timings"])
-    assert any(e["kind"] == "fault_start" for e in rec.events)
+    assert any(e.kind == "fault_start" for e in rec.events)

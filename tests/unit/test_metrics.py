@@ -1,6 +1,7 @@
 """lab/analysis figures (docs/metrics.md) on synthetic records whose figures are known by hand."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from lab.analysis.collective_bandwidth import bandwidth
 from lab.analysis.counters import counter_totals
 from lab.analysis.cpu_samples import cpu_bound, samples_in_window
 from lab.analysis.crossing import path_crosses
+from lab.analysis.event_record import RunEvent
 from lab.analysis.fault_windows import FaultWindow, fault_windows
 from lab.analysis.iterations import clean_median, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import failover_recovery
@@ -34,12 +36,12 @@ def fault(t0, t1, target="t1p0s1", transport="mrc", name="link_down", **extra):
     evs = [{"t": t0, "kind": "fault_start", "fault": name, "target": target, "transport": transport, **extra}]
     if t1 is not None:
         evs.append({"t": t1, "kind": "fault_end", "fault": name, "target": target, "transport": transport})
-    return evs
+    return [RunEvent.from_dict(e) for e in evs]
 
 
 def move(t, new, plane=0, ev=1, host="h0", peer="h2", old=None, transport="mrc"):
-    return {"t": t, "kind": "path_state", "transport": transport, "host": host, "peer": peer,
-            "plane": plane, "ev": ev, "old": old or "GOOD", "new": new, "reason": "test"}
+    return RunEvent(t=t, kind="path_state", transport=transport, host=host, peer=peer,
+                    plane=plane, ev=ev, old=old or "GOOD", new=new, reason="test")
 
 
 # config.json's shape (a Scenario.to_dict()), cut to what the analysis reads: 4 ranks, 8 planes, 10 Mb/s
@@ -119,19 +121,20 @@ def test_fault_windows_pair_start_and_end_per_target_and_transport():
     assert [(x.target, x.start, x.end) for x in w] == [("a", 1, 2), ("b", 1.5, 4), ("a", 3, None)]
     assert [(x.target, x.start) for x in fault_windows(evs, "baseline")] == [("a", 5)]
     # a fault without a transport applies to every transport
-    shared = [{"t": 1.0, "kind": "fault_start", "fault": "f", "target": "x"},
-              {"t": 2.0, "kind": "fault_end", "fault": "f", "target": "x"}]
+    shared = [RunEvent(t=1.0, kind="fault_start", fault="f", target="x"),
+              RunEvent(t=2.0, kind="fault_end", fault="f", target="x")]
     assert len(fault_windows(shared, "baseline")) == 1 == len(fault_windows(shared, "mrc"))
 
 
 def test_a_fault_window_runs_from_when_the_fault_took_effect_to_when_its_repair_did():
-    evs = [{"t": 1.0, "kind": "fault_start", "fault": "link_flap", "target": "x", "transport": "mrc",
-            "took_s": 0.03, "effective_s": 0.012},
-           {"t": 2.0, "kind": "fault_end", "fault": "link_flap", "target": "x", "transport": "mrc",
-            "took_s": 0.03, "effective_s": 0.02}]
+    evs = [RunEvent.from_dict(e) for e in [
+        {"t": 1.0, "kind": "fault_start", "fault": "link_flap", "target": "x", "transport": "mrc",
+         "took_s": 0.03, "effective_s": 0.012},
+        {"t": 2.0, "kind": "fault_end", "fault": "link_flap", "target": "x", "transport": "mrc",
+         "took_s": 0.03, "effective_s": 0.02}]]
     (w,) = fault_windows(evs, "mrc")
     assert (w.start, w.end) == (1.012, 2.02)
-    unmeasured = [{k: v for k, v in e.items() if k != "effective_s"} for e in evs]
+    unmeasured = [replace(e, effective_s=None) for e in evs]
     assert [(x.start, x.end) for x in fault_windows(unmeasured, "mrc")] == [(1.0, 2.0)]
 
 
@@ -251,14 +254,14 @@ def test_path_resurrected_during_fault_is_not_counted_for_recovery():
 def test_path_crosses_rules():
     def w(target, paths=None):
         return FaultWindow("f", target, "mrc", 0.0, 1.0, paths)
-    p = {"host": "h0", "peer": "h2", "plane": 3, "ev": 5}
+    p = RunEvent(t=0.0, kind="path_state", host="h0", peer="h2", plane=3, ev=5)
     kw = {"spines": 2, "hosts_per_rack": 2}
     assert path_crosses(w("t1p3s1"), p, **kw)                   # 5 % 2 == 1
     assert not path_crosses(w("t1p3s0"), p, **kw)
     assert not path_crosses(w("t1p2s1"), p, **kw)
     assert path_crosses(w("t0p3r1"), p, **kw)                   # peer h2 is in rack 1
-    assert not path_crosses(w("t0p3r1"), {**p, "peer": "h1"}, **kw)
-    assert not path_crosses(w("t1p3s1"), {**p, "peer": "h1"}, **kw)   # same rack: no T1
+    assert not path_crosses(w("t0p3r1"), replace(p, peer="h1"), **kw)
+    assert not path_crosses(w("t1p3s1"), replace(p, peer="h1"), **kw)   # same rack: no T1
     assert path_crosses(w("t0p3r0-t1p3s1"), p, **kw)            # link: both ends
     assert not path_crosses(w("t0p3r0-t1p3s0"), p, **kw)
     assert path_crosses(w("h2-eth3"), p) and not path_crosses(w("h1-eth3"), p)

@@ -3,9 +3,12 @@
 Default fabric: 2 hosts per rack (h0, h1 in rack 0; h2, h3 in rack 1), 2 T1s per plane.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from lab.analysis.crossing import route_crosses
+from lab.analysis.event_record import RunEvent
 from lab.analysis.failover import fault_figures, in_rtts, route_failover_recovery, routing_failover_recovery
 from lab.analysis.fault_windows import FaultWindow, fault_windows
 from lab.analysis.path_retirement import retirements
@@ -46,7 +49,12 @@ def fault(t0, t1, target="t1p0s1", name="link_down"):
     evs = [{"t": t0, "kind": "fault_start", "fault": name, "target": target, "transport": "mrc"}]
     if t1 is not None:
         evs.append({"t": t1, "kind": "fault_end", "fault": name, "target": target, "transport": "mrc"})
-    return evs
+    return as_events(*evs)
+
+
+def as_events(*records):
+    """events.jsonl lines as the analysis reads them."""
+    return [RunEvent.from_dict(r) for r in records]
 
 
 BUSY = route(plane=0, t1=0)   # the connection's other route on plane 0 (T1 0): carries data all along
@@ -239,10 +247,10 @@ def test_in_rtts():
 def test_baseline_failover_is_routings_withdrawal_and_recovery_its_restore():
     link = "t0p0r0-t1p0s1"
     evs = fault(10.0, 20.0, target=link) + fault(40.0, 41.0, target=link) + fault(50.0, 52.0, target="h0-eth0")
-    evs = [{**e, "transport": "baseline"} for e in evs] + [
+    evs = [replace(e, transport="baseline") for e in evs] + as_events(
         {"t": 15.2, "kind": "route_withdrawn", "target": link, "transport": "baseline"},
         {"t": 15.3, "kind": "route_withdrawn", "target": "t0p1r0-t1p1s1", "transport": "baseline"},  # other plane
-        {"t": 23.0, "kind": "route_restored", "target": link, "transport": "baseline"}]
+        {"t": 23.0, "kind": "route_restored", "target": link, "transport": "baseline"})
     windows = fault_windows(evs, "baseline")
     f, short, port = (routing_failover_recovery(evs, w, "baseline", rtt=0.02) for w in windows)
     assert f.basis == "routing" and f.failover_s == pytest.approx(5.2) and f.routes_failed == 1
@@ -257,9 +265,9 @@ def test_baseline_failover_is_routings_withdrawal_and_recovery_its_restore():
 def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
     its = [{"transport": t, "iteration": 0, "start": 0.0, "end": RUN_END, "duration": RUN_END, "verified": True,
             "rank_times": []} for t in ("mrc", "baseline")]
-    evs = fault(10.0, 20.0) + [{**e, "transport": "baseline"} for e in fault(10.0, 20.0)] + [
+    evs = fault(10.0, 20.0) + [replace(e, transport="baseline") for e in fault(10.0, 20.0)] + as_events(
         {"t": 10.02, "kind": "path_state", "transport": "mrc", "host": "h0", "peer": "h2", "plane": 0, "ev": 1,
-         "old": "GOOD", "new": "ASSUMED_BAD", "reason": "test"}]
+         "old": "GOOD", "new": "ASSUMED_BAD", "reason": "test"})
     counters = {"mrc": stats(route(silences=[(10.03, 20.04)], acks=[(10.04, 20.05)]), BUSY),
                 "baseline": {"h0": {"peers": {"h2": {"data_sent": 5, "rails": [{"plane": 0, "ev": 0, "srtt": 0.02}]}}}}}
     s = summarize(its, evs, counters, config=RunConfig(CFG))
@@ -322,7 +330,7 @@ def test_a_route_still_down_under_another_fault_at_the_repair_is_that_faults_rec
     dead = route(silences=[(10.03, 25.04)], acks=[(10.04, 25.05)])
     flap = fault(10.0, 20.0, target="t0p0r0-t1p0s1")
     reboot = fault(10.5, 25.0, target="t1p0s1", name="switch_reboot")
-    f_flap, f_reboot = figures(stats(dead, BUSY), sorted(flap + reboot, key=lambda e: e["t"]))
+    f_flap, f_reboot = figures(stats(dead, BUSY), sorted(flap + reboot, key=lambda e: e.t))
     assert f_flap.routes_still_down == 1 and f_flap.recovery_s is None
     assert f_flap.note == "its routes stayed down under another fault"
     assert f_flap.routes_unrecovered == 0
@@ -343,11 +351,11 @@ def test_packets_lost_per_struck_connection_and_the_detection_delay():
     per_host = {**stats(dead, BUSY), **stats(other, route(plane=0, t1=0), host="h1", peer="h3")}
     # h0's route went SUSPECT 6 ms after its first loss (the fault instant: the earlier one
     # was sent before it); an event on another route or before the loss does not count
-    events = fault(10.0, 20.0) + [
+    events = fault(10.0, 20.0) + as_events(
         {"t": 9.0, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 1, "new": "SUSPECT"},
         {"t": 10.004, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 0, "new": "SUSPECT"},
         {"t": 10.006, "kind": "path_state", "host": "h0", "peer": "h2", "plane": 0, "ev": 3, "new": "SUSPECT"},
-        {"t": 10.008, "kind": "path_state", "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "ASSUMED_BAD"}]
+        {"t": 10.008, "kind": "path_state", "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "ASSUMED_BAD"})
     f, = figures(per_host, events)
     assert f.packets_lost == [2, 1]                         # (h0, h2), then (h1, h3)
     assert f.detection_s == pytest.approx((0.006 + 0.003) / 2)
@@ -371,15 +379,15 @@ def test_the_mappers_repair_is_the_lifting_of_its_denial_of_the_faulted_element(
 
     window = FaultWindow("link_flap", "t0p5r1-t1p5s0", "mrc", 8.0, 14.0)
     link = {"kind": "t0t1_link", "plane": 5, "rack": 1, "t1": 0}
-    events = [{"t": 8.1, "kind": "mapper_deny", "transport": "mrc", "element": link},
-              {"t": 14.01, "kind": "mapper_undeny", "transport": "mrc", "element": {**link, "plane": 4}},
-              {"t": 14.022, "kind": "mapper_undeny", "transport": "mrc", "element": link},
-              {"t": 14.03, "kind": "mapper_undeny", "transport": "mrc", "element": link}]
+    events = as_events({"t": 8.1, "kind": "mapper_deny", "transport": "mrc", "element": link},
+                       {"t": 14.01, "kind": "mapper_undeny", "transport": "mrc", "element": {**link, "plane": 4}},
+                       {"t": 14.022, "kind": "mapper_undeny", "transport": "mrc", "element": link},
+                       {"t": 14.03, "kind": "mapper_undeny", "transport": "mrc", "element": link})
     assert mapper_repair(events, window, "mrc", DEFAULT_FABRIC) == pytest.approx(0.022)
     assert mapper_repair(events, window, "baseline", DEFAULT_FABRIC) is None
     assert mapper_repair(events[:2], window, "mrc", DEFAULT_FABRIC) is None                 # never lifted
     t1 = FaultWindow("switch_reboot", "t1p5s0", "mrc", 12.0, 20.0)
-    t1_back = {"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": {"kind": "t1", "plane": 5, "t1": 0}}
-    assert mapper_repair([t1_back], t1, "mrc", DEFAULT_FABRIC) == pytest.approx(0.05)
-    assert mapper_repair([{"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": "junk"}],
+    t1_back = as_events({"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": {"kind": "t1", "plane": 5, "t1": 0}})
+    assert mapper_repair(t1_back, t1, "mrc", DEFAULT_FABRIC) == pytest.approx(0.05)
+    assert mapper_repair(as_events({"t": 20.05, "kind": "mapper_undeny", "transport": "mrc", "element": "junk"}),
                          t1, "mrc", DEFAULT_FABRIC) is None

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from lab.scenario.load import load_scenario
 from lab.paper import links, runner, settings, thresholds
-from lab.paper.runner import PaperRow, Setup
+from lab.paper.row import PaperRow
+from lab.paper.runner import Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
 GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}

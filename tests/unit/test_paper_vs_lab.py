@@ -3,6 +3,7 @@ a paper run read back (lab/paper/rows.py), its figures (lab/paper/plots.py) and 
 cells' glue (lab/paper/notebook.py), on small rows shaped like a real paper.json's."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from lab.paper import links, runner, settings, thresholds
 from lab.paper import notebook as pnb
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows` are lists of rows
-from lab.paper.runner import PaperRow
+from lab.paper.row import PaperRow
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
 SHAPES = [v for v in vars(paper_figures).values() if isinstance(v, paper_figures.Shape)]
@@ -28,20 +29,20 @@ def title(kind, what=None) -> str:
     return next(t for k, w, t in settings.row_titles() if k == kind and w == what)
 
 
-def row(kind, what, raw, trusted=True, same=True) -> dict:
-    return {"figure": title(kind, what), "paper": runner.PAPER[kind].result, "lab": {MRC: "..."},
-            "same_shape": same, "shape_reason": f"{'yes' if same else 'no'}: {kind} facts",
-            "trusted": trusted, "trust_reason": "yes: every run verified" if trusted else "no: CPU-bound: MRC",
-            "raw": raw}
+def row(kind, what, raw, trusted=True, same=True) -> PaperRow:
+    return PaperRow(figure=title(kind, what), paper=runner.PAPER[kind].result, lab={MRC: "..."},
+                    same_shape=same, shape_reason=f"{'yes' if same else 'no'}: {kind} facts",
+                    trusted=trusted, trust_reason="yes: every run verified" if trusted else "no: CPU-bound: MRC",
+                    raw=raw)
 
 
-def collisions_row(collective="allreduce", trusted=True) -> dict:
+def collisions_row(collective="allreduce", trusted=True) -> PaperRow:
     eff = {MRC: 0.83, MULTI_RAIL: 0.37, roce_label(1): 0.33, roce_label(16): None}   # None: no iteration finished
     return row("collisions", collective, {"runs": {label: dict(GOOD, transport="mrc", efficiency=e)
                                                    for label, e in eff.items()}}, trusted)
 
 
-def loss_row(p, trusted=True) -> dict:
+def loss_row(p, trusted=True) -> PaperRow:
     runs = {label: dict(GOOD, efficiency=0.5) for label in (MRC, MULTI_RAIL, roce_label(1))}
     return row("loss", p, {"loss_free": runs, "lossy": runs,
                            "kept": {MRC: 0.93, MULTI_RAIL: 0.96, roce_label(1): None}}, trusted, same=p < 0.01)
@@ -63,23 +64,23 @@ def flap(start, end, target="h0-eth0") -> list:
 TWO_PLANE_RUN = bandwidth_run([40, 40, 40, 99, 20, 20, 20, 99, 40, 40], flap(0.65, 1.45))
 
 
-def links_row(trusted=True, **raw) -> dict:
+def links_row(trusted=True, **raw) -> PaperRow:
     together = bandwidth_run([40, 40, 99, 21, 21, 99, 40], flap(0.5, 1.1))
     runs = {links.ONE_BY_ONE: TWO_PLANE_RUN, links.TOGETHER: together}
     return row("links", None, {"shares": {}, "runs": runs, **raw}, trusted)
 
 
-def incast_row(trusted=False) -> dict:
+def incast_row(trusted=False) -> PaperRow:
     return row("incast", None, {MRC: {"victim_ratio": 0.88, "jain": 0.93, "verified": True, "error": None},
                                 MULTI_RAIL: {"victim_ratio": 0.32, "jain": None, "verified": True, "error": None}},
                trusted)
 
 
-def flaps_row(trusted=True) -> dict:
+def flaps_row(trusted=True) -> PaperRow:
     return row("flaps", None, {"costs": [2, 1, 3, 2, 5, 1, 0, 2], "elsewhere": 0}, trusted)
 
 
-def full_rows() -> list[dict]:
+def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
             + [links_row(planes=2), incast_row(), flaps_row()])
 
@@ -87,7 +88,7 @@ def full_rows() -> list[dict]:
 def save_run(root, rows, meta=META) -> Path:
     """A paper run's directory with paper.json written as `lab/run.py paper` writes it."""
     out = ResultsDir.create(name=settings.run_name(meta["quick"]), root=root).path
-    save_paper([PaperRow(**r) for r in rows], meta, out)
+    save_paper(rows, meta, out)
     return out
 
 
@@ -117,7 +118,7 @@ def test_a_run_of_some_rows_is_read_back_with_the_missing_ones_named(tmp_path):
     run = paper_rows.read(save_run(tmp_path, [links_row(), collisions_row("alltoall")]))
     assert run.meta["quick"] and run.command == "sudo python lab/run.py paper --quick"
     assert [what for what, _ in run.found("collisions")] == ["alltoall"]
-    assert [r["figure"] for _, r in run.found("links")] == [title("links")]
+    assert [r.figure for _, r in run.found("links")] == [title("links")]
     assert run.found("incast") == []
     present = {("links", None), ("collisions", "alltoall")}
     assert run.missing() == [t for k, w, t in settings.row_titles() if (k, w) not in present]
@@ -125,7 +126,7 @@ def test_a_run_of_some_rows_is_read_back_with_the_missing_ones_named(tmp_path):
 
 
 def test_a_full_run_lacks_nothing_and_a_foreign_row_is_named(tmp_path):
-    rows = full_rows() + [dict(collisions_row(), figure="Fig. 99: a row of another version")]
+    rows = full_rows() + [replace(collisions_row(), figure="Fig. 99: a row of another version")]
     run = paper_rows.read(save_run(tmp_path, rows, dict(META, quick=False)))
     assert run.missing() == [] and run.unknown() == ["Fig. 99: a row of another version"]
     assert run.command == "sudo python lab/run.py paper"
@@ -158,7 +159,7 @@ def test_a_links_row_without_its_plane_count_ran_on_the_links_fabric():
 
 def test_a_run_without_a_clean_phase_has_no_points():
     row = links_row(planes=2)
-    row["raw"]["runs"] = {links.ONE_BY_ONE: bandwidth_run([0, 0, 0], [])}
+    row.raw["runs"] = {links.ONE_BY_ONE: bandwidth_run([0, 0, 0], [])}
     assert paper_rows.capacity_points(row) == {links.ONE_BY_ONE: []}
 
 
@@ -252,3 +253,10 @@ def test_a_full_run_lacks_nothing(results_root, capsys):
     assert "every row a full pass makes is here" in out and "missing" not in out
     saved = json.loads((nb.run.path / "paper.json").read_text())
     assert len(saved["rows"]) == len(settings.row_titles())
+
+
+def test_a_row_of_another_version_lacking_fields_reads_as_saying_nothing(tmp_path):
+    (tmp_path / "paper.json").write_text(json.dumps({"quick": True, "rows": [{"figure": "Fig. 1: old", "extra": 1}]}))
+    (old,) = paper_rows.read(tmp_path).rows
+    assert old == PaperRow(figure="Fig. 1: old", paper="", lab={}, same_shape=False, shape_reason="",
+                           trusted=False, trust_reason="", raw={})

@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from lab.analysis import plots
+from lab.analysis.event_record import RunEvent
 from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize
 from lab.analysis.summary_record import summary_from_dict, summary_to_dict
@@ -32,7 +33,7 @@ def iterations(transport, durs, verified=True):
 
 def sample_records() -> Records:
     its = iterations("mrc", [0.1 + 0.001 * i for i in range(30)]) + iterations("baseline", [0.12] * 20 + [3.3, 0.12])
-    events = [
+    events = [RunEvent.from_dict(e) for e in [
         {"t": 0.0, "kind": "phase", "transport": "mrc", "phase": "start"},
         {"t": 1.0, "kind": "fault_start", "fault": "link_down", "target": "t0p0r0-t1p0s1", "transport": "mrc"},
         {"t": 1.012, "kind": "path_state", "transport": "mrc", "host": "h0", "peer": "h2", "plane": 0, "ev": 1,
@@ -46,7 +47,7 @@ def sample_records() -> Records:
          "old": "ASSUMED_BAD", "new": "GOOD", "reason": "probes"},
         {"t": 2.4, "kind": "fault_start", "fault": "switch_reboot", "target": "t1p1s0", "transport": "baseline"},
         {"t": 2.4, "kind": "fault_end", "fault": "switch_reboot", "target": "t1p1s0", "transport": "baseline"},
-    ]
+    ]]
     counters = {"mrc": {"h0": {"data_sent": 1000, "retransmits": 5, "trims": 2, "timeouts": 1,
                                "per_path": [{"plane": 0, "ev": 1, "sent": 500}, {"plane": 1, "ev": 0, "sent": 500}]}},
                 "baseline": {"h0": {"data_sent": 900, "retransmits": 40, "timeouts": 6, "per_path": []}}}
@@ -195,9 +196,9 @@ def test_plots_on_empty_and_single_transport(tmp_path):
 
 def test_state_grid_keeps_short_blips_and_aggregates_worst():
     moves = [
-        {"t": 1.01, "host": "h0", "peer": "h2", "plane": 0, "ev": 1, "new": "ASSUMED_BAD"},
-        {"t": 1.02, "host": "h0", "peer": "h2", "plane": 0, "ev": 1, "new": "GOOD"},     # inside one bin
-        {"t": 5.0, "host": "h1", "peer": "h3", "plane": 0, "ev": 1, "new": "SKIP"},
+        RunEvent(t=1.01, kind="path_state", host="h0", peer="h2", plane=0, ev=1, new="ASSUMED_BAD"),
+        RunEvent(t=1.02, kind="path_state", host="h0", peer="h2", plane=0, ev=1, new="GOOD"),     # inside one bin
+        RunEvent(t=5.0, kind="path_state", host="h1", peer="h3", plane=0, ev=1, new="SKIP"),
     ]
     grid = plots.state_grid(moves, [(0, 1)], lambda p: (p[2], p[3]), t_end=10.0, bins=10)
     bad, skip = plots.STATE_ORDER.index("ASSUMED_BAD"), plots.STATE_ORDER.index("SKIP")
@@ -205,8 +206,8 @@ def test_state_grid_keeps_short_blips_and_aggregates_worst():
 
 
 def test_many_paths_aggregate_per_plane_ev(tmp_path):
-    moves = [{"t": 0.1 * i, "kind": "path_state", "transport": "mrc", "host": f"h{h}", "peer": f"h{(h + 2) % 4}",
-              "plane": p, "ev": e, "old": "GOOD", "new": "ASSUMED_BAD", "reason": "x"}
+    moves = [RunEvent(t=0.1 * i, kind="path_state", transport="mrc", host=f"h{h}", peer=f"h{(h + 2) % 4}",
+                      plane=p, ev=e, old="GOOD", new="ASSUMED_BAD", reason="x")
              for i, (h, p, e) in enumerate((h, p, e) for h in range(4) for p in range(4) for e in range(4))]
     out = plots.path_state(iterations("mrc", [1.0] * 8), moves, tmp_path / "agg.png", max_rows=16)
     assert_png(out)

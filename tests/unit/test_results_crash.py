@@ -16,6 +16,7 @@ from rich.console import Console
 from topologies import atomic
 from lab.jupyter import notebook_support as nbs
 from lab.analysis import report
+from lab.analysis.event_record import RunEvent
 from lab.analysis.results import TORN, Problem, ResultsDir, load, read_events, read_iterations
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary_record import summary_from_dict
@@ -127,7 +128,7 @@ def test_every_results_file_is_written_atomically(tmp_path, monkeypatch, writer,
     before = (run / name).read_bytes()
     full_disk_halfway(monkeypatch)
     data = {"write_summary": summary_from_dict({"mrc": {}}), "write_config": RunConfig({"x": 1}),
-            "write_events": [{"t": 0.0, "kind": "x"}],
+            "write_events": [RunEvent(t=0.0, kind="phase")],
             "write_iterations": sample_records().iterations[:1]}[writer]
     with pytest.raises(OSError):
         getattr(ResultsDir(run), writer)(data)
@@ -189,10 +190,11 @@ def test_garbage_lines_anywhere_are_named_and_skipped(tmp_path):
         b'{"t": "soon", "kind": "phase"}',
         b'{"t": 1.0, "kind": "path_state", "plane": "0", "ev": 1, "new": "GOOD"}',
         b'{"t": 1.0, "kind": "fault_start", "paths": [0, 1]}',
+        b'{"t": 1.0, "kind": "fault_stat"}',                          # a kind no run writes
         json.dumps(good[1]).encode(),
     ]) + b"\n")
     problems = []
-    assert read_events(path, problems) == good
+    assert read_events(path, problems) == [RunEvent.from_dict(e) for e in good]
     assert [(p.line, p.what) for p in problems] == [
         (2, "not valid JSON (Expecting value); line skipped"),
         (3, "not valid JSON (Expecting value); line skipped"),
@@ -201,6 +203,7 @@ def test_garbage_lines_anywhere_are_named_and_skipped(tmp_path):
         (6, "no number in field 't'; line skipped"),
         (7, "path_state event without integer 'plane' and 'ev'; line skipped"),
         (8, "field 'paths' is not a list of [plane, ev] pairs; line skipped"),
+        (9, "unknown kind 'fault_stat'; line skipped"),
     ]
     assert str(problems[0]) == "events.jsonl line 2: not valid JSON (Expecting value); line skipped"
 
