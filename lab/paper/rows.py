@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lab.paper import links, settings
 from lab.paper.row import PaperRow
+from lab.paper.run_part import FlapRecord, LinksRecord, VictimFigures, efficiency_in
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
 COMMAND = "sudo python lab/run.py paper"
@@ -73,7 +74,7 @@ def read(path: str | Path) -> PaperRun:
 # ---- each kind of row's figures, from its raw record -------------------------------------------------
 def efficiencies(row: PaperRow) -> dict[str, float | None]:
     """ECMP collisions: run label -> efficiency (busbw / aggregate line rate; None: no iteration finished)."""
-    return {label: part.get("efficiency") for label, part in row.raw["runs"].items()}
+    return {label: efficiency_in(part) for label, part in row.raw["runs"].items()}
 
 
 def kept(row: PaperRow) -> dict[str, float | None]:
@@ -84,12 +85,11 @@ def kept(row: PaperRow) -> dict[str, float | None]:
 def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
     """NIC links down: how -> (links down, capacity left, throughput / clean throughput) of each phase,
     measured from the row's bandwidth runs as the runner measured them."""
-    # the links row keeps its plane count; a run written before it did ran on LINKS_FABRIC
-    planes = row.raw.get("planes", settings.LINKS_FABRIC.planes)
-    phase_s = row.raw.get("phase_s")     # None in a run written before the row kept it
+    record = LinksRecord.from_dict(row.raw)
+    planes = record.planes
     points = {}
-    for how, run in row.raw["runs"].items():
-        measured = links.run_phases(run, phase_s)
+    for how, run in record.runs.items():
+        measured = links.run_phases(run, record.phase_s)
         # rate / (the clean rate x the capacity left); [] without a clean first phase
         shares = links.capacity_shares(measured, planes)
         points[how] = [(down, (planes - down) / planes, share * (planes - down) / planes)
@@ -99,9 +99,10 @@ def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
 
 def victims(row: PaperRow) -> dict[str, tuple[float | None, float | None]]:
     """Incast with a victim: run label -> (victim's rate beside the incast / alone, Jain's index over the senders)."""
-    return {label: (run.get("victim_ratio"), run.get("jain")) for label, run in row.raw.items()}
+    figures = {label: VictimFigures.from_dict(run) for label, run in row.raw.items()}
+    return {label: (f.victim_ratio, f.jain) for label, f in figures.items()}
 
 
 def flap_costs(row: PaperRow) -> list[int]:
     """T0-T1 flap cost: data packets each connection lost to each flap, as the runner counted them."""
-    return list(row.raw.get("costs", []))
+    return list(FlapRecord.from_dict(row.raw).costs)

@@ -37,6 +37,7 @@ from lab.paper import thresholds
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
 from lab.paper.row import PaperRow
+from lab.paper.run_part import ExperimentRun, RunVerdict
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
@@ -91,26 +92,14 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
 
 
 # ---- pure judgements ------------------------------------------------------------------------------
-def run_verdict(part: dict) -> list[str]:
-    """What makes one run untrustworthy (empty: nothing)."""
-    problems = []
-    if not part.get("verified"):
-        problems.append("not verified")
-    if part.get("cpu_bound"):
-        problems.append("CPU-bound")
-    if part.get("unexplained_loss"):
-        problems.append("unexplained loss")
-    return problems
-
-
-def trust(runs: dict) -> tuple[bool, str]:
-    """runs: label -> summary part (verified, cpu_bound, unexplained_loss). Trusted when every run is;
-    otherwise the reason names the runs under each problem."""
+def trust(runs: dict[str, RunVerdict]) -> tuple[bool, str]:
+    """runs: label -> its RunVerdict. Trusted when every run is; otherwise the reason names the
+    runs under each problem."""
     if not runs:
         return False, "no run"
     by_problem: dict[str, list[str]] = {}
-    for label, part in runs.items():
-        for problem in run_verdict(part):
+    for label, verdict in runs.items():
+        for problem in verdict.problems():
             by_problem.setdefault(problem, []).append(label)
     if not by_problem:
         return True, "yes: every run verified, not CPU-bound, no unexplained loss"
@@ -183,10 +172,10 @@ class Paper:
 
     def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print):
         self.quick, self.root, self.say = quick, root, say
-        self.runs: dict[Setup, dict] = {}   # setup -> {label: summary part}, plus its results path
+        self.runs: dict[Setup, dict[str, ExperimentRun]] = {}   # setup -> {label: its run}
 
-    def experiment(self, setup: Setup) -> dict:
-        """{label: summary part} of `setup`, run now unless this pass already ran it."""
+    def experiment(self, setup: Setup) -> dict[str, ExperimentRun]:
+        """{label: ExperimentRun} of `setup`, run now unless this pass already ran it."""
         if setup not in self.runs:
             folder = self.root / "scenarios"
             folder.mkdir(parents=True, exist_ok=True)
@@ -194,11 +183,11 @@ class Paper:
             path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
             self.say(f"paper: {setup.name}...")
             results, summary = run_experiment(load_scenario(path), self.root)
-            self.runs[setup] = {label: {**summary[t].to_dict(), "results": str(results)}
+            self.runs[setup] = {label: ExperimentRun(summary[t], str(results))
                                 for t, label in setup.labels().items()}
         return self.runs[setup]
 
-    def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict:
+    def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict[str, ExperimentRun]:
         """MRC and the multi-rail baseline, then the RoCE-like baseline with each of ROCE_QPS
         (under loss --quick runs 1 QP only: it keeps the pass under 10 minutes)."""
         runs = dict(self.experiment(Setup(collective, nic_loss=nic_loss)))
@@ -208,23 +197,24 @@ class Paper:
 
     def collisions_row(self, collective: str) -> Iterator[PaperRow]:
         runs = self.side_by_side(collective)
-        eff = {label: part["efficiency"] for label, part in runs.items()}
+        eff = {label: run.efficiency for label, run in runs.items()}
         same, why = collisions_shape(eff[MRC], eff[roce_label(1)], eff[roce_label(16)])
-        ok, trust_why = trust(runs)
+        ok, trust_why = trust(verdicts(runs))
         yield PaperRow(collisions_title(collective), PAPER["collisions"].result,
-                       {label: _eff(v) for label, v in eff.items()}, same, why, ok, trust_why, {"runs": runs})
+                       {label: _eff(v) for label, v in eff.items()}, same, why, ok, trust_why,
+                       {"runs": raw_runs(runs)})
 
     def loss_row(self, p: float) -> Iterator[PaperRow]:
         free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
-        shares = {label: kept(part["efficiency"], free[label]["efficiency"]) for label, part in lossy.items()}
+        shares = {label: kept(run.efficiency, free[label].efficiency) for label, run in lossy.items()}
         same, why = loss_shape(p, shares[MRC], shares[roce_label(1)],
-                               {label: part["efficiency"] for label, part in lossy.items()})
-        ok, trust_why = trust({**{f"{k} loss-free": v for k, v in free.items() if k in lossy},
-                               **{f"{k} at {p:.1%}": v for k, v in lossy.items()}})
-        lab = {label: ("-" if share is None else f"kept {share:.2f} ({_eff(lossy[label]['efficiency'])})")
+                               {label: run.efficiency for label, run in lossy.items()})
+        ok, trust_why = trust({**{f"{k} loss-free": v.verdict() for k, v in free.items() if k in lossy},
+                               **{f"{k} at {p:.1%}": v.verdict() for k, v in lossy.items()}})
+        lab = {label: ("-" if share is None else f"kept {share:.2f} ({_eff(lossy[label].efficiency)})")
                for label, share in shares.items()}
-        yield PaperRow(loss_title(p), PAPER["loss"].result, lab,
-                       same, why, ok, trust_why, {"loss_free": free, "lossy": lossy, "kept": shares})
+        yield PaperRow(loss_title(p), PAPER["loss"].result, lab, same, why, ok, trust_why,
+                       {"loss_free": raw_runs(free), "lossy": raw_runs(lossy), "kept": shares})
 
     def links_row(self) -> Iterator[PaperRow]:
         step = PASSES[self.quick].link_phase_s
@@ -241,7 +231,7 @@ class Paper:
             lab[f"MRC, {how}"] = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
                                            for (d, rate), x in zip(measured, shares[how]))
         same, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()})
-        ok, trust_why = trust({f"MRC, {how}": stream_verdict_part(r) for how, r in runs.items()})
+        ok, trust_why = trust({f"MRC, {how}": stream_verdict(r) for how, r in runs.items()})
         yield PaperRow(links_title(), PAPER["links"].result, lab, same, why, ok, trust_why,
                        {"shares": shares, "planes": spec.planes, "phase_s": step, "runs": records})
 
@@ -261,7 +251,7 @@ class Paper:
                 results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps, INCAST_ROCE_CC)] = run_incast_victim(
                     session, VICTIM_INCAST_SENDERS, duration, "baseline",
                     params=dict(INCAST_PARAMS, qps=qps, baseline_cc=INCAST_ROCE_CC))
-        runs = {label: victim_verdict_part(r) for label, r in results.items()}
+        runs = {label: victim_verdict(r) for label, r in results.items()}
         same, why = victim_shape(results[MRC].victim_ratio)
         ok, trust_why = trust(runs)
         yield PaperRow(incast_title(), PAPER["incast"].result,
@@ -278,7 +268,7 @@ class Paper:
         costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
         why_many = flap_detection(r, spec)
         same, why = flap_shape(costs)
-        ok, trust_why = trust({MRC: stream_verdict_part(r)})
+        ok, trust_why = trust({MRC: stream_verdict(r)})
         yield PaperRow(flaps_title(), PAPER["flaps"].result, {MRC: flap_text(costs, elsewhere, why_many)},
                        same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, **why_many,
                                                   "run": r.as_dict()})
@@ -310,16 +300,25 @@ def plan(quick: bool) -> list[str]:
                                        f"one per plane, under an MRC bandwidth test)"]
 
 
-def stream_verdict_part(r) -> dict:
+def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:
+    return {label: run.verdict() for label, run in runs.items()}
+
+
+def raw_runs(runs: dict[str, ExperimentRun]) -> dict[str, dict]:
+    """The runs as a row's raw record holds them."""
+    return {label: run.to_dict() for label, run in runs.items()}
+
+
+def stream_verdict(r) -> RunVerdict:
     """A BandwidthResult as the trust judgement reads a run."""
-    return {"verified": r.verified and not r.error, "cpu_bound": r.cpu_bound, "unexplained_loss": r.unexplained}
+    return RunVerdict(verified=r.verified and not r.error, cpu_bound=r.cpu_bound, unexplained_loss=r.unexplained)
 
 
-def victim_verdict_part(r) -> dict:
+def victim_verdict(r) -> RunVerdict:
     """A VictimIncastResult as the trust judgement reads a run (both its streams)."""
     streams = [s for s in (r.alone, r.incast) if s is not None]
-    return {"verified": r.verified and not r.error, "cpu_bound": any(s.cpu_bound for s in streams),
-            "unexplained_loss": sum(s.unexplained for s in streams)}
+    return RunVerdict(verified=r.verified and not r.error, cpu_bound=any(s.cpu_bound for s in streams),
+                      unexplained_loss=sum(s.unexplained for s in streams))
 
 
 def victim_text(r) -> str:

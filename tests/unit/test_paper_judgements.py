@@ -2,18 +2,21 @@
 summary, row formatting, the scenarios it writes, and the command's bad arguments."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
+from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import links, runner, settings, thresholds
 from lab.paper.row import PaperRow
+from lab.paper.run_part import ExperimentRun, RunVerdict, efficiency_in
 from lab.paper.runner import Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
-GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
+GOOD = RunVerdict(verified=True, cpu_bound=False, unexplained_loss=0)
 
 
 # ---- trust ----------------------------------------------------------------------------------------
@@ -25,13 +28,13 @@ def test_every_good_run_is_trusted():
 @pytest.mark.parametrize("bad, words", [({"verified": False}, "not verified"), ({"cpu_bound": True}, "CPU-bound"),
                                         ({"unexplained_loss": 3}, "unexplained loss")])
 def test_the_untrusted_run_is_named(bad, words):
-    ok, why = runner.trust({MRC: GOOD, roce_label(16): {**GOOD, **bad}})
+    ok, why = runner.trust({MRC: GOOD, roce_label(16): replace(GOOD, **bad)})
     assert not ok and why == f"no: {words}: {roce_label(16)}"
 
 
 def test_runs_are_grouped_by_problem():
-    ok, why = runner.trust({MRC: {**GOOD, "cpu_bound": True},
-                            MULTI_RAIL: {**GOOD, "cpu_bound": True, "verified": False}})
+    ok, why = runner.trust({MRC: replace(GOOD, cpu_bound=True),
+                            MULTI_RAIL: replace(GOOD, cpu_bound=True, verified=False)})
     assert not ok and why == f"no: CPU-bound: {MRC}, {MULTI_RAIL}; not verified: {MULTI_RAIL}"
 
 
@@ -277,3 +280,12 @@ def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
     assert why["route_gap_s"] == pytest.approx(((4.0 - 1.096) / 199 + 4.0 / 200) / 2)   # the median of two routes
     text = runner.flap_text([1, 0], 0, why)
     assert text.endswith("first loss to its route out of use, flap by flap: 6 ms (a route's packets 17 ms apart)")
+
+
+def test_an_experiment_runs_raw_record_is_its_summary_with_the_results_path():
+    run = ExperimentRun(TransportSummary(transport="mrc", efficiency=0.8, verified=True, unexplained_loss=2), "r/x")
+    raw = json.loads(json.dumps(run.to_dict()))
+    assert raw == {**TransportSummary(transport="mrc", efficiency=0.8, verified=True, unexplained_loss=2).to_dict(),
+                   "results": "r/x"}
+    assert efficiency_in(raw) == 0.8 and run.verdict() == RunVerdict(True, False, 2)
+    assert run.verdict().problems() == ["unexplained loss"]
