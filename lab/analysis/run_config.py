@@ -94,6 +94,15 @@ class RunConfig:
         return self.written.get(PARTIAL)
 
     @property
+    def build_s(self) -> float | None:
+        """How long the run's session took to build the fabric (timings.build_s); None when the
+        config holds no such number (a run written before the timings were kept)."""
+        match self.written:
+            case {"timings": {"build_s": int() | float() as seconds}}:
+                return float(seconds)
+        return None
+
+    @property
     def trimming(self) -> bool:
         """Whether the fabric trimmed packets (a config without the key: it did, the default)."""
         return bool(self.written.get("trimming", True))

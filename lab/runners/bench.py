@@ -31,8 +31,9 @@ from typing import Callable, Iterator
 
 from lab.scenario.load import JobSettings, Scenario, load_scenario
 from lab.analysis.connection_counters import connections
-from lab.analysis.counters import counter_totals
+from lab.analysis.counters import counter_totals, pick
 from lab.analysis.failover import in_rtts
+from lab.analysis.results import load
 from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
 from lab.plumbing.session import lab_session
@@ -303,12 +304,13 @@ class Bench:
         yield Figure("noisy day: MRC P99 / baseline P99", f"{_num(ratio)} ({_s(mrc.p99_s)} / {_s(base.p99_s)})",
                      f"<= {target.NOISY_DAY_P99_VS_BASELINE:.2f}",
                      ratio is not None and ratio <= target.NOISY_DAY_P99_VS_BASELINE, {"baseline": base.to_dict()})
-        totals = counter_totals(json.loads((Path(run["path"]) / "counters.json").read_text())["mrc"])
-        probe_bytes = totals.get("probes_sent", 0) * (PROBE.size + IP_UDP_HEADER_BYTES)
-        share = probe_bytes / totals["data_bytes_sent"] if totals.get("data_bytes_sent") else None
+        totals = counter_totals(load(run["path"]).counters["mrc"])
+        probe_bytes = pick(totals, "probes_sent") * (PROBE.size + IP_UDP_HEADER_BYTES)
+        data_bytes = pick(totals, "data_bytes_sent") or None    # None: the run sent no DATA
+        share = probe_bytes / data_bytes if data_bytes else None
         yield Figure("noisy day: MRC probe bytes / DATA bytes", f"{_num(share, '.2%')} ({int(probe_bytes):,} B)",
                      f"<= {target.PROBE_BYTES_SHARE:.0%}", share is not None and share <= target.PROBE_BYTES_SHARE,
-                     {"probe_bytes": probe_bytes, "data_bytes": totals.get("data_bytes_sent")})
+                     {"probe_bytes": probe_bytes, "data_bytes": data_bytes})
         yield Figure("noisy day: timeouts, MRC vs baseline", f"{mrc.timeouts} vs {base.timeouts}",
                      "MRC <= baseline", mrc.timeouts <= base.timeouts)
 
@@ -369,8 +371,7 @@ def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
     first = CC_COMPARED[0]
     where = f"{CC_DATAPLANE}, MRC"
     runs = {cc: clean[cc]["summary"]["mrc"] for cc in CC_COMPARED}
-    stats = {cc: json.loads((Path(clean[cc]["path"]) / "counters.json").read_text()).get("mrc", {})
-             for cc in CC_COMPARED}
+    stats = {cc: load(clean[cc]["path"]).counters["mrc"] for cc in CC_COMPARED}
     nscc = runs[first]
     yield Figure(f"cc: clean efficiency ({where}; {first} no window pinned)",
                  "; ".join(f"{cc} {r.efficiency:.3f}{' CPU-bound' if r.cpu_bound else ''}"
@@ -551,8 +552,7 @@ def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = pri
             rows.append({**row, "error": f"build failed: {exc}"})
             break
         mrc = summary["mrc"]
-        timings = json.loads((path / "config.json").read_text()).get("timings", {})
-        row.update(build_s=timings.get("build_s"), efficiency=mrc.efficiency, cpu_bound=mrc.cpu_bound,
+        row.update(build_s=load(path).config.build_s, efficiency=mrc.efficiency, cpu_bound=mrc.cpu_bound,
                    cpu_mean_pct=mrc.cpu_mean_pct, unexplained_loss=mrc.unexplained_loss,
                    verified=mrc.verified, p50_s=mrc.p50_s)
         rows.append(row)

@@ -116,6 +116,7 @@ def test_an_older_config_json_loads_and_is_written_back_as_it_was(tmp_path):
     assert config.to_dict() == older
     assert (config.fabric, config.buffer_bytes, config.payload_size) == (DEFAULT_FABRIC, 1_000_000, 1024)
     assert (config.collective, config.stall_factor, config.trimming) == ("allreduce", 2.0, True)
+    assert config.build_s == 1.5
     again = ResultsDir.create(root=tmp_path, name="again")
     again.write_config(config)
     assert json.loads((again.path / "config.json").read_text()) == older
@@ -125,7 +126,7 @@ def test_a_config_json_without_a_key_loads_and_names_it_when_asked(tmp_path):
     rd = ResultsDir.create(root=tmp_path, name="cut")
     (rd.path / "config.json").write_text(json.dumps({"job": {}}))
     config = load(rd.path).config
-    assert config and not config.has_fabric
+    assert config and not config.has_fabric and config.build_s is None
     with pytest.raises(ConfigError, match="no fabric block"):
         config.fabric
     with pytest.raises(ConfigError, match="job.buffer_bytes is missing"):
