@@ -40,6 +40,7 @@ import time
 from collections import defaultdict
 
 from faults.model import DOWN_KINDS
+from lab.analysis.conservation_record import Conservation
 from lab.analysis.fidelity import read_counter
 from topologies import netns, port_program
 from topologies.fabric import FabricSpec
@@ -104,7 +105,7 @@ def snapshot(spec: FabricSpec) -> dict:
 
 
 def _port_entry(name: str, switch, host_facing: bool, counters: dict, router: bool) -> dict:
-    entry = {"switch": switch, "host_facing": host_facing,
+    entry = {"switch": switch, "router": False, "host_facing": host_facing,
              "rx": read_counter(name, "rx_packets"), "tx": read_counter(name, "tx_packets"),
              **{k: counters.get(k, 0) for k in NAMED}}
     if router:
@@ -165,8 +166,8 @@ def _per_switch(before: dict, after: dict) -> tuple[dict, dict]:
     return deltas, per_switch
 
 
-def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
-    """Counts between two snapshots, in the results format.
+def conservation(before: dict, after: dict, marks: list | None = None) -> Conservation:
+    """Counts between two snapshots (conservation.json's record).
 
     marks: [(snapshot, switches with a link down from then on), ...] in time
     order between `before` and `after` (DownLinkLedger.marks); a switch's
@@ -189,7 +190,7 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
     in_stretches, allowance = defaultdict(int), defaultdict(int)
     ports_of = defaultdict(int)
     for end in after.values():
-        ports_of[end["switch"]] += not end.get("router")
+        ports_of[end["switch"]] += not end["router"]
     points = [(before, frozenset())] + list(marks or []) + [(after, frozenset())]
     for (start, down), (end, _) in zip(points, points[1:]):
         if not down:
@@ -207,16 +208,14 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> dict:
             down_link += named_here
     named_drops = {"trimmed": named["trimmed"], "queue": named["dropped_queue"],
                    "fault": named["dropped_fault"], "down_link": down_link}
-    out = {"sent": sent, "received": received}
-    if any(end.get("router") for end in after.values()):  # srv6: the kernel's own counts
+    srv6 = any(end["router"] for end in after.values())
+    if srv6:  # the kernel's own counts
         named_drops |= {k: named[k] for k in KERNEL_DROPS}
-        # the routers' neighbour and MLD exchanges with the hosts cross host ports too:
-        # sent + routers_own = received + every drop, the fabric-wide sum of the per-router balance
-        out["routers_own"] = routers_own
-    return out | {
-        "named_drops": named_drops,
-        "unexplained_per_link": {sw: n for sw, n in sorted(per_switch.items()) if n != 0},
-    }
+    # the routers' neighbour and MLD exchanges with the hosts cross host ports too (srv6):
+    # sent + routers_own = received + every drop, the fabric-wide sum of the per-router balance
+    return Conservation(sent=sent, received=received, named_drops=named_drops,
+                        unexplained_per_link={sw: n for sw, n in sorted(per_switch.items()) if n != 0},
+                        routers_own=routers_own if srv6 else None)
 
 
 def switches_cut_off(spec: FabricSpec, kind: str, target: str) -> set[str]:

@@ -43,8 +43,3 @@ def pick(totals: Mapping, *names: str) -> int:
             return int(totals[name])
     return 0
 
-
-def unexplained(conservation: Mapping | None) -> dict:
-    """Links where the emulator lost packets no mechanism accounts for: {link: n > 0}."""
-    per_link = (conservation or {}).get("unexplained_per_link") or {}
-    return {str(link): int(n) for link, n in per_link.items() if n}

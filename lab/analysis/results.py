@@ -11,8 +11,8 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     events.jsonl       one RunEvent (lab/analysis/event_record.py) per line, in time order as given
     counters.json      {transport: {host: counters + per-path counters}}
     fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
-    conservation.json  {transport: {"sent", "received", (srv6) "routers_own", "named_drops",
-                                    "unexplained_per_link"}}
+    conservation.json  {transport: Conservation} (lab/analysis/conservation_record.py): "sent",
+                       "received", (srv6) "routers_own", "named_drops", "unexplained_per_link"
     summary.json       lab.analysis.summary.summarize() output: {transport: TransportSummary}
                        (lab/analysis/summary_record.py)
 
@@ -37,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
@@ -65,7 +66,7 @@ class Records:
     events: list = field(default_factory=list)         # RunEvent (lab/analysis/event_record.py)
     counters: dict = field(default_factory=dict)
     fidelity: dict = field(default_factory=dict)
-    conservation: dict = field(default_factory=dict)
+    conservation: dict = field(default_factory=dict)   # transport -> Conservation (conservation_record.py)
     summary: Summary = field(default_factory=dict)
     problems: list = field(default_factory=list)   # Problem: what load() could not read
 
@@ -138,8 +139,8 @@ class ResultsDir:
     def write_fidelity(self, fidelity: Mapping) -> Path:
         return _dump_json(fidelity, self.path / "fidelity.json")
 
-    def write_conservation(self, conservation: Mapping) -> Path:
-        return _dump_json(conservation, self.path / "conservation.json")
+    def write_conservation(self, conservation: Mapping[str, Conservation]) -> Path:
+        return _dump_json({t: c.to_dict() for t, c in conservation.items()}, self.path / "conservation.json")
 
     def write_summary(self, summary: Summary) -> Path:
         return _dump_json(summary_to_dict(summary), self.path / "summary.json")
@@ -309,7 +310,7 @@ def load(path: str | Path) -> Records:
         events=read_events(path / "events.jsonl", problems),
         counters=_read_json(path / "counters.json", problems),
         fidelity=_read_json(path / "fidelity.json", problems),
-        conservation=_read_json(path / "conservation.json", problems),
+        conservation={t: Conservation.from_dict(c) for t, c in _read_json(path / "conservation.json", problems).items()},
         summary=summary_from_dict(_read_json(path / "summary.json", problems)),
     )
     rec.problems = problems

@@ -9,7 +9,8 @@ import numpy as np
 
 from faults.pause import PAUSE_KINDS
 from lab.analysis.collective_bandwidth import BANDWIDTH_FIGURES, bandwidth
-from lab.analysis.counters import counter_totals, median_srtt, pick, unexplained
+from lab.analysis.conservation_record import Conservation
+from lab.analysis.counters import counter_totals, median_srtt, pick
 from lab.analysis.event_record import RunEvent
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals, peak_plane_mbps, samples_in_window
 from lab.analysis.failover import fault_figures, in_rtts
@@ -41,7 +42,7 @@ def _run_bandwidth(median: float | None, config: RunConfig, fabric: FabricSpec |
 
 def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[RunEvent] = (),
                         counters: Mapping | None = None, fidelity: Sequence[Mapping] = (),
-                        conservation: Mapping | None = None, config: RunConfig | None = None) -> TransportSummary:
+                        conservation: Conservation | None = None, config: RunConfig | None = None) -> TransportSummary:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
     config = config or RunConfig()
     counters = counters or {}
@@ -57,7 +58,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         cost = iteration_cost(its, window, figures["clean_median_s"])
         figure.iteration_cost_s, figure.iteration_cost_rtts = cost, in_rtts(cost, rtt)
     totals = counter_totals(counters)
-    lost = unexplained(conservation)
+    lost = conservation.unexplained_links if conservation else {}
     failed = sum(1 for it in its if not it.get("verified"))
     return TransportSummary(
         transport=transport,
@@ -128,7 +129,7 @@ def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[Mapping]) -> dict:
 
 
 def summarize(iterations: Sequence[Mapping], events: Sequence[RunEvent] = (), counters: Mapping | None = None,
-              fidelity: Mapping | None = None, conservation: Mapping | None = None,
+              fidelity: Mapping | None = None, conservation: Mapping[str, Conservation] | None = None,
               config: RunConfig | None = None) -> Summary:
     """{transport: figures} for every transport in the records (see summarize_transport)."""
     counters, fidelity, conservation = counters or {}, fidelity or {}, conservation or {}

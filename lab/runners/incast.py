@@ -32,6 +32,7 @@ from faults.incast import incast_senders
 from lab.scenario.record import TRANSPORTS
 from lab.analysis import audit
 from lab.analysis.connection_counters import connections
+from lab.analysis.conservation_record import Conservation
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.analysis.fidelity import FidelityMonitor
@@ -213,12 +214,12 @@ def _worker_configs(session: Session, roles: dict, transport: str, payload_size:
     return configs
 
 
-def fill_conservation(result, conservation: dict) -> None:
+def fill_conservation(result, conservation: Conservation) -> None:
     """A run's fabric-wide drops from the conservation audit (any result with these fields)."""
-    result.trims = conservation["named_drops"]["trimmed"]
-    result.queue_drops = conservation["named_drops"]["queue"]
-    result.unexplained = sum(conservation["unexplained_per_link"].values())
-    result.conservation = conservation
+    result.trims = conservation.named_drops["trimmed"]
+    result.queue_drops = conservation.named_drops["queue"]
+    result.unexplained = sum(conservation.unexplained_per_link.values())
+    result.conservation = conservation.to_dict()    # the result's JSON (as_dict) holds it as the file does
 
 
 def fill_cpu(result, samples: list) -> None:

@@ -144,13 +144,13 @@ def test_nic_loss_drops_are_named_and_the_jobs_still_verify(session):
         took["repair"] = time.monotonic() - started
     time.sleep(0.5)   # packets in flight land before the closing snapshot
     counts = audit.conservation(before, audit.snapshot(spec))
-    print(f"\n{spec.dataplane}: nic_loss 1 %: {counts['named_drops']['fault']} fault drops of "
-          f"{counts['received'] + counts['named_drops']['fault']} packets for the hosts; "
-          f"unexplained {counts['unexplained_per_link']}; start / repair of {len(loss.ends)} ports "
+    print(f"\n{spec.dataplane}: nic_loss 1 %: {counts.named_drops['fault']} fault drops of "
+          f"{counts.received + counts.named_drops['fault']} packets for the hosts; "
+          f"unexplained {counts.unexplained_per_link}; start / repair of {len(loss.ends)} ports "
           f"{took['start'] * 1000:.0f} / {took['repair'] * 1000:.0f} ms")
     for result in results:
         assert result.error is None and all(it["verified"] for it in result.iterations), result.transport
-    assert counts["unexplained_per_link"] == {}, counts
+    assert counts.unexplained_per_link == {}, counts
     # 1 % of what the hosts received, give or take: far from 0, far from all
-    assert 0.002 * counts["received"] < counts["named_drops"]["fault"] < 0.03 * counts["received"], counts
+    assert 0.002 * counts.received < counts.named_drops["fault"] < 0.03 * counts.received, counts
     fabric_healthy(session)

@@ -264,8 +264,8 @@ def test_incast_reaches_the_victim_and_the_audit_accounts_for_it(healthy):
     time.sleep(0.3)
     assert nic_rx_bytes(healthy, 0) - settled < 20_000  # stopped
     counts = audit.conservation(before, audit.snapshot(SMALL))
-    assert counts["unexplained_per_link"] == {}
-    assert counts["received"] > 100
+    assert counts.unexplained_per_link == {}
+    assert counts.received > 100
 
 
 # ---- routing emulation -----------------------------------------------------------------

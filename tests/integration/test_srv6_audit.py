@@ -68,8 +68,8 @@ def test_a_link_flap_loss_is_named_by_kernel_counters():
         time.sleep(SETTLE_S)  # let the last packets land
         c = audit.conservation(before, audit.snapshot(session.spec))
     print(f"sent {sent[0]}: {c}")
-    named, lost = c["named_drops"], sent[0] - c["received"]
-    assert c["sent"] >= sent[0]  # hosts may add a few MLD reports of their own
+    named, lost = c.named_drops, sent[0] - c.received
+    assert c.sent >= sent[0]  # hosts may add a few MLD reports of their own
     assert lost > 100  # the flap did lose packets
     assert named["kernel_no_route"] + named["kernel_dropped"] >= lost  # ... and the T1 counted them
     # Every loss named, but for one packet: a CI run on a loaded machine left +1 at t0p0r1, the
@@ -77,5 +77,5 @@ def test_a_link_flap_loss_is_named_by_kernel_counters():
     # down is counted by no kernel counter the audit reads (docs/srv6.md); the audit reports it
     # to the user as unexplained, and this test allows that one packet at the flapped link only.
     flapped_ends = set(FLAPPED.split("-"))
-    assert set(c["unexplained_per_link"]) <= flapped_ends, c["unexplained_per_link"]
-    assert sum(abs(n) for n in c["unexplained_per_link"].values()) <= 1, c["unexplained_per_link"]
+    assert set(c.unexplained_per_link) <= flapped_ends, c.unexplained_per_link
+    assert sum(abs(n) for n in c.unexplained_per_link.values()) <= 1, c.unexplained_per_link

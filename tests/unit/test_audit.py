@@ -5,7 +5,7 @@ from topologies.fabric import DEFAULT_FABRIC as SPEC
 
 
 def port(switch, rx, tx, host_facing=False, **named):
-    return {"switch": switch, "host_facing": host_facing, "rx": rx, "tx": tx,
+    return {"switch": switch, "router": False, "host_facing": host_facing, "rx": rx, "tx": tx,
             **{k: named.get(k, 0) for k in NAMED}}
 
 
@@ -16,8 +16,8 @@ def snap(a_rx, a_tx, b_rx, b_tx):
 
 def test_loss_outside_any_down_link_is_unexplained():
     c = conservation(snap(0, 0, 0, 0), snap(100, 90, 50, 50))
-    assert c["unexplained_per_link"] == {"t0p0r0": 10}
-    assert c["named_drops"]["down_link"] == 0
+    assert c.unexplained_per_link == {"t0p0r0": 10}
+    assert c.named_drops["down_link"] == 0
 
 
 def test_loss_while_a_switch_had_a_link_down_is_named_and_only_that():
@@ -26,21 +26,21 @@ def test_loss_while_a_switch_had_a_link_down_is_named_and_only_that():
     # named = the 20 plus the counter-skew allowance of the two boundaries
     c = conservation(before, after, marks=[(down, frozenset({"t0p0r0"})), (up, frozenset())])
     allowance = 2 * OVS_RX_BATCH * 1   # one port in this snapshot
-    assert c["named_drops"]["down_link"] == 20 + allowance
-    assert c["unexplained_per_link"] == {"t0p0r0": 300 - allowance}
+    assert c.named_drops["down_link"] == 20 + allowance
+    assert c.unexplained_per_link == {"t0p0r0": 300 - allowance}
 
 
 def test_named_down_link_loss_never_exceeds_the_switch_total():
     before, down, up, after = snap(0, 0, 0, 0), snap(10, 0, 0, 0), snap(60, 40, 0, 0), snap(100, 90, 0, 0)
     # rx/tx skew: the down stretch shows 30 lost, the run 10 in all
     c = conservation(before, after, marks=[(down, frozenset({"t0p0r0"})), (up, frozenset())])
-    assert c["named_drops"]["down_link"] == 10 and c["unexplained_per_link"] == {}
+    assert c.named_drops["down_link"] == 10 and c.unexplained_per_link == {}
 
 
 def test_a_down_link_elsewhere_does_not_excuse_this_switch():
     before, down, up, after = snap(0, 0, 0, 0), snap(0, 0, 0, 0), snap(50, 40, 0, 0), snap(50, 40, 0, 0)
     c = conservation(before, after, marks=[(down, frozenset({"t1p0s1"})), (up, frozenset())])
-    assert c["unexplained_per_link"] == {"t0p0r0": 10}
+    assert c.unexplained_per_link == {"t0p0r0": 10}
 
 
 def test_which_switches_a_fault_cuts_off():

@@ -16,7 +16,7 @@ from topologies.netns import ipv6_counters
 
 
 def port(switch, rx=0, tx=0, host_facing=False, kernel_dropped=0):
-    return {"switch": switch, "host_facing": host_facing, "rx": rx, "tx": tx,
+    return {"switch": switch, "router": False, "host_facing": host_facing, "rx": rx, "tx": tx,
             **{k: 0 for k in NAMED}, "kernel_dropped": kernel_dropped}
 
 
@@ -49,21 +49,21 @@ def measured(t1_no_routes=868):
 def test_kernel_counters_name_the_loss_where_it_happened():
     after = measured()
     c = conservation(zero_like(after), after)
-    assert c["sent"] - c["received"] == 3498 - 2626 == 868 + 4
+    assert c.sent - c.received == 3498 - 2626 == 868 + 4
     # fabric-wide: the T1's 26 ICMPv6 errors are its own packets, refused (kernel_header) on the way
-    dropped = sum(n for reason, n in c["named_drops"].items() if reason != "trimmed")
-    assert c["routers_own"] == 26 and c["sent"] + c["routers_own"] == c["received"] + dropped
-    assert c["named_drops"]["kernel_no_route"] == 868
-    assert c["named_drops"]["kernel_header"] == 26  # the T1's own ICMPv6 errors, not the hosts' packets
-    assert c["named_drops"]["kernel_dropped"] == 4
-    assert c["unexplained_per_link"] == {}
+    dropped = sum(n for reason, n in c.named_drops.items() if reason != "trimmed")
+    assert c.routers_own == 26 and c.sent + c.routers_own == c.received + dropped
+    assert c.named_drops["kernel_no_route"] == 868
+    assert c.named_drops["kernel_header"] == 26  # the T1's own ICMPv6 errors, not the hosts' packets
+    assert c.named_drops["kernel_dropped"] == 4
+    assert c.unexplained_per_link == {}
 
 
 def test_the_rejected_icmp_errors_are_unexplained_without_their_counter():
     """Before this audit read the kernel: the far T0 showed the T1's errors as its loss."""
     after = measured()
     after["t0p0r0"] = router_entry("t0p0r0", {})
-    assert conservation(zero_like(after), after)["unexplained_per_link"] == {"t0p0r0": 26}
+    assert conservation(zero_like(after), after).unexplained_per_link == {"t0p0r0": 26}
 
 
 def test_an_icmp_error_with_no_route_back_is_not_a_second_loss():
@@ -72,15 +72,15 @@ def test_an_icmp_error_with_no_route_back_is_not_a_second_loss():
     after = measured()
     after["t1p0s0"] = router_entry("t1p0s0", {"Ip6InNoRoutes": 868, "Ip6OutNoRoutes": 1, "Ip6OutRequests": 28,
                                               "Ip6InMcastPkts": 2})
-    assert conservation(zero_like(after), after)["unexplained_per_link"] == {}
+    assert conservation(zero_like(after), after).unexplained_per_link == {}
 
 
 def test_a_drop_no_counter_counted_stays_unexplained():
     """A blackhole route drops without a counter: the loss is not named."""
     after = measured(t1_no_routes=0)
     c = conservation(zero_like(after), after)
-    assert c["named_drops"]["kernel_no_route"] == 0
-    assert c["unexplained_per_link"] == {"t1p0s0": 868}
+    assert c.named_drops["kernel_no_route"] == 0
+    assert c.unexplained_per_link == {"t1p0s0": 868}
 
 
 def test_kernel_drops_in_a_down_stretch_are_named_kernel_not_down_link():
@@ -88,16 +88,16 @@ def test_kernel_drops_in_a_down_stretch_are_named_kernel_not_down_link():
     before = zero_like(after)
     down, up = zero_like(after), after  # the whole loss inside the stretch
     c = conservation(before, after, marks=[(down, frozenset({"t1p0s0"})), (up, frozenset())])
-    assert c["named_drops"]["kernel_no_route"] == 768
-    assert 100 <= c["named_drops"]["down_link"] <= 100 + 2 * OVS_RX_BATCH * 2
-    assert c["unexplained_per_link"] == {}
+    assert c.named_drops["kernel_no_route"] == 768
+    assert 100 <= c.named_drops["down_link"] <= 100 + 2 * OVS_RX_BATCH * 2
+    assert c.unexplained_per_link == {}
 
 
 def test_openflow_snapshots_keep_their_named_drops():
-    after = {"t0p0r0-eth1": {"switch": "t0p0r0", "host_facing": True, "rx": 10, "tx": 10,
+    after = {"t0p0r0-eth1": {"switch": "t0p0r0", "router": False, "host_facing": True, "rx": 10, "tx": 10,
                              **{k: 0 for k in NAMED}}}
     c = conservation(zero_like(after), after)
-    assert set(c["named_drops"]) == {"trimmed", "queue", "fault", "down_link"}
+    assert set(c.named_drops) == {"trimmed", "queue", "fault", "down_link"}
 
 
 def test_router_entry_sums_each_reason_and_its_own_traffic():
@@ -140,7 +140,7 @@ def test_a_router_sending_its_own_packet_mid_snapshot_is_read_again(monkeypatch)
     monkeypatch.setattr(audit, "read_counter",
                         lambda name, key: sent["tx"] if key == "tx_packets" and name.startswith("t0") else 0)
     snap = audit.snapshot(spec)
-    t0 = [name for name, e in snap.items() if e["switch"] == "t0p0r0" and not e.get("router")]
+    t0 = [name for name, e in snap.items() if e["switch"] == "t0p0r0" and not e["router"]]
     assert snap["t0p0r0"]["own"] == 1 and all(snap[name]["tx"] == 1 for name in t0), snap
     assert len(t0_reads) == 3, "one read more, then the counts held"
 
@@ -159,12 +159,13 @@ def test_a_routers_own_exchange_with_a_host_is_no_loss_and_is_reported():
     crossed a host port. The audit reports the routers' own packets so that the sum still closes."""
     solicited = quiet_rack(t0_host_port_tx=1, Ip6OutRequests=1)
     c = conservation(zero_like(solicited), solicited)
-    assert (c["sent"], c["received"], c["routers_own"], c["unexplained_per_link"]) == (200, 201, 1, {})
+    assert (c.sent, c.received, c.routers_own, c.unexplained_per_link) == (200, 201, 1, {})
     reported = quiet_rack(t0_host_port_rx=1, Ip6InMcastPkts=1)  # a host's MLD report, taken in
     c = conservation(zero_like(reported), reported)
-    assert (c["sent"], c["received"], c["routers_own"], c["unexplained_per_link"]) == (201, 200, -1, {})
+    assert (c.sent, c.received, c.routers_own, c.unexplained_per_link) == (201, 200, -1, {})
 
 
 def test_openflow_switches_have_no_own_packets_to_report():
     after = {"s1-eth1": port("s1", rx=5, host_facing=True), "s1-eth2": port("s1", tx=5, host_facing=True)}
-    assert "routers_own" not in conservation(zero_like(after), after)
+    c = conservation(zero_like(after), after)
+    assert c.routers_own is None and "routers_own" not in c.to_dict()

@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 
 from lab.scenario.record import JobSettings, Scenario
 from lab.analysis.collective_bandwidth import bandwidth
+from lab.analysis.conservation_record import Conservation
 from lab.analysis.counters import counter_totals
 from lab.analysis.cpu_samples import cpu_bound, samples_in_window
 from lab.analysis.crossing import path_crosses
@@ -288,8 +289,8 @@ def test_summarize_two_transports():
     evs = fault(9.5, 10.5, target="t1p0s1", transport=None) + [move(9.6, "ASSUMED_BAD")]
     counters = {"mrc": {"h0": {"retransmits": 4, "trims_seen": 7, "timeouts": 1}}}
     fidelity = {"mrc": samples([10] * 5), "baseline": samples([99] * 5)}
-    conservation = {"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 0}},
-                    "baseline": {"unexplained_per_link": {"t0p1r0-t1p1s0": 4, "x": 0}}}
+    conservation = {"mrc": Conservation(unexplained_per_link={"t0p0r0-t1p0s1": 0}),
+                    "baseline": Conservation(unexplained_per_link={"t0p1r0-t1p1s0": 4, "x": 0})}
     s = summarize(its, evs, counters, fidelity, conservation, RunConfig(CFG))
     assert list(s) == ["mrc", "baseline"]
     m, b = s["mrc"], s["baseline"]

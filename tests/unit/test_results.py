@@ -9,12 +9,14 @@ import pytest
 from rich.console import Console
 
 from lab.analysis import plots
+from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import RunEvent
 from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize
 from lab.analysis.summary_record import summary_from_dict, summary_to_dict
 from lab.analysis.report import print_summary, summary_rows, warnings
 from lab.analysis.results import Records, ResultsDir, load, newest
+from topologies.atomic import write_json_atomic
 from topologies.fabric import DEFAULT_FABRIC
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -53,8 +55,8 @@ def sample_records() -> Records:
                 "baseline": {"h0": {"data_sent": 900, "retransmits": 40, "timeouts": 6, "per_path": []}}}
     fidelity = {t: [{"t": float(i), "cpu_per_core": [40.0, 55.5], "plane_bps": [9.1e6] * 8} for i in range(3)]
                 for t in ("mrc", "baseline")}
-    conservation = {t: {"sent": 10, "received": 10, "named_drops": {"trimmed": 0, "queue": 0, "fault": 0},
-                        "unexplained_per_link": {}} for t in ("mrc", "baseline")}
+    conservation = {t: Conservation(sent=10, received=10, named_drops={"trimmed": 0, "queue": 0, "fault": 0},
+                                    unexplained_per_link={}) for t in ("mrc", "baseline")}
     rec = Records(config=RunConfig(CFG), iterations=its, events=events, counters=counters, fidelity=fidelity,
                   conservation=conservation)
     rec.summary = summarize(its, events, counters, fidelity, conservation, RunConfig(CFG))
@@ -152,6 +154,28 @@ def test_a_summary_json_with_heartbeat_figures_loads_into_records_and_is_written
     assert (again.path / "summary.json").read_text() == (rd.path / "summary.json").read_text()
 
 
+# conservation.json as the audit wrote it before it was a record: srv6 with the routers' own
+# packets and the kernel's drop reasons, openflow without them
+CONSERVATION_JSON = {
+    "mrc": {"sent": 1200, "received": 1195, "routers_own": 3,
+            "named_drops": {"trimmed": 4, "queue": 0, "fault": 2, "down_link": 0, "kernel_no_route": 1,
+                            "kernel_header": 0, "kernel_dropped": 0},
+            "unexplained_per_link": {"t0p0r0": 1}},
+    "baseline": {"sent": 800, "received": 800, "named_drops": {"trimmed": 0, "queue": 0, "fault": 0, "down_link": 0},
+                 "unexplained_per_link": {}}}
+
+
+def test_a_conservation_json_loads_into_records_and_is_written_back_byte_for_byte(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="cons")
+    write_json_atomic(rd.path / "conservation.json", CONSERVATION_JSON, indent=2, sort_keys=True, default=str)
+    conservation = load(rd.path).conservation
+    assert conservation["mrc"].routers_own == 3 and conservation["baseline"].routers_own is None
+    assert conservation["mrc"].unexplained_links == {"t0p0r0": 1} and conservation["baseline"].sent == 800
+    again = ResultsDir.create(root=tmp_path, name="again")
+    again.write_conservation(conservation)
+    assert (again.path / "conservation.json").read_bytes() == (rd.path / "conservation.json").read_bytes()
+
+
 def test_newest(tmp_path):
     with pytest.raises(FileNotFoundError):
         newest(tmp_path)
@@ -233,7 +257,7 @@ def test_print_summary_full():
 def test_warnings_lines():
     s = summarize(iterations("mrc", [1.0, 1.0], verified=False), [],
                   fidelity={"mrc": [{"t": 0, "cpu_per_core": [99, 99]}]},
-                  conservation={"mrc": {"unexplained_per_link": {"t0p0r0-t1p0s1": 3}}}, config=RunConfig(CFG))
+                  conservation={"mrc": Conservation(unexplained_per_link={"t0p0r0-t1p0s1": 3})}, config=RunConfig(CFG))
     w = warnings(s)
     assert "mrc: run was CPU-bound: its figures are not trustworthy" in w
     assert "mrc: unexplained loss on links t0p0r0-t1p0s1 (3): the emulator lost packets" in w
