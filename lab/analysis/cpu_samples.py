@@ -1,23 +1,25 @@
-"""The fidelity monitor's samples ({"t", "cpu_per_core", "plane_bps"}): was the run
-CPU-bound, and the busiest plane's rate."""
+"""The fidelity monitor's samples (FidelitySample, lab/analysis/fidelity_sample.py): was
+the run CPU-bound, and the busiest plane's rate."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from lab.analysis.fidelity_sample import FidelitySample
 
-def cpu_totals(samples: Sequence[Mapping]) -> list[float]:
+
+def cpu_totals(samples: Sequence[FidelitySample]) -> list[float]:
     """Total CPU use (%) of each sample: the mean over its cores (100 = every core busy)."""
-    return [float(np.mean(s["cpu_per_core"])) if s.get("cpu_per_core") else 0.0 for s in samples]
+    return [float(np.mean(s.cpu_per_core)) if s.cpu_per_core else 0.0 for s in samples]
 
 
 CPU_BOUND_THRESHOLD = 85.0  # % of every core, mean over cores
 CPU_BOUND_SHARE = 0.2       # of the samples
 
 
-def cpu_bound(samples: Sequence[Mapping], threshold: float = CPU_BOUND_THRESHOLD,
+def cpu_bound(samples: Sequence[FidelitySample], threshold: float = CPU_BOUND_THRESHOLD,
               share: float = CPU_BOUND_SHARE) -> bool:
     """True if total CPU (mean over cores) was >= ``threshold`` % in >= ``share`` of the samples.
 
@@ -35,16 +37,16 @@ def cpu_bound(samples: Sequence[Mapping], threshold: float = CPU_BOUND_THRESHOLD
     return busy / len(totals) >= share
 
 
-def samples_in_window(samples: Sequence[Mapping], start: float, end: float) -> list[Mapping]:
-    """The samples that measured mostly [start, end] (seconds on the samples' own "t" scale).
+def samples_in_window(samples: Sequence[FidelitySample], start: float, end: float) -> list[FidelitySample]:
+    """The samples that measured mostly [start, end] (seconds on the samples' own t scale).
 
-    Why: a sample holds the CPU use of the interval before its "t"; the first
+    Why: a sample holds the CPU use of the interval before its t; the first
     one of a job covers the agents and workers starting, which pegs both cores
     for a few hundred ms whatever the transport does, and the last ones cover
     the teardown. A sample counts when the middle of its interval lies in the
     window. The interval is the samples' spacing; fewer than two samples, or
     none inside: all of them (a verdict on nothing would be no verdict)."""
-    ts = [float(s["t"]) for s in samples]
+    ts = [float(s.t) for s in samples]
     if len(ts) < 2:
         return list(samples)
     half = float(np.median(np.diff(ts))) / 2
@@ -52,7 +54,7 @@ def samples_in_window(samples: Sequence[Mapping], start: float, end: float) -> l
     return inside or list(samples)
 
 
-def peak_plane_mbps(samples: Sequence[Mapping]) -> float | None:
+def peak_plane_mbps(samples: Sequence[FidelitySample]) -> float | None:
     """Highest fabric rate seen on any one plane (Mb/s), to compare with the link rate."""
-    rates = [b for s in samples for b in s.get("plane_bps") or ()]
+    rates = [b for s in samples for b in s.plane_bps]
     return max(rates) / 1e6 if rates else None

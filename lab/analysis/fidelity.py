@@ -3,7 +3,7 @@
 A thread samples, every `interval` seconds, CPU use per core (/proc/stat)
 and the bytes each plane carried into the fabric (the receive counters of
 the T0 ports that face hosts: what the hosts' NICs sent on that plane).
-Samples: {"t": run-relative s, "cpu_per_core": [percent...], "plane_bps": [...]}.
+Samples: FidelitySample (lab/analysis/fidelity_sample.py), t on the run's clock.
 
 Beside it, DatapathHeartbeat runs a heartbeat through the fabric to notice a
 stalled datapath (CPU figures do not show one); heartbeat_verdict() judges it.
@@ -16,12 +16,14 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from faults.injectors import INCAST_PORT
 from faults.model import ROUTE_CUTTING_KINDS
 from lab.analysis.crossing import route_crosses
 from lab.analysis.fault_windows import FaultWindow
+from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.route_records import Route
 from topologies import port_program
 from topologies.dataplanes import dataplane_for
@@ -83,7 +85,7 @@ class FidelityMonitor:
     def __init__(self, spec: FabricSpec, t0: float, interval: float = 0.5):
         self.spec, self.t0, self.interval = spec, t0, interval
         self.ports = host_facing_ports(spec)
-        self.samples: list[dict] = []
+        self.samples: list[FidelitySample] = []
         self.busy_core_s = 0.0  # CPU time the whole machine spent busy while watched, in core-seconds
         self._taken_at: list[float] = []  # CLOCK_MONOTONIC of each sample, for rebase()
         self._stop = threading.Event()
@@ -98,22 +100,21 @@ class FidelityMonitor:
             now_cpu, now_planes, now = read_cpu_times(), self._plane_bytes(), time.monotonic()
             dt = now - last
             self._taken_at.append(now)
-            self.samples.append({
-                "t": round(now - self.t0, 3),
-                "cpu_per_core": [
-                    round(100.0 * (b1 - b0) / max(t1 - t0, 1), 1)
-                    for (b0, t0), (b1, t1) in zip(cpu, now_cpu)
-                ],
-                "plane_bps": [round(8 * (b - a) / dt) for a, b in zip(planes, now_planes)],
-            })
-            self.busy_core_s += sum(sample_pct / 100.0 for sample_pct in self.samples[-1]["cpu_per_core"]) * dt
+            sample = FidelitySample(
+                t=round(now - self.t0, 3),
+                cpu_per_core=[round(100.0 * (b1 - b0) / max(t1 - t0, 1), 1)
+                              for (b0, t0), (b1, t1) in zip(cpu, now_cpu)],
+                plane_bps=[round(8 * (b - a) / dt) for a, b in zip(planes, now_planes)])
+            self.samples.append(sample)
+            self.busy_core_s += sum(sample_pct / 100.0 for sample_pct in sample.cpu_per_core) * dt
             cpu, planes, last = now_cpu, now_planes, now
 
     def rebase(self, t0: float) -> None:
-        """Count every sample's "t" from t0 (the job's start, known only once it began)."""
+        """Count every sample's t from t0 (the job's start, known only once it began)."""
         self.t0 = t0
-        for sample, taken in zip(self.samples, self._taken_at):
-            sample["t"] = round(taken - t0, 3)
+        # replaced, not edited: a sample is a frozen record; one the thread adds meanwhile keeps its place
+        rebased = [replace(sample, t=round(taken - t0, 3)) for sample, taken in zip(self.samples, self._taken_at)]
+        self.samples[:len(rebased)] = rebased
 
     def __enter__(self):
         self._thread.start()

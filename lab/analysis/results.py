@@ -10,7 +10,8 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
                        rank_times (JSON list of [start, end] per rank)
     events.jsonl       one RunEvent (lab/analysis/event_record.py) per line, in time order as given
     counters.json      {transport: {host: counters + per-path counters}}
-    fidelity.json      {transport: [{"t", "cpu_per_core", "plane_bps"}, ...]}
+    fidelity.json      {transport: [FidelitySample, ...]} (lab/analysis/fidelity_sample.py):
+                       {"t", "cpu_per_core", "plane_bps"}
     conservation.json  {transport: Conservation} (lab/analysis/conservation_record.py): "sent",
                        "received", (srv6) "routers_own", "named_drops", "unexplained_per_link"
     summary.json       lab.analysis.summary.summarize() output: {transport: TransportSummary}
@@ -39,6 +40,7 @@ from typing import Iterable, Mapping
 
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import EventError, RunEvent
+from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
 from topologies.atomic import write_json_atomic, write_text_atomic
@@ -65,7 +67,7 @@ class Records:
     iterations: list = field(default_factory=list)
     events: list = field(default_factory=list)         # RunEvent (lab/analysis/event_record.py)
     counters: dict = field(default_factory=dict)
-    fidelity: dict = field(default_factory=dict)
+    fidelity: dict = field(default_factory=dict)       # transport -> [FidelitySample] (fidelity_sample.py)
     conservation: dict = field(default_factory=dict)   # transport -> Conservation (conservation_record.py)
     summary: Summary = field(default_factory=dict)
     problems: list = field(default_factory=list)   # Problem: what load() could not read
@@ -136,8 +138,9 @@ class ResultsDir:
     def write_counters(self, counters: Mapping) -> Path:
         return _dump_json(counters, self.path / "counters.json")
 
-    def write_fidelity(self, fidelity: Mapping) -> Path:
-        return _dump_json(fidelity, self.path / "fidelity.json")
+    def write_fidelity(self, fidelity: Mapping[str, list[FidelitySample]]) -> Path:
+        return _dump_json({t: [s.to_dict() for s in samples] for t, samples in fidelity.items()},
+                          self.path / "fidelity.json")
 
     def write_conservation(self, conservation: Mapping[str, Conservation]) -> Path:
         return _dump_json({t: c.to_dict() for t, c in conservation.items()}, self.path / "conservation.json")
@@ -297,6 +300,21 @@ def read_iterations(path: Path, problems: list | None = None) -> list[dict]:
     return rows
 
 
+def read_fidelity(path: Path, problems: list) -> dict[str, list[FidelitySample]]:
+    """fidelity.json back to FidelitySamples per transport; a sample that is not an object is
+    skipped and added to ``problems``."""
+    fidelity = {}
+    for transport, samples in _read_json(path, problems).items():
+        fidelity[transport] = []
+        for n, sample in enumerate(samples):
+            if isinstance(sample, dict):
+                fidelity[transport].append(FidelitySample.from_dict(sample))
+            else:
+                problems.append(Problem(path.name, None, f"sample {n} of {transport!r} is a JSON {_kind(sample)}, "
+                                        "not an object; sample ignored"))
+    return fidelity
+
+
 def load(path: str | Path) -> Records:
     """Read a results directory back into Records. Never raises for a damaged or missing
     run: whatever could not be read is left empty and named in ``Records.problems``."""
@@ -309,7 +327,7 @@ def load(path: str | Path) -> Records:
         iterations=read_iterations(path / "iterations.csv", problems),
         events=read_events(path / "events.jsonl", problems),
         counters=_read_json(path / "counters.json", problems),
-        fidelity=_read_json(path / "fidelity.json", problems),
+        fidelity=read_fidelity(path / "fidelity.json", problems),
         conservation={t: Conservation.from_dict(c) for t, c in _read_json(path / "conservation.json", problems).items()},
         summary=summary_from_dict(_read_json(path / "summary.json", problems)),
     )

@@ -14,6 +14,7 @@ from lab.analysis.counters import counter_totals, median_srtt, pick
 from lab.analysis.event_record import RunEvent
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals, peak_plane_mbps, samples_in_window
 from lab.analysis.failover import fault_figures, in_rtts
+from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.iterations import clean_median, durations, iteration_cost, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import retirements
@@ -41,7 +42,7 @@ def _run_bandwidth(median: float | None, config: RunConfig, fabric: FabricSpec |
 
 
 def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[RunEvent] = (),
-                        counters: Mapping | None = None, fidelity: Sequence[Mapping] = (),
+                        counters: Mapping | None = None, fidelity: Sequence[FidelitySample] = (),
                         conservation: Conservation | None = None, config: RunConfig | None = None) -> TransportSummary:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
     config = config or RunConfig()
@@ -117,7 +118,7 @@ def _counter_figures(totals: Mapping) -> dict:
     }
 
 
-def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[Mapping]) -> dict:
+def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[FidelitySample]) -> dict:
     """The CPU verdict over the iterations, not the start-up and teardown around them."""
     measured = samples_in_window(fidelity, its[0]["start"], max(it["end"] for it in its)) if its else fidelity
     cpu = cpu_totals(measured)
@@ -129,7 +130,7 @@ def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[Mapping]) -> dict:
 
 
 def summarize(iterations: Sequence[Mapping], events: Sequence[RunEvent] = (), counters: Mapping | None = None,
-              fidelity: Mapping | None = None, conservation: Mapping[str, Conservation] | None = None,
+              fidelity: Mapping[str, list[FidelitySample]] | None = None, conservation: Mapping[str, Conservation] | None = None,
               config: RunConfig | None = None) -> Summary:
     """{transport: figures} for every transport in the records (see summarize_transport)."""
     counters, fidelity, conservation = counters or {}, fidelity or {}, conservation or {}

@@ -275,7 +275,7 @@ def _run(session: Session, result: BandwidthResult, flows: list[Flow], configs: 
     result.stats = {name: s["counters"] if t_start is None else rebase_route_times(s["counters"], t_start)
                     for name, s in final.items()}
     if monitor is not None:
-        fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= result.duration_s + CPU_INTERVAL_S])
+        fill_cpu(result, [x for x in monitor.samples if 0 < x.t <= result.duration_s + CPU_INTERVAL_S])
     if t_start is not None:
         result.path_events = path_events_from(final, t_start)
     if done:

@@ -182,7 +182,7 @@ def run_incast(session: Session, senders: int, bytes_per_sender: int, transport:
     if monitor is not None:
         # only the samples that cover the transfer (each covers the interval before its t)
         end = (result.completion_s or timeout) + CPU_INTERVAL_S
-        fill_cpu(result, [x for x in monitor.samples if 0 < x["t"] <= end])
+        fill_cpu(result, [x for x in monitor.samples if 0 < x.t <= end])
     _fill_counters(result)
     return result
 
@@ -227,7 +227,7 @@ def fill_cpu(result, samples: list) -> None:
     if samples:
         totals = cpu_totals(samples)
         result.cpu_mean = round(sum(totals) / len(totals), 1)
-        result.cpu_busiest_core = round(sum(max(x["cpu_per_core"]) for x in samples) / len(samples), 1)
+        result.cpu_busiest_core = round(sum(max(x.cpu_per_core) for x in samples) / len(samples), 1)
         result.cpu_bound = cpu_bound(samples)
         result.cpu_samples = samples
 

@@ -4,6 +4,7 @@ machine is the verdict at once (the emulator lost packets it should not have).""
 
 import pytest
 
+from lab.analysis.fidelity_sample import FidelitySample
 from lab.runners import check
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -15,7 +16,7 @@ class Session:
 def fake_monitor(busy_pct):
     class Monitor:
         def __init__(self, spec, t0):
-            self.samples = [{"t": i * 0.5, "cpu_per_core": [busy_pct, busy_pct]} for i in range(6)]
+            self.samples = [FidelitySample(t=i * 0.5, cpu_per_core=[busy_pct, busy_pct]) for i in range(6)]
             self.busy_core_s = 2 * busy_pct / 100 * 3.0  # two cores over the six half-second samples
 
         def __enter__(self):

@@ -14,6 +14,7 @@ from lab.analysis.counters import counter_totals
 from lab.analysis.cpu_samples import cpu_bound, samples_in_window
 from lab.analysis.crossing import path_crosses
 from lab.analysis.event_record import RunEvent
+from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.fault_windows import FaultWindow, fault_windows
 from lab.analysis.iterations import clean_median, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import failover_recovery
@@ -171,7 +172,7 @@ def test_bandwidth_degenerate():
 # ---- cpu_bound ------------------------------------------------------------------------------------
 
 def samples(totals):
-    return [{"t": float(i), "cpu_per_core": [v, v], "plane_bps": []} for i, v in enumerate(totals)]
+    return [FidelitySample(t=float(i), cpu_per_core=[v, v], plane_bps=[]) for i, v in enumerate(totals)]
 
 
 def test_cpu_bound_threshold_and_share():
@@ -184,9 +185,9 @@ def test_cpu_bound_threshold_and_share():
 
 
 def test_samples_in_window_keeps_those_that_measured_mostly_the_window():
-    at = [{"t": t, "cpu_per_core": [50, 50]} for t in (-0.4, 0.1, 0.6, 1.1, 1.6, 2.1)]
+    at = [FidelitySample(t=t, cpu_per_core=[50, 50]) for t in (-0.4, 0.1, 0.6, 1.1, 1.6, 2.1)]
     # spacing 0.5: the sample at 0.1 measured [-0.4, 0.1], mostly before the start; 2.1 measured after the end
-    assert [s["t"] for s in samples_in_window(at, 0.0, 1.5)] == [0.6, 1.1, 1.6]
+    assert [s.t for s in samples_in_window(at, 0.0, 1.5)] == [0.6, 1.1, 1.6]
     assert samples_in_window(at, 5.0, 6.0) == at      # none inside: all, not an empty verdict
     assert samples_in_window(at[:1], 0.0, 1.0) == at[:1]
 
@@ -194,7 +195,7 @@ def test_samples_in_window_keeps_those_that_measured_mostly_the_window():
 def test_summary_cpu_verdict_ignores_the_start_up_samples():
     """Agents starting peg both cores for a sample; the iterations after ran at 60 %."""
     its = run([0.25] * 8, "mrc")                    # 2 s of iterations from t=0
-    busy_start = [{"t": t, "cpu_per_core": [c, c], "plane_bps": []}
+    busy_start = [FidelitySample(t=t, cpu_per_core=[c, c], plane_bps=[])
                   for t, c in ((-0.44, 98), (0.06, 97), (0.57, 61), (1.07, 65), (1.58, 76), (2.13, 67), (2.63, 13))]
     m = summarize(its, fidelity={"mrc": busy_start}, config=RunConfig(CFG))["mrc"]
     assert not m.cpu_bound and m.cpu_mean_pct == pytest.approx((61 + 65 + 76 + 67) / 4)
@@ -202,7 +203,7 @@ def test_summary_cpu_verdict_ignores_the_start_up_samples():
 
 
 def test_cpu_bound_uses_mean_over_cores():
-    one_core_pegged = [{"t": 0, "cpu_per_core": [100, 20]}] * 5  # mean 60
+    one_core_pegged = [FidelitySample(t=0, cpu_per_core=[100, 20])] * 5  # mean 60
     assert not cpu_bound(one_core_pegged)
     assert cpu_bound(one_core_pegged, threshold=60)
 

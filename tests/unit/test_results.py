@@ -11,6 +11,7 @@ from rich.console import Console
 from lab.analysis import plots
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import RunEvent
+from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize
 from lab.analysis.summary_record import summary_from_dict, summary_to_dict
@@ -53,7 +54,7 @@ def sample_records() -> Records:
     counters = {"mrc": {"h0": {"data_sent": 1000, "retransmits": 5, "trims": 2, "timeouts": 1,
                                "per_path": [{"plane": 0, "ev": 1, "sent": 500}, {"plane": 1, "ev": 0, "sent": 500}]}},
                 "baseline": {"h0": {"data_sent": 900, "retransmits": 40, "timeouts": 6, "per_path": []}}}
-    fidelity = {t: [{"t": float(i), "cpu_per_core": [40.0, 55.5], "plane_bps": [9.1e6] * 8} for i in range(3)]
+    fidelity = {t: [FidelitySample(t=float(i), cpu_per_core=[40.0, 55.5], plane_bps=[9.1e6] * 8) for i in range(3)]
                 for t in ("mrc", "baseline")}
     conservation = {t: Conservation(sent=10, received=10, named_drops={"trimmed": 0, "queue": 0, "fault": 0},
                                     unexplained_per_link={}) for t in ("mrc", "baseline")}
@@ -176,6 +177,29 @@ def test_a_conservation_json_loads_into_records_and_is_written_back_byte_for_byt
     assert (again.path / "conservation.json").read_bytes() == (rd.path / "conservation.json").read_bytes()
 
 
+def test_a_fidelity_json_loads_into_samples_and_is_written_back_byte_for_byte(tmp_path):
+    # as the monitor wrote it before a sample was a record
+    written = {"mrc": [{"t": -0.012, "cpu_per_core": [97.0, 12.5], "plane_bps": [0, 1250000]},
+                       {"t": 0.488, "cpu_per_core": [40.1, 55.5], "plane_bps": [9100000, 8800000]}],
+               "baseline": []}
+    rd = ResultsDir.create(root=tmp_path, name="fid")
+    write_json_atomic(rd.path / "fidelity.json", written, indent=2, sort_keys=True, default=str)
+    rec = load(rd.path)
+    assert rec.fidelity["mrc"][1] == FidelitySample(t=0.488, cpu_per_core=[40.1, 55.5], plane_bps=[9100000, 8800000])
+    assert rec.fidelity["baseline"] == [] and not [p for p in rec.problems if p.file == "fidelity.json"]
+    again = ResultsDir.create(root=tmp_path, name="again")
+    again.write_fidelity(rec.fidelity)
+    assert (again.path / "fidelity.json").read_bytes() == (rd.path / "fidelity.json").read_bytes()
+
+
+def test_a_fidelity_sample_that_is_no_object_is_skipped_and_named(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="fid")
+    (rd.path / "fidelity.json").write_text(json.dumps({"mrc": [{"t": 1.0}, 7]}))
+    rec = load(rd.path)
+    assert rec.fidelity == {"mrc": [FidelitySample(t=1.0)]}
+    assert "fidelity.json: sample 1 of 'mrc' is a JSON number, not an object; sample ignored" in map(str, rec.problems)
+
+
 def test_newest(tmp_path):
     with pytest.raises(FileNotFoundError):
         newest(tmp_path)
@@ -256,7 +280,7 @@ def test_print_summary_full():
 
 def test_warnings_lines():
     s = summarize(iterations("mrc", [1.0, 1.0], verified=False), [],
-                  fidelity={"mrc": [{"t": 0, "cpu_per_core": [99, 99]}]},
+                  fidelity={"mrc": [FidelitySample(t=0, cpu_per_core=[99, 99])]},
                   conservation={"mrc": Conservation(unexplained_per_link={"t0p0r0-t1p0s1": 3})}, config=RunConfig(CFG))
     w = warnings(s)
     assert "mrc: run was CPU-bound: its figures are not trustworthy" in w

@@ -1,0 +1,28 @@
+"""The typed record of fidelity.json: one FidelitySample per look of the fidelity monitor
+(lab/analysis/fidelity.py FidelityMonitor), fidelity.json holding a list per transport.
+
+``to_dict()`` gives the JSON the file holds; ``from_dict()`` reads one back, a key it
+lacks taking the default below (no cores, no planes: a sample that measured nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class FidelitySample:
+    """The machine's CPU use and the fabric's rate per plane over the interval before ``t``."""
+
+    t: float                                           # s on the run's clock (the job's start: 0)
+    cpu_per_core: list = field(default_factory=list)   # % busy per core
+    plane_bps: list = field(default_factory=list)      # bits/s into the hosts, per plane
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "FidelitySample":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def to_dict(self) -> dict:
+        return {"t": self.t, "cpu_per_core": self.cpu_per_core, "plane_bps": self.plane_bps}
