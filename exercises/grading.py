@@ -121,8 +121,8 @@ def run(session: Session, label: str, *, t0: float | None = None, on_ready=None,
     job.setdefault("transport", "mrc")
     started = time.monotonic()
     result = run_job(session, JobSpec(**job), t0=t0, on_ready=on_ready)
-    out = Run(label, [it["duration"] for it in result.iterations],
-              bool(result.iterations) and all(it["verified"] for it in result.iterations),
+    out = Run(label, [it.duration for it in result.iterations],
+              bool(result.iterations) and all(it.verified for it in result.iterations),
               result.error, agent_totals(result.stats), [RunEvent.from_dict(e) for e in result.path_events],
               time.monotonic() - started)
     return out

@@ -10,7 +10,9 @@ removes the lab it left behind.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from lab.analysis.iteration_record import Iteration
 
 if TYPE_CHECKING:  # run_config reads PARTIAL from here
     from lab.analysis.run_config import RunConfig
@@ -18,10 +20,10 @@ if TYPE_CHECKING:  # run_config reads PARTIAL from here
 PARTIAL = "partial"   # config.json's key
 
 
-def partial_entry(iterations: Sequence[Mapping], transports: Iterable[str], planned: int) -> dict:
+def partial_entry(iterations: Sequence[Iteration], transports: Iterable[str], planned: int) -> dict:
     """config.json's "partial" entry: the iterations each transport completed, of `planned` each,
     in the order the transports run (a list: config.json's keys are sorted)."""
-    done = [{"transport": transport, "iterations": sum(1 for it in iterations if it["transport"] == transport)}
+    done = [{"transport": transport, "iterations": sum(1 for it in iterations if it.transport == transport)}
             for transport in transports]
     return {"interrupted": True, "iterations_done": done, "iterations_planned": planned}
 

@@ -25,6 +25,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from lab.analysis.event_record import RunEvent  # noqa: E402
 from lab.analysis.fault_windows import FaultWindow, fault_windows  # noqa: E402
+from lab.analysis.iteration_record import Iteration  # noqa: E402
 from lab.analysis.path_retirement import STATE_ORDER  # noqa: E402
 from lab.analysis.summary import transports_of  # noqa: E402
 from lab.analysis.results import load  # noqa: E402
@@ -84,15 +85,15 @@ def _empty(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
 
 
-def iteration_timeline(iterations: Sequence[Mapping], events: Sequence[RunEvent], path: str | Path) -> Path:
+def iteration_timeline(iterations: Sequence[Iteration], events: Sequence[RunEvent], path: str | Path) -> Path:
     """Iteration time (s) against iteration start (s), one line per transport, faults marked."""
     fig, ax = plt.subplots(figsize=(10, 4.5))
     transports = transports_of(iterations)
     for i, t in enumerate(transports):
-        its = sorted((it for it in iterations if it["transport"] == t), key=lambda it: it["start"])
-        ax.plot([it["start"] for it in its], [it["duration"] for it in its], marker=".", ms=4,
+        its = sorted((it for it in iterations if it.transport == t), key=lambda it: it.start)
+        ax.plot([it.start for it in its], [it.duration for it in its], marker=".", ms=4,
                 lw=1, color=_color(t, i), label=t)
-    if _log_if_spread([it["duration"] for it in iterations]):
+    if _log_if_spread([it.duration for it in iterations]):
         ax.set_yscale("log")
     if not iterations:
         _empty(ax, "no iterations")
@@ -101,14 +102,14 @@ def iteration_timeline(iterations: Sequence[Mapping], events: Sequence[RunEvent]
                    "iteration start (s since job start)", "iteration time (s)", legend_at="upper right")
 
 
-def iteration_cdf(iterations: Sequence[Mapping], path: str | Path) -> Path:
+def iteration_cdf(iterations: Sequence[Iteration], path: str | Path) -> Path:
     """Empirical CDF of iteration time per transport."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, t in enumerate(transports_of(iterations)):
-        d = np.sort([it["duration"] for it in iterations if it["transport"] == t])
+        d = np.sort([it.duration for it in iterations if it.transport == t])
         y = np.arange(1, len(d) + 1) / len(d)
         ax.step(d, y, where="post", color=_color(t, i), label=f"{t} (n={len(d)}, P50 {np.median(d):.3g} s)")
-    if _log_if_spread([it["duration"] for it in iterations]):
+    if _log_if_spread([it.duration for it in iterations]):
         ax.set_xscale("log")
     if not iterations:
         _empty(ax, "no iterations")
@@ -145,7 +146,7 @@ def state_grid(moves: Sequence[RunEvent], keys: Sequence[tuple], key_of, t_end: 
     return grid
 
 
-def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: str | Path,
+def path_state(iterations: Sequence[Iteration], events: Sequence[Mapping], path: str | Path,
                max_rows: int = 48) -> Path:
     """Heatmap of path state over time, one panel per transport.
 
@@ -157,7 +158,7 @@ def path_state(iterations: Sequence[Mapping], events: Sequence[Mapping], path: s
     transports = transports_of(iterations) or ["mrc"]
     for t in sorted({e.transport for e in moves} - set(transports), key=str):
         transports.append(t)
-    ends = [it["end"] for it in iterations] + [e.t for e in events]
+    ends = [it.end for it in iterations] + [e.t for e in events]
     t_end = max(ends) if ends and max(ends) > 0 else 1.0
     fig, axes = plt.subplots(len(transports), 1, figsize=(10, 2.2 + 2.6 * len(transports)), squeeze=False)
     cmap = ListedColormap(STATE_COLORS)

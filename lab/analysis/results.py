@@ -6,8 +6,9 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
                        with the command line's overrides) and the session's timings:
                        a RunConfig (lab/analysis/run_config.py); an interrupted run's
                        also "partial" (lab/analysis/partial.py)
-    iterations.csv     transport, iteration, start, end, duration, verified,
-                       rank_times (JSON list of [start, end] per rank)
+    iterations.csv     one Iteration (lab/analysis/iteration_record.py) per row: transport,
+                       iteration, start, end, duration, verified, rank_times (JSON list
+                       of [start, end] per rank)
     events.jsonl       one RunEvent (lab/analysis/event_record.py) per line, in time order as given
     counters.json      {transport: {host: counters + per-path counters}}
     fidelity.json      {transport: [FidelitySample, ...]} (lab/analysis/fidelity_sample.py):
@@ -41,6 +42,7 @@ from typing import Iterable, Mapping
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.fidelity_sample import FidelitySample
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
 from topologies.atomic import write_json_atomic, write_text_atomic
@@ -64,7 +66,7 @@ class Records:
     """Everything one run produced (the data contract of docs/metrics.md)."""
 
     config: RunConfig = field(default_factory=RunConfig)
-    iterations: list = field(default_factory=list)
+    iterations: list = field(default_factory=list)     # Iteration (lab/analysis/iteration_record.py)
     events: list = field(default_factory=list)         # RunEvent (lab/analysis/event_record.py)
     counters: dict = field(default_factory=dict)
     fidelity: dict = field(default_factory=dict)       # transport -> [FidelitySample] (fidelity_sample.py)
@@ -120,15 +122,13 @@ class ResultsDir:
     def write_config(self, config: RunConfig) -> Path:
         return _dump_json(config.to_dict(), self.path / "config.json")
 
-    def write_iterations(self, iterations: Iterable[Mapping]) -> Path:
+    def write_iterations(self, iterations: Iterable[Iteration]) -> Path:
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(ITERATION_COLUMNS)
         for it in iterations:
-            w.writerow([it["transport"], int(it["iteration"]), repr(float(it["start"])),
-                        repr(float(it["end"])), repr(float(it["duration"])),
-                        "true" if it.get("verified") else "false",
-                        json.dumps(it.get("rank_times", []))])
+            w.writerow([it.transport, int(it.iteration), repr(float(it.start)), repr(float(it.end)),
+                        repr(float(it.duration)), "true" if it.verified else "false", json.dumps(it.rank_times)])
         return write_text_atomic(self.path / "iterations.csv", buf.getvalue())
 
     def write_events(self, events: Iterable[RunEvent]) -> Path:
@@ -242,8 +242,8 @@ def read_events(path: Path, problems: list | None = None) -> list[RunEvent]:
     return events
 
 
-def _iteration(fields: dict) -> dict:
-    """One iterations.csv row (column -> text) with the runner's types; ValueError names the field."""
+def _iteration(fields: dict) -> Iteration:
+    """One iterations.csv row (column -> text) as the runner's Iteration; ValueError names the field."""
     def convert(name, parse, expected):
         try:
             return parse(fields[name])
@@ -264,14 +264,15 @@ def _iteration(fields: dict) -> dict:
 
     if not fields["transport"]:
         raise ValueError("field 'transport' is empty")
-    return {"transport": fields["transport"], "iteration": convert("iteration", int, "an integer"),
-            "start": convert("start", float, "a number"), "end": convert("end", float, "a number"),
-            "duration": convert("duration", float, "a number"), "verified": convert("verified", flag, "true/false"),
-            "rank_times": convert("rank_times", rank_times, "a JSON list") if "rank_times" in fields else []}
+    return Iteration(transport=fields["transport"], iteration=convert("iteration", int, "an integer"),
+                     start=convert("start", float, "a number"), end=convert("end", float, "a number"),
+                     duration=convert("duration", float, "a number"),
+                     verified=convert("verified", flag, "true/false"),
+                     rank_times=convert("rank_times", rank_times, "a JSON list") if "rank_times" in fields else [])
 
 
-def read_iterations(path: Path, problems: list | None = None) -> list[dict]:
-    """iterations.csv back to dicts with the types the runner produced; unusable rows are
+def read_iterations(path: Path, problems: list | None = None) -> list[Iteration]:
+    """iterations.csv back to the runner's Iterations; unusable rows are
     skipped and added to ``problems``. The writer never puts a newline inside a field, so
     each line is parsed on its own: a stray quote cannot swallow the lines after it."""
     problems = [] if problems is None else problems

@@ -15,6 +15,7 @@ from lab.analysis.event_record import RunEvent
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals, peak_plane_mbps, samples_in_window
 from lab.analysis.failover import fault_figures, in_rtts
 from lab.analysis.fidelity_sample import FidelitySample
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.iterations import clean_median, durations, iteration_cost, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import retirements
@@ -26,7 +27,7 @@ from topologies.fabric import FabricSpec
 
 def transports_of(iterations, counters=None, fidelity=None, conservation=None) -> list[str]:
     """Every transport in the records; "mrc" then "baseline" first, the rest sorted."""
-    seen = {it["transport"] for it in iterations}
+    seen = {it.transport for it in iterations}
     for d in (counters, fidelity, conservation):
         seen |= set(d or {})
     first = [t for t in ("mrc", "baseline") if t in seen]
@@ -41,14 +42,14 @@ def _run_bandwidth(median: float | None, config: RunConfig, fabric: FabricSpec |
                      link_mbps=fabric.link_mbps, collective=config.collective)
 
 
-def summarize_transport(transport: str, iterations: Sequence[Mapping], events: Sequence[RunEvent] = (),
+def summarize_transport(transport: str, iterations: Sequence[Iteration], events: Sequence[RunEvent] = (),
                         counters: Mapping | None = None, fidelity: Sequence[FidelitySample] = (),
                         conservation: Conservation | None = None, config: RunConfig | None = None) -> TransportSummary:
     """Every figure of one transport (its own iterations, counters, samples, conservation)."""
     config = config or RunConfig()
     counters = counters or {}
     fabric = config.fabric if config else None
-    its = sorted(iterations, key=lambda it: it["start"])
+    its = sorted(iterations, key=lambda it: it.start)
     windows = fault_windows(events, transport)
     figures = _iteration_figures(its, windows, config.stall_factor)
     # failover and recovery are about fabric elements; a pause is the machine's
@@ -60,7 +61,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
         figure.iteration_cost_s, figure.iteration_cost_rtts = cost, in_rtts(cost, rtt)
     totals = counter_totals(counters)
     lost = conservation.unexplained_links if conservation else {}
-    failed = sum(1 for it in its if not it.get("verified"))
+    failed = sum(1 for it in its if not it.verified)
     return TransportSummary(
         transport=transport,
         **figures,
@@ -81,7 +82,7 @@ def summarize_transport(transport: str, iterations: Sequence[Mapping], events: S
     )
 
 
-def _iteration_figures(its: Sequence[Mapping], windows: Sequence, k: float) -> dict:
+def _iteration_figures(its: Sequence[Iteration], windows: Sequence, k: float) -> dict:
     """The iteration times' figures: percentiles, medians, stalls (in start order)."""
     d = durations(its)
     clean, fell_back = clean_median(its, windows)
@@ -118,9 +119,9 @@ def _counter_figures(totals: Mapping) -> dict:
     }
 
 
-def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[FidelitySample]) -> dict:
+def _cpu_figures(its: Sequence[Iteration], fidelity: Sequence[FidelitySample]) -> dict:
     """The CPU verdict over the iterations, not the start-up and teardown around them."""
-    measured = samples_in_window(fidelity, its[0]["start"], max(it["end"] for it in its)) if its else fidelity
+    measured = samples_in_window(fidelity, its[0].start, max(it.end for it in its)) if its else fidelity
     cpu = cpu_totals(measured)
     return {
         "cpu_bound": cpu_bound(measured),
@@ -129,14 +130,14 @@ def _cpu_figures(its: Sequence[Mapping], fidelity: Sequence[FidelitySample]) -> 
     }
 
 
-def summarize(iterations: Sequence[Mapping], events: Sequence[RunEvent] = (), counters: Mapping | None = None,
+def summarize(iterations: Sequence[Iteration], events: Sequence[RunEvent] = (), counters: Mapping | None = None,
               fidelity: Mapping[str, list[FidelitySample]] | None = None, conservation: Mapping[str, Conservation] | None = None,
               config: RunConfig | None = None) -> Summary:
     """{transport: figures} for every transport in the records (see summarize_transport)."""
     counters, fidelity, conservation = counters or {}, fidelity or {}, conservation or {}
     return {
         t: summarize_transport(
-            t, [it for it in iterations if it["transport"] == t], events,
+            t, [it for it in iterations if it.transport == t], events,
             counters.get(t), fidelity.get(t) or [], conservation.get(t), config)
         for t in transports_of(iterations, counters, fidelity, conservation)
     }

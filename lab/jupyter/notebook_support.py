@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from lab.analysis import report  # noqa: E402
 from lab.analysis.connection_counters import Connection, connections as connections_of  # noqa: E402
 from lab.analysis.event_record import RunEvent  # noqa: E402
+from lab.analysis.iteration_record import Iteration  # noqa: E402
 from lab.analysis.partial import partial_line  # noqa: E402
 from lab.analysis.results import _RUN_DIR, RESULTS_ROOT, Records, load  # noqa: E402
 from lab.analysis.run_config import RunConfig  # noqa: E402
@@ -401,8 +402,8 @@ def fault_markers(ax, events: Sequence[RunEvent]) -> int:
     return len(windows)
 
 
-def transport_records(rec: Records, transport: str) -> list[dict]:
-    return sorted((it for it in rec.iterations if it["transport"] == transport), key=lambda it: it["start"])
+def transport_records(rec: Records, transport: str) -> list[Iteration]:
+    return sorted((it for it in rec.iterations if it.transport == transport), key=lambda it: it.start)
 
 
 def summary_of(rec: Records) -> Summary:

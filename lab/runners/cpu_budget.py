@@ -103,7 +103,7 @@ def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int 
         raise RuntimeError(f"the all-reduce failed: {run.error}")
     result.budgets.setdefault("traffic", traffic.close())
     result.iterations = len(run.iterations)
-    result.verified = all(it["verified"] for it in run.iterations)
+    result.verified = all(it.verified for it in run.iterations)
     totals = counter_totals(run.stats)
     result.data_packets = pick(totals, "data_received")
     result.wakes = pick(totals, "wakes")

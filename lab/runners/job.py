@@ -24,6 +24,7 @@ from lab.scenario.record import (
     Scenario,
     buffer_bytes_from_mb,
 )
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.route_records import rebase_route_times
 from lab.runners.agent_config import agent_config, lab_transport_params
 from lab.runners.mappers import Mappers
@@ -101,7 +102,7 @@ def job_spec(scenario: Scenario, transport: str) -> JobSpec:
 class JobResult:
     transport: str
     t0: float  # CLOCK_MONOTONIC at job start; records are relative to it
-    iterations: list = field(default_factory=list)
+    iterations: list = field(default_factory=list)   # Iteration (lab/analysis/iteration_record.py)
     stats: dict = field(default_factory=dict)  # host -> final agent counters
     path_events: list = field(default_factory=list)
     error: str | None = None
@@ -202,11 +203,9 @@ def run_job(session: Session, job: JobSpec, on_iteration: Callable[[int, float],
                 ranks.append([float(fields[1]) - t0, float(fields[2]) - t0])
                 verified &= fields[3] == "1"
             ended = time.monotonic()
-            result.iterations.append({
-                "transport": job.transport, "iteration": k,
-                "start": round(started - t0, 6), "end": round(ended - t0, 6),
-                "duration": round(ended - started, 6), "verified": verified, "rank_times": ranks,
-            })
+            result.iterations.append(Iteration(
+                transport=job.transport, iteration=k, start=round(started - t0, 6), end=round(ended - t0, 6),
+                duration=round(ended - started, 6), verified=verified, rank_times=ranks))
             if on_iteration is not None:
                 on_iteration(k, ended)
     except WorkerError as exc:

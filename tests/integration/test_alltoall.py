@@ -36,8 +36,8 @@ def run_verified(session, transport: str, collective: str, placement: str):
     result = run_job(session, job)
     assert result.error is None, result.error
     assert len(result.iterations) == ITERATIONS
-    assert all(it["verified"] for it in result.iterations)
-    durations = sorted(it["duration"] for it in result.iterations)
+    assert all(it.verified for it in result.iterations)
+    durations = sorted(it.duration for it in result.iterations)
     figures = bandwidth(durations[len(durations) // 2], ranks=session.spec.hosts, buffer_bytes=BUFFER_BYTES,
                         planes=session.spec.planes, link_mbps=session.spec.link_mbps, collective=collective)
     print(f"{transport} {collective} {placement}: median {durations[len(durations) // 2]:.3f} s, "

@@ -120,7 +120,7 @@ def test_a_baseline_job_with_1_or_16_queue_pairs_verifies(session, qps):
     result = run_job(session, JobSpec(transport="baseline", iterations=3, buffer_bytes=1 << 20,
                                       params={"qps": qps}, max_seconds=60))
     assert result.error is None and len(result.iterations) == 3
-    assert all(it["verified"] for it in result.iterations)
+    assert all(it.verified for it in result.iterations)
     for host, counters in result.stats.items():
         for peer, conn in counters["peers"].items():
             if conn["data_sent"]:
@@ -149,7 +149,7 @@ def test_nic_loss_drops_are_named_and_the_jobs_still_verify(session):
           f"unexplained {counts.unexplained_per_link}; start / repair of {len(loss.ends)} ports "
           f"{took['start'] * 1000:.0f} / {took['repair'] * 1000:.0f} ms")
     for result in results:
-        assert result.error is None and all(it["verified"] for it in result.iterations), result.transport
+        assert result.error is None and all(it.verified for it in result.iterations), result.transport
     assert counts.unexplained_per_link == {}, counts
     # 1 % of what the hosts received, give or take: far from 0, far from all
     assert 0.002 * counts.received < counts.named_drops["fault"] < 0.03 * counts.received, counts

@@ -28,7 +28,7 @@ def test_mrc_sprays_every_plane_and_route_and_results_verify(session):
     result = run_job(session, JobSpec(transport="mrc", iterations=3, buffer_bytes=1 << 20))
     assert result.error is None
     assert len(result.iterations) == 3
-    assert all(it["verified"] for it in result.iterations)
+    assert all(it.verified for it in result.iterations)
     spec = session.spec
     active = TransportParams().active_evs_per_plane
     for host, counters in result.stats.items():
@@ -48,4 +48,4 @@ def test_baseline_completes_and_verifies(session):
     result = run_job(session, JobSpec(transport="baseline", iterations=2, buffer_bytes=256 << 10))
     assert result.error is None
     assert len(result.iterations) == 2
-    assert all(it["verified"] for it in result.iterations)
+    assert all(it.verified for it in result.iterations)

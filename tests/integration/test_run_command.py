@@ -115,7 +115,7 @@ def test_an_interrupted_run_keeps_what_it_measured(how, tmp_path, no_leftovers):
     assert rec.problems == []
     assert rec.config.partial["iterations_done"] == [{"transport": "mrc", "iterations": done},
                                                         {"transport": "baseline", "iterations": 0}]
-    assert len(rec.iterations) == done and all(it["verified"] for it in rec.iterations)
+    assert len(rec.iterations) == done and all(it.verified for it in rec.iterations)
     assert rec.summary["mrc"].iterations == done
     assert {"build_s", "teardown_s"} <= set(rec.config.to_dict()["timings"])
     assert any(e.kind == "fault_start" for e in rec.events)

@@ -6,6 +6,7 @@ import pytest
 from lab.scenario.load import ScenarioError, load_scenario
 from lab.scenario.record import COLLECTIVES, PLACEMENTS, JobSettings, Scenario
 from lab.analysis.collective_bandwidth import BUS_FACTORS, bandwidth, bus_factor
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize_transport
 from lab.runners.job import JobError, JobSpec, check_job, job_spec, ring_order
@@ -119,7 +120,7 @@ def run_config(collective=None):
 
 
 def test_the_summary_takes_the_collective_from_the_config():
-    its = [{"transport": "mrc", "iteration": 0, "start": 0.0, "end": 0.3, "duration": 0.3, "verified": True}]
+    its = [Iteration(transport="mrc", iteration=0, start=0.0, end=0.3, duration=0.3, verified=True)]
     reduce = summarize_transport("mrc", its, config=run_config("allreduce"))
     older = summarize_transport("mrc", its, config=run_config())   # a run from before the key
     alltoall = summarize_transport("mrc", its, config=run_config("alltoall"))

@@ -15,6 +15,7 @@ from lab.analysis.cpu_samples import cpu_bound, samples_in_window
 from lab.analysis.crossing import path_crosses
 from lab.analysis.event_record import RunEvent
 from lab.analysis.fidelity_sample import FidelitySample
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.fault_windows import FaultWindow, fault_windows
 from lab.analysis.iterations import clean_median, percentiles, split_by_faults, stalls
 from lab.analysis.path_retirement import failover_recovery
@@ -27,9 +28,9 @@ def run(durs, transport="mrc", t0=0.0, verified=True):
     """Back-to-back iterations with the given durations."""
     its, t = [], t0
     for i, d in enumerate(durs):
-        its.append({"transport": transport, "iteration": i, "start": t, "end": t + d, "duration": d,
-                    "verified": verified if isinstance(verified, bool) else verified[i],
-                    "rank_times": [[t, t + d]] * 4})
+        its.append(Iteration(transport=transport, iteration=i, start=t, end=t + d, duration=d,
+                             verified=verified if isinstance(verified, bool) else verified[i],
+                             rank_times=[[t, t + d]] * 4))
         t += d
     return its
 

@@ -11,6 +11,7 @@ from lab.analysis.crossing import route_crosses
 from lab.analysis.event_record import RunEvent
 from lab.analysis.failover import fault_figures, in_rtts, route_failover_recovery, routing_failover_recovery
 from lab.analysis.fault_windows import FaultWindow, fault_windows
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.path_retirement import retirements
 from lab.analysis.route_records import median_route_gap, route_records
 from lab.analysis.run_config import RunConfig
@@ -263,8 +264,8 @@ def test_baseline_failover_is_routings_withdrawal_and_recovery_its_restore():
 
 
 def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
-    its = [{"transport": t, "iteration": 0, "start": 0.0, "end": RUN_END, "duration": RUN_END, "verified": True,
-            "rank_times": []} for t in ("mrc", "baseline")]
+    its = [Iteration(transport=t, iteration=0, start=0.0, end=RUN_END, duration=RUN_END, verified=True)
+           for t in ("mrc", "baseline")]
     evs = fault(10.0, 20.0) + [replace(e, transport="baseline") for e in fault(10.0, 20.0)] + as_events(
         {"t": 10.02, "kind": "path_state", "transport": "mrc", "host": "h0", "peer": "h2", "plane": 0, "ev": 1,
          "old": "GOOD", "new": "ASSUMED_BAD", "reason": "test"})
@@ -367,7 +368,8 @@ def test_packets_lost_per_struck_connection_and_the_detection_delay():
 
 def test_the_iteration_a_fault_strikes_costs_its_excess_over_the_fault_free_median():
     from lab.analysis.iterations import iteration_cost
-    its = [{"start": s, "end": s + d, "duration": d} for s, d in ((0.0, 0.3), (0.3, 0.34), (0.64, 0.3))]
+    its = [Iteration(transport="mrc", iteration=k, start=s, end=s + d, duration=d, verified=True)
+           for k, (s, d) in enumerate(((0.0, 0.3), (0.3, 0.34), (0.64, 0.3)))]
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.5, 3.0), 0.3) == pytest.approx(0.04)
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 0.3, 3.0), 0.3) == pytest.approx(0.04)
     assert iteration_cost(its, FaultWindow("link_flap", "x", "mrc", 5.0, 6.0), 0.3) is None      # after the last

@@ -12,6 +12,7 @@ from lab.analysis import plots
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import RunEvent
 from lab.analysis.fidelity_sample import FidelitySample
+from lab.analysis.iteration_record import Iteration
 from lab.analysis.run_config import ConfigError, RunConfig
 from lab.analysis.summary import summarize
 from lab.analysis.summary_record import summary_from_dict, summary_to_dict
@@ -28,8 +29,8 @@ CFG = {"fabric": DEFAULT_FABRIC.to_dict(), "job": {"buffer_bytes": 1_000_000}, "
 def iterations(transport, durs, verified=True):
     its, t = [], 0.0
     for i, d in enumerate(durs):
-        its.append({"transport": transport, "iteration": i, "start": t, "end": t + d, "duration": d,
-                    "verified": verified, "rank_times": [[t + 0.001 * r, t + d] for r in range(4)]})
+        its.append(Iteration(transport=transport, iteration=i, start=t, end=t + d, duration=d,
+                             verified=verified, rank_times=[[t + 0.001 * r, t + d] for r in range(4)]))
         t += d
     return its
 
@@ -153,6 +154,25 @@ def test_a_summary_json_with_heartbeat_figures_loads_into_records_and_is_written
     again = ResultsDir.create(root=tmp_path, name="again")
     again.write_summary(summary)
     assert (again.path / "summary.json").read_text() == (rd.path / "summary.json").read_text()
+
+
+# iterations.csv as the runner wrote it when an iteration was a dict (csv's \r\n line ends, repr floats)
+ITERATIONS_CSV = ("transport,iteration,start,end,duration,verified,rank_times\r\n"
+                  'mrc,0,0.012345,0.334,0.321655,true,"[[0.0124, 0.33], [0.013, 0.334]]"\r\n'
+                  'mrc,1,0.334,1.1,0.766,false,"[[0.335, 1.0], [0.336, 1.1]]"\r\n'
+                  "baseline,0,2.0,2.5,0.5,true,[]\r\n")
+
+
+def test_an_iterations_csv_loads_into_iterations_and_is_written_back_byte_for_byte(tmp_path):
+    rd = ResultsDir.create(root=tmp_path, name="its")
+    (rd.path / "iterations.csv").write_bytes(ITERATIONS_CSV.encode())
+    rec = load(rd.path)
+    assert rec.iterations[1] == Iteration(transport="mrc", iteration=1, start=0.334, end=1.1, duration=0.766,
+                                          verified=False, rank_times=[[0.335, 1.0], [0.336, 1.1]])
+    assert rec.iterations[2].rank_times == [] and rec.iterations[0].verified is True
+    again = ResultsDir.create(root=tmp_path, name="again")
+    again.write_iterations(rec.iterations)
+    assert (again.path / "iterations.csv").read_bytes() == ITERATIONS_CSV.encode()
 
 
 # conservation.json as the audit wrote it before it was a record: srv6 with the routers' own
