@@ -73,16 +73,15 @@ def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> d
     baseline's queue pairs) gets the lab's window of about one BDP, pinned;
     the baseline under DCQCN also its line rate, at which each queue pair
     starts and which its rate never passes."""
-    cc = overrides.get("cc", TransportParams.cc)
-    if transport == "mrc" and cc == "nscc":
+    given = TransportParams.from_dict(overrides)   # the overrides over the defaults (unknown keys refused)
+    if transport == "mrc" and given.cc == "nscc":
         rto_min = max(TransportParams.rto_min, round(queueing_bound(spec), 3))
         # one BDP, not TransportParams' 64 packets: an incast's first windows of 64 trimmed a
         # victim flow at the T1 downlinks it shares with them (docs/mrc-host.md has the figures)
         return {"line_rate_bps": spec.link_bps, "rto_min": rto_min, "cwnd_init": lab_window(spec, transport),
                 **overrides}
-    window = lab_window(spec, transport, overrides.get("qps", 1))
-    rate = ({"line_rate_bps": spec.link_bps}
-            if transport != "mrc" and overrides.get("baseline_cc") == "dcqcn" else {})
+    window = lab_window(spec, transport, given.qps)
+    rate = {"line_rate_bps": spec.link_bps} if transport != "mrc" and given.baseline_cc == "dcqcn" else {}
     return {"cwnd_init": window, "cwnd_max": window, **rate, **overrides}
 
 

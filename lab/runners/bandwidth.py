@@ -148,13 +148,13 @@ def mbps(nbytes: float, seconds: float) -> float:
 def chunk_size(spec: FabricSpec, payload_size: int, params: dict) -> int:
     """One full packet per queue pair (the baseline stripes a chunk over its planes x qps queue
     pairs), and at least the receiver's ACK coalescing (a chunk's last packet is acked at once)."""
-    queue_pairs = spec.planes * params.get("qps", TransportParams.qps)
+    queue_pairs = spec.planes * TransportParams.from_dict(params).qps
     return max(queue_pairs, TransportParams.ack_every) * payload_size
 
 
 def slot_count(params: dict, payload_size: int, chunk: int) -> int:
     """Chunks in flight per flow: WINDOWS_IN_FLIGHT x the window (cwnd_max packets), MIN_SLOTS at least."""
-    window = params.get("cwnd_max", TransportParams.cwnd_max) * payload_size
+    window = TransportParams.from_dict(params).cwnd_max * payload_size
     return max(MIN_SLOTS, math.ceil(WINDOWS_IN_FLIGHT * window / chunk))
 
 
