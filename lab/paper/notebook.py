@@ -63,9 +63,8 @@ def nothing(message: str) -> None:
 def overview(nb: PaperNotebook) -> None:
     """The run's header, its rows with their verdicts, and the rows it lacks."""
     run, meta = nb.run, nb.run.meta
-    took = f"; took {meta['elapsed_s'] / 60:.1f} min" if isinstance(meta.get("elapsed_s"), (int, float)) else ""
-    print(f"`lab/run.py paper{' --quick' if run.quick else ''}` on {meta.get('date', '?')}, "
-          f"{meta.get('machine', '?')}{took}")
+    took = f"; took {meta.elapsed_s / 60:.1f} min" if isinstance(meta.elapsed_s, (int, float)) else ""
+    print(f"`lab/run.py paper{' --quick' if run.quick else ''}` on {meta.date}, {meta.machine}{took}")
     nbs.markdown(nbs.table([(row.figure, row.shape_reason, row.trust_reason) for row in run.rows],
                            ["paper figure", "same shape?", "trustworthy?"]))
     missing = run.missing()

@@ -7,8 +7,9 @@ notebook that draws them beside the paper's (notebooks/06-paper-vs-lab.ipynb).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Mapping
 
 from lab.paper import links, settings
 from lab.paper.row import PaperRow
@@ -18,15 +19,31 @@ PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the ru
 COMMAND = "sudo python lab/run.py paper"
 
 
+@dataclass(frozen=True)
+class PaperMeta:
+    """paper.json's header: lab/cli.py machine_meta, with the pass's --quick and the time it
+    took; a field a run of another version lacks reads as unknown."""
+
+    machine: str = "?"
+    date: str = "?"
+    quick: bool = False
+    elapsed_s: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "PaperMeta":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
 @dataclass
 class PaperRun:
     path: Path
-    meta: dict          # machine, date, quick, elapsed_s (lab/cli.py machine_meta)
+    meta: PaperMeta
     rows: list[PaperRow]
 
     @property
     def quick(self) -> bool:
-        return bool(self.meta.get("quick"))
+        return bool(self.meta.quick)
 
     @property
     def command(self) -> str:
@@ -68,7 +85,7 @@ def read(path: str | Path) -> PaperRun:
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
         raise ValueError(f"{path / PAPER_JSON}: no list of rows in it")
-    return PaperRun(path, {k: v for k, v in data.items() if k != "rows"}, [PaperRow.from_dict(row) for row in rows])
+    return PaperRun(path, PaperMeta.from_dict(data), [PaperRow.from_dict(row) for row in rows])
 
 
 # ---- each kind of row's figures, from its raw record -------------------------------------------------

@@ -17,6 +17,7 @@ from lab.paper import notebook as pnb
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows` are lists of rows
 from lab.paper.row import PaperRow
+from lab.paper.rows import PaperMeta
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
 SHAPES = [v for v in vars(paper_figures).values() if isinstance(v, paper_figures.Shape)]
@@ -116,7 +117,7 @@ def test_row_titles_name_every_kind_once_per_row():
 # ---- reading a paper run ----------------------------------------------------------------------------
 def test_a_run_of_some_rows_is_read_back_with_the_missing_ones_named(tmp_path):
     run = paper_rows.read(save_run(tmp_path, [links_row(), collisions_row("alltoall")]))
-    assert run.meta["quick"] and run.command == "sudo python lab/run.py paper --quick"
+    assert run.meta == PaperMeta(**META) and run.command == "sudo python lab/run.py paper --quick"
     assert [what for what, _ in run.found("collisions")] == ["alltoall"]
     assert [r.figure for _, r in run.found("links")] == [title("links")]
     assert run.found("incast") == []
@@ -257,6 +258,8 @@ def test_a_full_run_lacks_nothing(results_root, capsys):
 
 def test_a_row_of_another_version_lacking_fields_reads_as_saying_nothing(tmp_path):
     (tmp_path / "paper.json").write_text(json.dumps({"quick": True, "rows": [{"figure": "Fig. 1: old", "extra": 1}]}))
-    (old,) = paper_rows.read(tmp_path).rows
+    run = paper_rows.read(tmp_path)
+    (old,) = run.rows
+    assert run.meta == PaperMeta(machine="?", date="?", quick=True, elapsed_s=None)
     assert old == PaperRow(figure="Fig. 1: old", paper="", lab={}, same_shape=False, shape_reason="",
                            trusted=False, trust_reason="", raw={})
