@@ -15,7 +15,8 @@ from lab.analysis.connection_counters import connections
 ROUTE_TIMES = ("first_sent", "last_sent", "first_acked", "last_acked")
 EV_LABEL = re.compile(r"ev(\d{1,6})")   # a route keyed by its EV (the agent knew no fabric)
 # What a route record may leave out (an older agent's, a route that sent nothing): its value then
-ROUTE_DEFAULTS = {"t1": None, **dict.fromkeys(ROUTE_TIMES), "send_silences": [], "ack_silences": [], "drop_spans": []}
+ROUTE_DEFAULTS = {"t1": None, **dict.fromkeys(ROUTE_TIMES), "send_silences": [], "ack_silences": [], "drop_spans": [],
+                  "dropped": 0}
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Route:
     idle_spans: tuple = ()   # its connection's: stretches with nothing to send (mrc_host/routes.py)
     drop_spans: tuple = ()   # (first, last, count): send times of the packets dropped on it, and how many
                              # (count None: a record written before spans held one; mrc_host/routes.py)
+    dropped: int = 0         # DATA packets declared lost on it without a trim, less those found delivered after all
 
 
 def _time(value) -> float | None:
@@ -84,9 +86,12 @@ def _route(host: str, peer: str, record: Mapping, idle_spans: tuple = ()) -> Rou
     if not (t1 is None or (isinstance(t1, int) and not isinstance(t1, bool))
             or (isinstance(t1, str) and EV_LABEL.fullmatch(t1))):
         raise ValueError("t1 must be an int, null or 'ev<N>'")
+    dropped = r["dropped"]
+    if isinstance(dropped, bool) or not isinstance(dropped, int) or dropped < 0:
+        raise ValueError("dropped must be a count")
     return Route(host, peer, plane, t1, *(_time(r[k]) for k in ROUTE_TIMES),
                  _silences(r["send_silences"]), _silences(r["ack_silences"]), idle_spans,
-                 _drop_spans(r["drop_spans"]))
+                 _drop_spans(r["drop_spans"]), dropped)
 
 
 def route_records(per_host: Mapping[str, Mapping]) -> tuple[list[Route], int]:

@@ -28,11 +28,10 @@ from typing import Callable, Iterator
 import yaml
 
 from faults.model import FaultEvent
-from lab.analysis.connection_counters import connection
 from lab.analysis.event_record import RunEvent
 from lab.analysis.failover import fault_figures
 from lab.analysis.fault_windows import fault_windows
-from lab.analysis.route_records import median_route_gap
+from lab.analysis.route_records import median_route_gap, route_records
 from lab.paper import thresholds
 from lab.paper.figures import PAPER
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
@@ -372,10 +371,10 @@ def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tu
     packets dropped on every other route of both), from the agents' route records (their
     "dropped": declared lost without a trim, less those found delivered after all)."""
     flapped = set(routes)
+    records, _unreadable = route_records(stats)
     per_direction, elsewhere = [], 0
     for src, dst in ((a, b), (b, a)):
-        conn = connection(stats, src, dst)
-        dropped = {(r["plane"], r["t1"]): r.get("dropped", 0) for r in conn.routes} if conn else {}
+        dropped = {(r.plane, r.t1): r.dropped for r in records if (r.host, r.peer) == (src, dst)}
         per_direction.append([dropped.get(route, 0) for route in routes])
         elsewhere += sum(n for route, n in dropped.items() if route not in flapped)
     costs = [n for flap in zip(*per_direction) for n in flap]

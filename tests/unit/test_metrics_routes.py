@@ -235,9 +235,15 @@ def test_route_crosses_rules():
 
 def test_unreadable_route_records_are_counted_and_dropped():
     bad = [route(), "junk", {"plane": "0"}, {**route(), "t1": True}, {**route(), "last_sent": "soon"},
-           {**route(), "send_silences": [[2.0, 1.0]]}, {**route(), "ack_silences": [[1.0]]}, {"t1": 0}]
+           {**route(), "send_silences": [[2.0, 1.0]]}, {**route(), "ack_silences": [[1.0]]}, {"t1": 0},
+           {**route(), "dropped": -1}, {**route(), "dropped": True}]
     routes, dropped = route_records({"h0": {"peers": {"h2": {"routes": bad}, "h3": {"routes": "x"}}}, "h1": 7})
-    assert len(routes) == 1 and dropped == 7
+    assert len(routes) == 1 and dropped == 9
+
+
+def test_a_routes_dropped_packets_are_read_and_absent_means_none():
+    routes, _ = route_records({"h0": {"peers": {"h2": {"routes": [{**route(plane=1), "dropped": 4}, route(plane=2)]}}}})
+    assert [(r.plane, r.dropped) for r in routes] == [(1, 4), (2, 0)]
 
 
 def test_in_rtts():
