@@ -89,9 +89,11 @@ def read_stats(path: str) -> dict:
                     continue
                 if not isinstance(record, dict):
                     unreadable += 1
-                elif record.get("type") == "stats":
+                    continue
+                kind = record.get("type")   # the agent's own line kinds; another kind is not ours to read
+                if kind == "stats":
                     last = record
-                elif record.get("type") == "path":
+                elif kind == "path":
                     transitions.append(record)
     except OSError:
         pass

@@ -178,7 +178,7 @@ def _build(path: Path, data: dict) -> Scenario:
         base = NAMED_FABRICS[model.fabric.base]
         overrides = model.fabric.model_dump(include=model.fabric.model_fields_set - {"base"})
         link_rate = ""
-        if overrides.get("link_mbps") == AUTO:   # the rate for the fabric's size, the size its other keys give
+        if model.fabric.link_mbps == AUTO:   # the rate for the fabric's size, the size its other keys give
             sized = replace(base, **{k: v for k, v in overrides.items() if k != "link_mbps"})
             overrides["link_mbps"], link_rate = auto_link_mbps(load_budget(), sized.hosts, sized.planes)
         spec = replace(base, **overrides)
@@ -230,8 +230,9 @@ def load_scenario(name_or_path: str | Path, dataplane: str | None = None,
         data = _read_yaml(path, library_name=path.parent == SCENARIO_DIR)
         data = _named_fabric(data)
         given = {k: v for k, v in (("dataplane", dataplane), ("link_mbps", link_mbps)) if v is not None}
-        if given and isinstance(data.get("fabric", {}), dict):
-            data["fabric"] = {**data.get("fabric", {}), **given}
+        fabric = data.get("fabric", {})
+        if given and isinstance(fabric, dict):
+            data["fabric"] = {**fabric, **given}
         return _build(path, data)
     except InvalidField as exc:
         raise ScenarioError(_one_line(f"{_display(path)}: {exc}")) from None
