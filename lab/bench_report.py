@@ -37,7 +37,7 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
                     "lost", "verified", "faithful"):
             table.add_column(col, justify="right", overflow="fold")
         for r in sweep["rows"]:
-            rate = "-" if r.get("link_mbps") is None else f"{r['link_mbps']:g} Mb/s"
+            rate = "-" if r["link_mbps"] is None else f"{r['link_mbps']:g} Mb/s"   # None: no rate fit this size
             if "error" in r:
                 table.add_row(str(r["hosts"]), str(r["switches"]), str(r["spines"]), rate, f"[red]{r['error']}[/]",
                               *[""] * 7)
@@ -117,14 +117,14 @@ def update_readme_block(page: Path, table: str, block: str = "bench") -> None:
 
 
 def scale_markdown(sweep: dict) -> str:
-    lines = [f"Data plane: {sweep.get('dataplane', DEFAULT_FABRIC.dataplane)}.", "",
+    lines = [f"Data plane: {sweep['dataplane']}.", "",
              "| hosts | switches | T1s per plane | link rate | iteration (median) | build | efficiency | CPU mean "
              "| CPU-bound | lost | verified | faithful |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sweep["rows"]:
         where = f"| {r['hosts']} | {r['switches']} | {r['spines']} | "
         if "error" in r:
-            lines.append(f"{where}{_mbps(r.get('link_mbps'))} | {r['error']} | | | | | | | |")
+            lines.append(f"{where}{_mbps(r['link_mbps'])} | {r['error']} | | | | | | | |")
             continue
         lines.append(f"{where}{_mbps(r['link_mbps'])} | {r['p50_s']:.2f} s | {r['build_s']:.1f} s | "
                      f"{r['efficiency']:.3f} | "
