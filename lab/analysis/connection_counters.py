@@ -64,8 +64,7 @@ class Connection:
     @property
     def target_qdelay(self) -> float | None:
         """NSCC's target queueing delay (s); None for another congestion control."""
-        value = self.stats.get("target_qdelay")
-        return value if _is_number(value) and value else None
+        return self.count("target_qdelay") or None
 
     @property
     def srtts(self) -> list[float]:
