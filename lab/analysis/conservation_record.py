@@ -8,8 +8,10 @@ taking the default below. Definitions: docs/metrics.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Mapping
+
+from lab.analysis.known_fields import known_fields
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,7 @@ class Conservation:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "Conservation":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**known_fields(cls, data))
 
     def to_dict(self) -> dict:
         """As conservation.json holds it, in the audit's order."""

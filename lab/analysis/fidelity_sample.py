@@ -7,8 +7,10 @@ lacks taking the default below (no cores, no planes: a sample that measured noth
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Mapping
+
+from lab.analysis.known_fields import known_fields
 
 
 @dataclass(frozen=True)
@@ -21,8 +23,7 @@ class FidelitySample:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "FidelitySample":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**known_fields(cls, data))
 
     def to_dict(self) -> dict:
         return {"t": self.t, "cpu_per_core": self.cpu_per_core, "plane_bps": self.plane_bps}

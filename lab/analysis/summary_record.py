@@ -14,12 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Mapping
 
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
-
-
-def _known(cls, data: Mapping) -> dict:
-    """The entries of ``data`` that are fields of ``cls`` (an unknown key is another version's)."""
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+from lab.analysis.known_fields import known_fields
 
 
 @dataclass
@@ -54,7 +49,7 @@ class FaultFigures:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "FaultFigures":
-        return cls(**_known(cls, data))
+        return cls(**known_fields(cls, data))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -122,12 +117,12 @@ class TransportSummary:
     @classmethod
     def from_dict(cls, data: Mapping) -> "TransportSummary":
         """One transport's entry of summary.json; a fault entry that is not an object is left out."""
-        known = _known(cls, data)
+        known = known_fields(cls, data)
         known.pop("heartbeat", None)
         faults = known.get("faults")
         known["faults"] = [FaultFigures.from_dict(f) for f in faults if isinstance(f, Mapping)] \
             if isinstance(faults, list) else []
-        beat = _known(Heartbeat, data)
+        beat = known_fields(Heartbeat, data)
         return cls(**known, heartbeat=Heartbeat(**beat) if beat else None)
 
     def to_dict(self) -> dict:

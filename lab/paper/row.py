@@ -3,8 +3,10 @@ verdicts (lab/paper/runner.py makes it; paper.json holds it; lab/paper/rows.py r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Mapping
+
+from lab.analysis.known_fields import known_fields
 
 
 @dataclass
@@ -24,5 +26,4 @@ class PaperRow:
         nothing said (an empty text, no verdict, no figures)."""
         empty = {"figure": "", "paper": "", "lab": {}, "same_shape": False, "shape_reason": "",
                  "trusted": False, "trust_reason": "", "raw": {}}
-        names = {f.name for f in fields(cls)}
-        return cls(**{**empty, **{k: v for k, v in data.items() if k in names}})
+        return cls(**{**empty, **known_fields(cls, data)})

@@ -7,10 +7,11 @@ notebook that draws them beside the paper's (notebooks/06-paper-vs-lab.ipynb).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from lab.analysis.known_fields import known_fields
 from lab.paper import links, settings
 from lab.paper.row import PaperRow
 from lab.paper.run_part import FlapRecord, LinksRecord, VictimFigures, efficiency_in
@@ -31,8 +32,7 @@ class PaperMeta:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "PaperMeta":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**known_fields(cls, data))
 
 
 @dataclass

@@ -8,17 +8,12 @@ the record knows and gives a field an older row lacks its default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Mapping
 
+from lab.analysis.known_fields import known_fields
 from lab.analysis.summary_record import TransportSummary
 from lab.paper.settings import LINKS_FABRIC
-
-
-def _known(cls, data: Mapping) -> dict:
-    """The entries of ``data`` that are fields of ``cls`` (the rest belong to the record's other readers)."""
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass(frozen=True)
@@ -70,7 +65,7 @@ class LinksRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "LinksRecord":
-        return cls(**_known(cls, data))
+        return cls(**known_fields(cls, data))
 
 
 @dataclass(frozen=True)
@@ -82,7 +77,7 @@ class VictimFigures:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "VictimFigures":
-        return cls(**_known(cls, data))
+        return cls(**known_fields(cls, data))
 
 
 @dataclass(frozen=True)
@@ -93,4 +88,4 @@ class FlapRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "FlapRecord":
-        return cls(**_known(cls, data))
+        return cls(**known_fields(cls, data))
