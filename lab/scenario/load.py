@@ -164,14 +164,21 @@ def _read_yaml(path: Path, library_name: bool) -> dict:
     return data
 
 
-def _named_fabric(data: dict) -> dict:
-    """`fabric: paper` is `fabric: {base: paper}`: a named fabric as it is."""
-    return {**data, "fabric": {"base": data["fabric"]}} if isinstance(data.get("fabric"), str) else data
+def _fabric_given(data: dict, given: dict) -> dict:
+    """The file's data before validation with its fabric block as a mapping (`fabric: paper` is
+    `fabric: {base: paper}`: a named fabric as it is) and `given`'s keys over the file's."""
+    fabric = data.get("fabric", {})
+    if isinstance(fabric, str):
+        fabric = {"base": fabric}
+        data = {**data, "fabric": fabric}
+    if given and isinstance(fabric, dict):   # a block of another type is the schema's to name
+        data = {**data, "fabric": {**fabric, **given}}
+    return data
 
 
 def _build(path: Path, data: dict) -> Scenario:
     try:
-        model = ScenarioModel.model_validate(_named_fabric(data))
+        model = ScenarioModel.model_validate(data)
     except ValidationError as exc:
         raise first_schema_problem(exc, ScenarioModel) from None
     try:
@@ -228,12 +235,8 @@ def load_scenario(name_or_path: str | Path, dataplane: str | None = None,
     path = scenario_path(name_or_path)
     try:
         data = _read_yaml(path, library_name=path.parent == SCENARIO_DIR)
-        data = _named_fabric(data)
         given = {k: v for k, v in (("dataplane", dataplane), ("link_mbps", link_mbps)) if v is not None}
-        fabric = data.get("fabric", {})
-        if given and isinstance(fabric, dict):
-            data["fabric"] = {**fabric, **given}
-        return _build(path, data)
+        return _build(path, _fabric_given(data, given))
     except InvalidField as exc:
         raise ScenarioError(_one_line(f"{_display(path)}: {exc}")) from None
 
