@@ -191,7 +191,7 @@ def _faults_of(summary: TransportSummary, kinds: tuple | None) -> list[FaultFigu
 
 
 # The `cc` step's data plane: on this machine kind the clean all-reduce on OpenFlow is
-# CPU-bound whatever the controller (README), which would hide what the controller does.
+# CPU-bound whatever the controller (docs/dataplanes.md), which would hide what the controller does.
 CC_DATAPLANE = "srv6"
 CC_COMPARED = ("nscc", "aimd")   # judged on the first
 QDELAY = CC_TRACE_COLUMNS.index("qdelay")
