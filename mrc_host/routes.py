@@ -29,7 +29,7 @@ that time (docs/metrics.md).
 from __future__ import annotations
 
 from bisect import insort
-from typing import Hashable, Sequence
+from typing import Callable, Hashable, Sequence
 
 # A gap between two data packets on one route longer than this is recorded.
 # Busy routes carry a packet every few ms; any fault worth measuring lasts
@@ -56,23 +56,26 @@ def routes_for(paths: Sequence[tuple[int, int]], t1s: int | None, same_rack: boo
     return [route_of(ev, plane, t1s, same_rack) for ev, plane in paths]
 
 
-def _note_data(rid: int, now: float, count: list, first: list, last: list, silences: list) -> None:
-    """A data packet on route ``rid`` at ``now``, into one direction's lists (sent, or acked):
-    its count, its first and last time, and the silence since the one before if it was long."""
-    previous = last[rid]
-    if previous is None:
-        first[rid] = now
-    elif now - previous > ROUTE_SILENCE_S:
-        silences[rid].append((previous, now))
-    last[rid] = now
-    count[rid] += 1
+def _data_noter(count: list, first: list, last: list, silences: list) -> Callable[[int, float], None]:
+    """What notes a data packet on a route at a time into one direction's lists (sent, or
+    acked): its count, its first and last time, the silence since the one before if long.
+    A closure over the lists: it runs for every packet sent and acked, one call deep."""
+    def note(rid: int, now: float) -> None:
+        previous = last[rid]
+        if previous is None:
+            first[rid] = now
+        elif now - previous > ROUTE_SILENCE_S:
+            silences[rid].append((previous, now))
+        last[rid] = now
+        count[rid] += 1
+    return note
 
 
 class RouteLog:
     """Per-route data counters and silences (see the module docstring)."""
 
     __slots__ = ("keys", "sent", "acked", "dropped", "first_sent", "last_sent", "first_acked", "last_acked",
-                 "send_silences", "ack_silences", "drop_spans", "idle_spans", "idle_since")
+                 "send_silences", "ack_silences", "drop_spans", "idle_spans", "idle_since", "on_send", "on_ack")
 
     def __init__(self, keys: Sequence[Hashable]):
         n = len(keys)
@@ -91,9 +94,9 @@ class RouteLog:
                                                                # packets, and how many
         self.idle_spans: list[tuple] = []    # (from, to): the connection had nothing to send
         self.idle_since: float | None = None
-
-    def on_send(self, rid: int, now: float) -> None:
-        _note_data(rid, now, self.sent, self.first_sent, self.last_sent, self.send_silences)
+        # on_send(rid, now), on_ack(rid, now): a data packet sent, or acked, on route rid
+        self.on_send = _data_noter(self.sent, self.first_sent, self.last_sent, self.send_silences)
+        self.on_ack = _data_noter(self.acked, self.first_acked, self.last_acked, self.ack_silences)
 
     def on_drop(self, rid: int, sent: float) -> None:
         """A data packet sent on route ``rid`` at ``sent`` was dropped (declared lost, not trimmed).
@@ -123,9 +126,6 @@ class RouteLog:
             span[2] -= 1
             if span[2] <= 0:
                 spans.remove(span)
-
-    def on_ack(self, rid: int, now: float) -> None:
-        _note_data(rid, now, self.acked, self.first_acked, self.last_acked, self.ack_silences)
 
     def idle_from(self, now: float) -> None:
         """The sender has nothing left to send."""
