@@ -316,6 +316,16 @@ def read_fidelity(path: Path, problems: list) -> dict[str, list[FidelitySample]]
     return fidelity
 
 
+def read_config(run: str | Path, problems: list | None = None) -> RunConfig:
+    """One run's config.json alone (a caller that needs nothing else of the run)."""
+    return RunConfig.from_dict(_read_json(Path(run) / "config.json", [] if problems is None else problems))
+
+
+def read_counters(run: str | Path, problems: list | None = None) -> dict:
+    """One run's counters.json alone: {transport: {host: counters}}."""
+    return _read_json(Path(run) / "counters.json", [] if problems is None else problems)
+
+
 def load(path: str | Path) -> Records:
     """Read a results directory back into Records. Never raises for a damaged or missing
     run: whatever could not be read is left empty and named in ``Records.problems``."""
@@ -324,10 +334,10 @@ def load(path: str | Path) -> Records:
         return Records(problems=[Problem(str(path), None, "no such results directory")])
     problems: list[Problem] = []
     rec = Records(
-        config=RunConfig.from_dict(_read_json(path / "config.json", problems)),
+        config=read_config(path, problems),
         iterations=read_iterations(path / "iterations.csv", problems),
         events=read_events(path / "events.jsonl", problems),
-        counters=_read_json(path / "counters.json", problems),
+        counters=read_counters(path, problems),
         fidelity=read_fidelity(path / "fidelity.json", problems),
         conservation={t: Conservation.from_dict(c) for t, c in _read_json(path / "conservation.json", problems).items()},
         summary=summary_from_dict(_read_json(path / "summary.json", problems)),

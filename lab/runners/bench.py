@@ -33,7 +33,7 @@ from lab.scenario.load import JobSettings, Scenario, load_scenario
 from lab.analysis.connection_counters import connections
 from lab.analysis.counters import counter_totals, pick
 from lab.analysis.failover import in_rtts
-from lab.analysis.results import load
+from lab.analysis.results import read_config, read_counters
 from lab.analysis.summary_record import FaultFigures, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
 from lab.plumbing.session import lab_session
@@ -304,7 +304,7 @@ class Bench:
         yield Figure("noisy day: MRC P99 / baseline P99", f"{_num(ratio)} ({_s(mrc.p99_s)} / {_s(base.p99_s)})",
                      f"<= {target.NOISY_DAY_P99_VS_BASELINE:.2f}",
                      ratio is not None and ratio <= target.NOISY_DAY_P99_VS_BASELINE, {"baseline": base.to_dict()})
-        totals = counter_totals(load(run["path"]).counters["mrc"])
+        totals = counter_totals(read_counters(run["path"])["mrc"])
         probe_bytes = pick(totals, "probes_sent") * (PROBE.size + IP_UDP_HEADER_BYTES)
         data_bytes = pick(totals, "data_bytes_sent") or None    # None: the run sent no DATA
         share = probe_bytes / data_bytes if data_bytes else None
@@ -371,7 +371,7 @@ def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
     first = CC_COMPARED[0]
     where = f"{CC_DATAPLANE}, MRC"
     runs = {cc: clean[cc]["summary"]["mrc"] for cc in CC_COMPARED}
-    stats = {cc: load(clean[cc]["path"]).counters["mrc"] for cc in CC_COMPARED}
+    stats = {cc: read_counters(clean[cc]["path"])["mrc"] for cc in CC_COMPARED}
     nscc = runs[first]
     yield Figure(f"cc: clean efficiency ({where}; {first} no window pinned)",
                  "; ".join(f"{cc} {r.efficiency:.3f}{' CPU-bound' if r.cpu_bound else ''}"
@@ -552,7 +552,7 @@ def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = pri
             rows.append({**row, "error": f"build failed: {exc}"})
             break
         mrc = summary["mrc"]
-        row.update(build_s=load(path).config.build_s, efficiency=mrc.efficiency, cpu_bound=mrc.cpu_bound,
+        row.update(build_s=read_config(path).build_s, efficiency=mrc.efficiency, cpu_bound=mrc.cpu_bound,
                    cpu_mean_pct=mrc.cpu_mean_pct, unexplained_loss=mrc.unexplained_loss,
                    verified=mrc.verified, p50_s=mrc.p50_s)
         rows.append(row)
