@@ -11,7 +11,7 @@ config still loads, and the figures that do not need it are still computed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from collections.abc import Mapping
 
 from lab.analysis.collective_bandwidth import BUS_FACTORS, DEFAULT_COLLECTIVE
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
@@ -26,9 +26,41 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class RunConfig:
-    """config.json of one run; empty (falsy) when the run has none."""
+    """config.json of one run; empty (falsy) when the run has none.
+
+    The sections are read once, here at the file boundary (``__post_init__``); the
+    properties below only check what a figure needs of them."""
 
     written: Mapping = field(default_factory=dict)   # the file's content, as written
+    _job: Mapping = field(init=False, repr=False, compare=False)
+    _fabric: object = field(init=False, repr=False, compare=False)   # the "fabric" block, or None
+    _stall_factor: object = field(init=False, repr=False, compare=False)   # as written; None: the default
+    partial: Mapping | None = field(init=False, compare=False)   # an interrupted run's entry (lab.analysis.partial)
+    build_s: float | None = field(init=False, compare=False)   # timings.build_s; None when not kept
+    trimming: bool = field(init=False, compare=False)   # whether the fabric trimmed (no key: it did)
+
+    def __post_init__(self) -> None:
+        sections = {"_job": {}, "_fabric": None, "_stall_factor": None,
+                    "partial": None, "build_s": None, "trimming": True}
+        match self.written:
+            case {"job": Mapping() as job}:
+                sections["_job"] = job
+        match self.written:
+            case {"fabric": fabric} if fabric:
+                sections["_fabric"] = fabric
+        match self.written:
+            case {"stall_factor": k}:
+                sections["_stall_factor"] = k
+        match self.written:
+            case {"timings": {"build_s": int() | float() as seconds}}:
+                sections["build_s"] = float(seconds)
+        match self.written:
+            case {"trimming": trimming}:
+                sections["trimming"] = bool(trimming)
+        if PARTIAL in self.written:
+            sections["partial"] = self.written[PARTIAL]
+        for name, value in sections.items():
+            object.__setattr__(self, name, value)   # frozen: set once, here
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "RunConfig":
@@ -40,69 +72,44 @@ class RunConfig:
     def __bool__(self) -> bool:
         return bool(self.written)
 
-    def _job(self) -> Mapping:
-        job = self.written.get("job")
-        return job if isinstance(job, Mapping) else {}
-
     @property
     def has_fabric(self) -> bool:
         """Whether the config holds a fabric block at all (a run before any has none)."""
-        return bool(self.written.get("fabric"))
+        return bool(self._fabric)
 
     @property
     def fabric(self) -> FabricSpec:
         """The FabricSpec the run used, read back from the "fabric" block (FabricSpec.to_dict())."""
-        block = self.written.get("fabric")
-        if not isinstance(block, Mapping):
+        if not isinstance(self._fabric, Mapping):
             raise ConfigError("config: no fabric block (FabricSpec.to_dict())")
         try:  # from_dict refuses a missing key: a default would give figures of another fabric
-            return FabricSpec.from_dict(dict(block))
+            return FabricSpec.from_dict(dict(self._fabric))
         except FabricError as exc:
             raise ConfigError(f"config: {exc}") from None
 
     @property
+    def stall_factor(self) -> float:
+        """The run's stall factor k; a config without one (or null) means the default."""
+        return DEFAULT_STALL_FACTOR if self._stall_factor is None else float(self._stall_factor)
+
+    @property
     def buffer_bytes(self) -> int:
         """The buffer per rank (bytes) the run's collective used: job.buffer_bytes."""
-        if "buffer_bytes" not in self._job():
+        if "buffer_bytes" not in self._job:
             raise ConfigError("config: job.buffer_bytes is missing")
-        return int(self._job()["buffer_bytes"])
+        return int(self._job["buffer_bytes"])
 
     @property
     def payload_size(self) -> int:
         """The DATA payload bytes per packet: job.payload_size."""
-        if "payload_size" not in self._job():
+        if "payload_size" not in self._job:
             raise ConfigError("config: job.payload_size is missing")
-        return int(self._job()["payload_size"])
+        return int(self._job["payload_size"])
 
     @property
     def collective(self) -> str:
         """The collective the run's job ran: job.collective (none: the ring all-reduce)."""
-        collective = self._job().get("collective", DEFAULT_COLLECTIVE)
+        collective = self._job["collective"] if "collective" in self._job else DEFAULT_COLLECTIVE
         if collective not in BUS_FACTORS:
             raise ConfigError(f"config: job.collective {collective!r} is not one of {', '.join(BUS_FACTORS)}")
         return collective
-
-    @property
-    def stall_factor(self) -> float:
-        """The run's stall factor k; a config without one (or null) means the default."""
-        value = self.written.get("stall_factor")
-        return DEFAULT_STALL_FACTOR if value is None else float(value)
-
-    @property
-    def partial(self) -> Mapping | None:
-        """An interrupted run's "partial" entry (lab.analysis.partial); None for a whole run."""
-        return self.written.get(PARTIAL)
-
-    @property
-    def build_s(self) -> float | None:
-        """How long the run's session took to build the fabric (timings.build_s); None when the
-        config holds no such number (a run written before the timings were kept)."""
-        match self.written:
-            case {"timings": {"build_s": int() | float() as seconds}}:
-                return float(seconds)
-        return None
-
-    @property
-    def trimming(self) -> bool:
-        """Whether the fabric trimmed packets (a config without the key: it did, the default)."""
-        return bool(self.written.get("trimming", True))
