@@ -104,6 +104,9 @@ class AgentConfig:
     denylist_path: the host-wide denylist file (denylist.py) to honour, or None
     control_priority: the SO_PRIORITY of the sockets control datagrams leave by
         (the host NIC shaper's control class), or None: one socket per (plane, ev)
+    rx_moderation: the NIC's interrupt moderation, seconds: while datagrams keep
+        coming, the loop takes them at most once per this long, a batch per wakeup
+        (never later than a timer of its own); 0: each as it comes
     route_addresses: peer -> per plane, the address each route to it is written
         as, indexed by T1 (a peer in another rack; EV e takes routes.route_of's T1)
         or the peer's own address alone (same rack); None: send to the peer's
@@ -129,6 +132,7 @@ class AgentConfig:
     denylist_path: str | None = None
     route_addresses: dict | None = None
     control_priority: int | None = None
+    rx_moderation: float = 0.0
 
     @classmethod
     def from_dict(cls, d: dict) -> "AgentConfig":
@@ -197,19 +201,23 @@ class Agent:
 
     config: AgentConfig
     clock: time source in seconds (time.monotonic)
+    nap: how the loop sleeps while a batch gathers (time.sleep; AgentConfig.rx_moderation)
     on_message: optional callback(peer, MessageComplete) for arrived messages
     """
 
     def __init__(self, config: AgentConfig, clock: Callable[[], float] = time.monotonic,
-                 on_message: Callable | None = None):
+                 on_message: Callable | None = None, nap: Callable[[float], None] = time.sleep):
         self.config = config
         self.clock = clock
+        self.nap = nap
         self.on_message = on_message
         self.transport = transport(config.transport)   # an unknown name fails before any socket
         self.port = self.transport.port
         self.params = config.transport_params()
         self.garbage = 0                 # datagrams dropped before reaching a connection
         self.wakes = 0                   # loop iterations (poll calls): what a quiet agent saves
+        self._moderation = config.rx_moderation
+        self._arriving = False             # the last wait ended with datagrams ready
         self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
         self.internal_errors = 0         # exceptions from a core (a bug): counted, not fatal
         self.transitions: list[PathStateChanged] = []
@@ -415,7 +423,12 @@ class Agent:
                 if d is not None and d - now < wait:
                     wait = max(d - now, 0.0)
         self._send_all(now)
+        if self._arriving and wait > 0.0 and self._moderation > 0.0:
+            # traffic is flowing: let a batch gather instead of waking for each datagram
+            self.nap(self._moderation if self._moderation < wait else wait)
+            wait = 0.0
         ready = self.sel.select(wait)
+        self._arriving = False
         if self.readable:
             self.readable = set()
         if ready:
@@ -430,6 +443,7 @@ class Agent:
                     self._check_nic_ports(self.clock())
                 elif self.denylist_watch.changed():
                     self._check_denylist(self.clock())
+            self._arriving = bool(socks)
             self._read(socks)
         self._send_all(self.clock())
 

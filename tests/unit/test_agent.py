@@ -194,3 +194,51 @@ def test_without_a_control_priority_every_datagram_shares_one_socket_per_ev():
     ca, _cb = configs(base=50)
     with Agent(ca) as a:
         assert a.control_socks is a.send_socks
+
+
+def _datagram_to(agent_config: AgentConfig, sender_ip: str) -> None:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((sender_ip, 0))
+    s.sendto(b"junk", (agent_config.plane_ips[0], wire.MRC_PORT))
+    s.close()
+
+
+def test_moderation_naps_while_datagrams_keep_coming_and_never_past_a_timer():
+    ca, cb = configs(base=50, rx_moderation=0.004)
+    naps = []
+    with Agent(ca, nap=naps.append) as a:
+        a.poll(0.0)
+        assert naps == []                      # nothing came: no batch to gather
+        _datagram_to(ca, cb.plane_ips[0])
+        assert drive([a], lambda: a.garbage >= 1)
+        assert naps == []                      # the wake that read it followed a quiet one
+        a.poll(1.0)
+        assert naps == [0.004]                 # datagrams came last time: a batch gathers first
+        a.poll(0.01)
+        assert naps == [0.004]                 # that wake found none: wait for the next as it comes
+        _datagram_to(ca, cb.plane_ips[0])
+        assert drive([a], lambda: a.garbage >= 2)
+        a.poll(0.001)
+        assert naps[-1] == 0.001               # no longer than the loop may wait (its next deadline)
+
+
+def test_without_moderation_the_loop_never_naps():
+    ca, cb = configs(base=52)
+    naps = []
+    with Agent(ca, nap=naps.append) as a:
+        for n in range(1, 4):
+            _datagram_to(ca, cb.plane_ips[0])
+            assert drive([a], lambda: a.garbage >= n)
+            a.poll(0.01)
+    assert naps == []
+
+
+def test_moderated_agents_still_exchange_messages():
+    ca, cb = configs(base=54, rx_moderation=0.002)
+    with Agent(ca) as a, Agent(cb) as b:
+        buf = bytearray(200_000)
+        b.register_buffer("a", buf)
+        data = random.Random(2).randbytes(150_000)
+        h = a.write("b", data, remote_offset=0)
+        assert drive([a, b], lambda: h.done)
+        assert bytes(buf[:150_000]) == data
