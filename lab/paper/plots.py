@@ -1,7 +1,7 @@
 """The rows of a `lab/run.py paper` run drawn beside the paper's shapes, one PNG per kind of row
 (notebooks/06-paper-vs-lab.ipynb):
 
-    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Fig. 16/17)
+    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Figs. 16, 17)
     paper_loss.png           share of the loss-free rate kept vs the loss rate at every NIC (Fig. 16)
     paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Fig. 9c/9d)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
@@ -98,7 +98,8 @@ def legend_once(ax, **kw) -> None:
 
 # ---- the figures ----------------------------------------------------------------------------
 def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
-    """One panel per collective: each run's efficiency; the paper's RoCE 1 QP at ~half over its bar."""
+    """One panel per collective, each beside its own figure's claim: each run's efficiency; Fig. 16's
+    RoCE 1 QP at ~half over its bar, Fig. 17's 16 QPs slightly below 1 QP's bar."""
     fig, axes = plt.subplots(1, len(found), figsize=(6.5 * len(found), 5.5), sharey=True, squeeze=False)
     for ax, (collective, row) in zip(axes[0], found):
         eff = paper_rows.efficiencies(row)
@@ -108,20 +109,39 @@ def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
             ax.bar(i, value or 0.0, color=RUN_COLORS.get(label, f"C{i}"), width=0.7)
             ax.annotate("no iteration" if value is None else f"{value:.2f}", (i, value or 0.0), ha="center",
                         va="bottom", xytext=(0, 2), textcoords="offset points", fontsize=9)
-        if ROCE_1QP in labels:
-            i = labels.index(ROCE_1QP)
-            ax.hlines(shape.ROCE_1QP_SHARE.value, i - 0.45, i + 0.45, **PAPER_STYLE,
-                      label=paper_label(shape.ROCE_1QP_SHARE, "RoCE 1 QP reaches"))
-        ax.plot([], [], " ", label=f"paper, {shape.PAPER['collisions'].figure}: RoCE 1 QP < RoCE 16 QPs <= MRC")
+        COLLISION_SHAPES[collective](ax, labels, eff)
+        claimed = shape.claim("collisions", collective)
+        ax.plot([], [], " ", label=f"paper, {claimed.figure}: {textwrap.fill(claimed.result, 60)}")
         ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=8)
         ax.set_ylim(0, 1.2)
-        title(ax, f"{collective}, interleaved ranks, no faults", row)
+        title(ax, f"{claimed.figure}: {collective}, interleaved ranks, no faults", row)
         ax.grid(alpha=0.3, axis="y")
         mark_untrusted(ax, row)
         legend_once(ax, loc="upper left", fontsize=7)
     axes[0][0].set_ylabel(f"efficiency: busbw / {settings.ROCE_LINK_MBPS:g} Mb/s (share of the line rate)")
-    fig.suptitle(f"ECMP collisions ({shape.PAPER['collisions'].figure}): the lab's runs and the paper's shape")
+    fig.suptitle(f"ECMP collisions ({shape.figures('collisions')}): the lab's runs and the paper's shapes")
     return save(fig, path)
+
+
+def allreduce_shape(ax, labels: list[str], eff: dict) -> None:
+    """Fig. 16: RoCE with 1 QP at ~half the possible throughput, over its bar."""
+    if ROCE_1QP in labels:
+        i = labels.index(ROCE_1QP)
+        ax.hlines(shape.ROCE_1QP_SHARE.value, i - 0.45, i + 0.45, **PAPER_STYLE,
+                  label=paper_label(shape.ROCE_1QP_SHARE, "RoCE 1 QP reaches"))
+
+
+def alltoall_shape(ax, labels: list[str], eff: dict) -> None:
+    """Fig. 17: RoCE with 16 QPs slightly worse than with 1 QP: 1 QP's efficiency over the 16 QPs' bar,
+    the ceiling the paper's 16 QPs sit slightly under."""
+    if ROCE_1QP in labels and ROCE_16QP in labels and eff[ROCE_1QP] is not None:
+        i = labels.index(ROCE_16QP)
+        s = shape.ALLTOALL_16QP_VS_1QP
+        ax.hlines(s.value * eff[ROCE_1QP], i - 0.45, i + 0.45, **PAPER_STYLE,
+                  label=paper_label(s, "RoCE 16 QPs vs the lab's 1 QP:"))
+
+
+COLLISION_SHAPES = {"allreduce": allreduce_shape, "alltoall": alltoall_shape}
 
 
 def loss(found: list[tuple[object, dict]], path: Path) -> Path:
@@ -149,7 +169,7 @@ def loss(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_xticks(list(x), ["0 (loss-free)"] + [f"{p:.1%}" for p in levels])
     ax.set_xlim(-0.3, len(levels) + 0.9)
     ax.set_ylim(-0.05, 1.3)
-    ax.set_title(f"Random loss at every NIC, all-reduce ({shape.PAPER['loss'].figure})\n"
+    ax.set_title(f"Random loss at every NIC, all-reduce ({shape.figures('loss')})\n"
                  + "\n".join(f"{p:.1%}: {status(row)}" for p, row in found), fontsize=10)
     ax.set_xlabel("loss rate at every NIC receive (share of packets dropped)")
     ax.set_ylabel("efficiency / its loss-free efficiency (share kept)")
@@ -191,7 +211,7 @@ def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_ylim(0, 1.25)
     ax.set_xlabel("capacity left: NIC links up / all (share)")
     ax.set_ylabel("throughput of the phase / the clean phase's (share, both directions)")
-    title(ax, f"NIC links of one host down ({shape.PAPER['links'].figure})", row)
+    title(ax, f"NIC links of one host down ({shape.figures('links')})", row)
     ax.grid(alpha=0.3)
     mark_untrusted(ax, row)
     legend_once(ax, loc="upper left", fontsize=8)
@@ -224,7 +244,7 @@ def incast_victim(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_xticks(range(len(groups)), [name for name, _, _ in groups])
     ax.set_ylim(0, 1.3)
     ax.set_ylabel("share (1: unaffected / equal shares)")
-    return finish(fig, ax, row, f"Incast beside a victim flow ({shape.PAPER['incast'].figure})", path, fontsize=7)
+    return finish(fig, ax, row, f"Incast beside a victim flow ({shape.figures('incast')})", path, fontsize=7)
 
 
 def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
@@ -245,7 +265,7 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_ylim(0, max(counts + [1]) * 1.6)          # room for the legend above the bars
     ax.set_xlabel("data packets a connection lost to one flap")
     ax.set_ylabel("(flap, connection) pairs")
-    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({shape.PAPER['flaps'].figure})", path, fontsize=8)
+    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({shape.figures('flaps')})", path, fontsize=8)
 
 
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
