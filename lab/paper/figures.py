@@ -34,8 +34,9 @@ PAPER = {
     },
     "loss": {EVERY_ROW: PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC; at 1 % RoCE is "
                                               "unusable while MRC keeps ~1/3 of its throughput")},
-    "links": {EVERY_ROW: PaperClaim("Fig. 9c/9d", "NIC links taken down one by one, then flapped together: "
-                                                  "MRC's throughput follows the capacity left, with no stall")},
+    "links": {EVERY_ROW: PaperClaim("Fig. 9a/9b", "NIC links taken down one by one, then restored one by one: "
+                                                  "MRC's throughput follows the capacity left; each change dips "
+                                                  "it for under a second, no stall")},
     "incast": {EVERY_ROW: PaperClaim("Fig. 18", "incast beside a victim flow: MRC's victim is unaffected; the "
                                                 "incast senders share the target fairly")},
     "flaps": {EVERY_ROW: PaperClaim("section 3", "a T0-T1 link flap costs a connection very few packets, "
@@ -74,8 +75,11 @@ HEAVY_LOSS_MRC_KEEPS = Shape("Fig. 16", "~1/3", 1 / 3,
                              "MRC at 1 % loss at every NIC: share of its loss-free throughput kept")
 HEAVY_LOSS_ROCE_KEEPS = Shape("Fig. 16", "unusable", 0.0,
                               "RoCE at 1 % loss at every NIC: share of its loss-free throughput kept")
-LINKS_FOLLOW_CAPACITY = Shape("Fig. 9c/9d", "follows the capacity left", 1.0,
+LINKS_FOLLOW_CAPACITY = Shape("Fig. 9a/9b", "follows the capacity left", 1.0,
                               "MRC's throughput with NIC links down / (its clean throughput x the capacity left)")
+LINK_CHANGE_DIP = Shape("Fig. 9a/9b", "under a second", 1.0,
+                        "seconds MRC's throughput stays below what the capacity left allows, around one change "
+                        "of the links up")
 VICTIM_KEEPS = Shape("Fig. 18", "unaffected", 1.0,
                      "the victim flow's rate beside the incast / its rate alone")
 INCAST_FAIRNESS = Shape("Fig. 18", "share the target fairly", 1.0,

@@ -3,7 +3,7 @@
 
     paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Figs. 16, 17)
     paper_loss.png           share of the loss-free rate kept vs the loss rate at every NIC (Fig. 16)
-    paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Fig. 9c/9d)
+    paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Figs. 9a/9b)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
     paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
 
@@ -197,13 +197,14 @@ def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
     s = shape.LINKS_FOLLOW_CAPACITY
     ax.plot([0, 1], [0, s.value], **PAPER_STYLE, label=paper_label(s, "MRC's throughput"))
     series = paper_rows.capacity_points(row).items()
+    dipped = paper_rows.link_dips(row)
     for (how, points), marker, color in zip(series, "os^", ("tab:blue", "tab:green", "C4")):
         if not points:
             ax.plot([], [], marker, color=color, label=f"MRC, {how}: no phase measured")
             continue
         _, left, rate = zip(*points)
         ax.plot(left, rate, marker=marker, ms=8, lw=1, alpha=0.8, color=color,
-                label=f"MRC, {how} (phases in order)")
+                label=f"MRC, {how} (phases in order; {dip_text(dipped.get(how, []))})")
         for k, (down, x, y) in enumerate(points):
             ax.annotate(phase_name(k, down), (x, y), xytext=(6, -10 if marker == "s" else 4),
                         textcoords="offset points", fontsize=7, color=color)
@@ -216,6 +217,14 @@ def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
     mark_untrusted(ax, row)
     legend_once(ax, loc="upper left", fontsize=8)
     return save(fig, path)
+
+
+def dip_text(dips: list[tuple[float, float]]) -> str:
+    """The longest dip around a change of the links up, beside the paper's "under a second"."""
+    if not dips:
+        return "no change measured"
+    s = shape.LINK_CHANGE_DIP
+    return f"longest dip {max(d for _, d in dips):.1f} s at {len(dips)} changes; paper: \"{s.words}\""
 
 
 def phase_name(k: int, down: int) -> str:

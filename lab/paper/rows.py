@@ -114,6 +114,13 @@ def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
     return points
 
 
+def link_dips(row: PaperRow) -> dict[str, list[tuple[float, float]]]:
+    """NIC links down: how -> (time of a change, seconds the rate dipped below what the capacity left
+    allows) of each change of the links up, measured from the row's bandwidth runs as the runner did."""
+    record = LinksRecord.from_dict(row.raw)
+    return {how: links.run_dips(run, record.phase_s, record.planes) for how, run in record.runs.items()}
+
+
 def victims(row: PaperRow) -> dict[str, tuple[float | None, float | None]]:
     """Incast with a victim: run label -> (victim's rate beside the incast / alone, Jain's index over the senders)."""
     figures = {label: VictimFigures.from_dict(run) for label, run in row.raw.items()}

@@ -34,7 +34,7 @@ from lab.analysis.fault_windows import fault_windows
 from lab.analysis.route_records import median_route_gap, route_records
 from lab.paper import thresholds
 from lab.paper.figures import ALLTOALL_16QP_VS_1QP, ROCE_1QP_SHARE, claim
-from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_phases
+from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
@@ -240,21 +240,24 @@ class Paper:
     def links_row(self) -> Iterator[PaperRow]:
         step = PASSES[self.quick].link_phase_s
         spec = LINKS_FABRIC
-        self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down one by one, then together...")
+        self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down and back one by one, "
+                 "then together...")
         with lab_session(spec) as session:
             runs = {how: run_bandwidth(session, step * (count + 1), "mrc", dict(MRC_PARAMS), faults=faults)
                     for how, (faults, count) in link_timelines(step).items()}
         records = {how: r.as_dict() for how, r in runs.items()}
-        shares, lab = {}, {}
+        shares, dipped, lab = {}, {}, {}
         for how, record in records.items():
             measured = run_phases(record, step)
             shares[how] = capacity_shares(measured, spec.planes)
-            lab[f"MRC, {how}"] = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
-                                           for (d, rate), x in zip(measured, shares[how]))
-        same, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()})
+            dipped[how] = run_dips(record, step, spec.planes)
+            lab[f"MRC, {how}"] = (", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
+                                            for (d, rate), x in zip(measured, shares[how]))
+                                  + "; dips at the changes " + ", ".join(f"{secs:.1f}" for _, secs in dipped[how]) + " s")
+        same, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()}, dipped)
         ok, trust_why = trust({f"MRC, {how}": stream_verdict(r) for how, r in runs.items()})
         yield PaperRow(links_title(), claim("links").result, lab, same, why, ok, trust_why,
-                       {"shares": shares, "planes": spec.planes, "phase_s": step, "runs": records})
+                       {"shares": shares, "dips": dipped, "planes": spec.planes, "phase_s": step, "runs": records})
 
     def incast_row(self) -> Iterator[PaperRow]:
         duration = PASSES[self.quick].victim_s
@@ -313,7 +316,7 @@ def plan(quick: bool) -> list[str]:
                for roce, q in [(False, 1)] + [(True, q) for q in lossy_qps]]
     step = PASSES[quick].link_phase_s
     roce = ", ".join(f"{q}" for q in INCAST_ROCE_QPS)
-    return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, one by one, then together; "
+    return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then together; "
                                        f"{step:g} s phases)", f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
                                        f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
                                        f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",

@@ -39,8 +39,9 @@ INCAST_ROCE_QPS = (1, 8)
 INCAST_ROCE_CC = "dcqcn"
 INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.planes * INCAST_FABRIC.link_mbps,
                              evs_per_plane=max(INCAST_ROCE_QPS))
-# Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
-# under a bandwidth test between host 0 and a host in the other rack (default fabric).
+# Figs. 9a/9b: host 0's NIC links taken down one by one, a phase each, and restored one by one; then as
+# many flapped together; under a bandwidth test between host 0 and a host in the other rack (default
+# fabric). Figs. 9c/9d take T0-T1 links down instead: a row still to add.
 LINKS_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
 LINKS_DOWN = 4
 
@@ -83,7 +84,8 @@ def loss_title(p: float) -> str:
 
 
 def links_title() -> str:
-    return f"{claim('links').figure}: {LINKS_DOWN} NIC links of one host down one by one, then together"
+    return (f"{claim('links').figure}: {LINKS_DOWN} NIC links of one host down and back one by one, "
+            "then together")
 
 
 def flaps_title() -> str:

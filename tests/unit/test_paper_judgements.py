@@ -200,7 +200,7 @@ def test_bad_arguments_are_one_clear_error(args):
     assert done.exit_code == 2 and "Traceback" not in done.output
 
 
-# ---- NIC links down (Fig. 9c/9d) ------------------------------------------------------------------
+# ---- NIC links down (Figs. 9a/9b) -----------------------------------------------------------------
 def log(*events):
     return [{"t": t, "kind": f"fault_{kind}"} for t, kind in events]
 
@@ -229,22 +229,69 @@ def test_phases_and_capacity_shares():
     assert links.capacity_shares([(1, 70.0)], planes=8) == [], "no clean phase first: nothing to compare with"
 
 
+SHORT_DIPS = {"one by one": [(1.0, 0.0), (2.0, 0.2)], "together": [(1.0, 0.4)]}
+
+
 def test_capacity_shape():
     planned = {"one by one": 2, "together": 2}
-    same, why = links.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned)
+    same, why = links.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned, SHORT_DIPS)
     assert same and "together 0.85" in why
-    assert not links.capacity_shape({"together": [1.0, thresholds.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2})[0]
-    assert links.capacity_shape({"together": []}, {"together": 3}) == (False, "no: together measured 0 of 3 phases")
-    same, why = links.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned)
+    assert "one by one 0.2 s over 2 changes, together 0.4 s over 1 changes (no stall: < 1 s)" in why
+    assert not links.capacity_shape({"together": [1.0, thresholds.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2},
+                                    {"together": [(1.0, 0.0)]})[0]
+    assert links.capacity_shape({"together": []}, {"together": 3}, {}) == (False, "no: together measured 0 of 3 phases")
+    same, why = links.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned, SHORT_DIPS)
     assert not same and why == "no: one by one measured 1 of 2 phases", "a phase lost to slow faults is not hidden"
 
 
-def test_link_timelines_take_down_one_more_link_each_phase():
+def test_a_dip_of_a_second_or_more_is_a_stall():
+    shares = {"one by one": [1.0, 1.0], "together": [1.0, 1.0]}
+    planned = {"one by one": 2, "together": 2}
+    stalled = dict(SHORT_DIPS, together=[(1.0, thresholds.PAPER_DIP_UNDER_S)])
+    same, why = links.capacity_shape(shares, planned, stalled)
+    assert not same and "together 1.0 s over 1 changes (no stall: < 1 s)" in why
+    same, why = links.capacity_shape(shares, planned, dict(SHORT_DIPS, together=[]))
+    assert not same and why.endswith("a run has no change measured"), "an unmeasured dip is not a short one"
+
+
+def test_dips_are_the_bins_below_what_the_capacity_left_allows_around_each_change():
+    # 2 planes, clean 40 Mb/s: a link goes down at 1.05 s (the rate stalls for 2 bins, then 20 Mb/s),
+    # and comes back at 2.05 s (back to 40 at once)
+    series = [40, 40, 40, 40, 40, 0, 0, 20, 20, 20, 40, 40, 40]
+    fault_log = log((1.05, "start"), (2.05, "end"))
+    assert links.most_down_per_bin(fault_log, len(series), 0.2) == [0] * 5 + [1] * 6 + [0] * 2
+    assert links.dips(series, fault_log, 0.2, clean=40.0, planes=2) == [(1.05, pytest.approx(0.4)), (2.05, 0.0)]
+
+
+def test_a_change_late_in_a_bin_dips_the_next():
+    series = [40, 40, 40, 40, 40, 39, 0, 0, 0, 0, 0, 20]
+    fault_log = log((1.19, "start"))
+    assert links.dips(series, fault_log, 0.2, clean=40.0, planes=2) == [(1.19, pytest.approx(1.0))]
+
+
+def test_changes_in_one_bin_are_one_dip_and_a_run_without_a_clean_phase_has_none():
+    series = [80, 80, 80, 80, 80, 60, 40, 40]
+    fault_log = log((1.02, "start"), (1.1, "start"))          # two links "together", 80 ms apart
+    assert links.dips(series, fault_log, 0.2, clean=80.0, planes=4) == [(1.02, 0.0)]
+    run = {"bin_s": 0.2, "fault_log": fault_log, "flows": [{"mbps": [0.0] * 8}]}
+    assert links.run_dips(run, phase_s=1.0, planes=4) == []
+
+
+def test_link_timelines_take_down_one_more_link_each_phase_then_restore_one_at_a_time():
     faults, count = links.link_timelines(1.0)[links.ONE_BY_ONE]
-    assert count == settings.LINKS_DOWN + 2
-    assert [(f.at, f.target, f.at + f.duration) for f in faults][:2] == [(1.0, "h0-eth0", 5.0), (2.0, "h0-eth1", 5.0)]
+    assert count == 2 * settings.LINKS_DOWN + 1
+    assert [(f.at, f.target, f.at + f.duration) for f in faults] == [
+        (1.0, "h0-eth0", 8.0), (2.0, "h0-eth1", 7.0), (3.0, "h0-eth2", 6.0), (4.0, "h0-eth3", 5.0)]
     together, _ = links.link_timelines(1.0)[links.TOGETHER]
     assert {f.at for f in together} == {1.0} and len(together) == settings.LINKS_DOWN
+
+
+def test_the_planned_one_by_one_phases_are_measured_down_and_back():
+    faults, count = links.link_timelines(1.0)[links.ONE_BY_ONE]
+    fault_log = [e for f in faults for e in log((f.at + 0.05, "start"), (f.at + f.duration + 0.05, "end"))]
+    run = {"bin_s": 0.2, "fault_log": fault_log, "flows": [{"mbps": [80.0] * 50}]}
+    assert [d for d, _ in links.run_phases(run, phase_s=1.0)] == [0, 1, 2, 3, 4, 3, 2, 1, 0]
+    assert len(links.run_dips(run, phase_s=1.0, planes=8)) == 2 * settings.LINKS_DOWN
 
 
 def test_unwritable_results_directory_is_refused_before_the_lab(tmp_path):

@@ -161,6 +161,14 @@ def test_capacity_points_are_measured_from_the_runs_phases():
     assert points[links.TOGETHER] == [(0, 1.0, 1.0), (1, 0.5, pytest.approx(21 / 40)), (0, 1.0, 1.0)]
 
 
+def test_link_dips_are_measured_from_the_runs_around_each_change():
+    dipped = paper_rows.link_dips(links_row(planes=2))
+    assert dipped[links.ONE_BY_ONE] == [(0.65, 0.0), (1.45, 0.0)], "20 Mb/s on one of 2 planes: no dip"
+    row = links_row(planes=2)
+    row.raw["runs"][links.ONE_BY_ONE] = bandwidth_run([40, 40, 40, 99, 0, 0, 20, 99, 40, 40], flap(0.65, 1.45))
+    assert paper_rows.link_dips(row)[links.ONE_BY_ONE] == [(0.65, pytest.approx(0.4)), (1.45, 0.0)]
+
+
 def test_a_links_row_without_its_plane_count_ran_on_the_links_fabric():
     planes = settings.LINKS_FABRIC.planes
     down, left, _ = paper_rows.capacity_points(links_row())[links.ONE_BY_ONE][1]
