@@ -32,8 +32,9 @@ PAPER = {
         "alltoall": PaperClaim("Fig. 17", "all-to-all: ECMP collisions matter less; RoCE with 16 QPs is "
                                           "slightly worse than with 1 QP"),
     },
-    "loss": {EVERY_ROW: PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC; at 1 % RoCE is "
-                                              "unusable while MRC keeps ~1/3 of its throughput")},
+    "loss": {EVERY_ROW: PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC while RoCE "
+                                              "suffers; at 1 % RoCE is unusable while MRC keeps ~1/3 of its "
+                                              "throughput")},
     "links": {EVERY_ROW: PaperClaim("Fig. 9a/9b", "NIC links taken down one by one, then restored one by one: "
                                                   "MRC's throughput follows the capacity left; each change dips "
                                                   "it for under a second, no stall")},

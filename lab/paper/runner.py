@@ -142,19 +142,44 @@ def alltoall_collisions(mrc: float, roce1: float, roce16: float) -> tuple[bool, 
 COLLISION_CLAIMS = {"allreduce": allreduce_collisions, "alltoall": alltoall_collisions}
 
 
-def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None,
-               lossy: dict | None = None) -> tuple[bool, str]:
-    """Fig. 16: at 0.1 % MRC keeps most of its rate; at 1 % RoCE keeps next to nothing, MRC ~1/3
-    or more and above every baseline (``lossy``: label -> efficiency under the loss, MRC's included)."""
+def loss_shape(p: float, kept: dict[str, float | None], lossy: dict[str, float | None]) -> tuple[bool, str]:
+    """Fig. 16 at loss level `p`: the paper's 0.1 % is the lightest level, its 1 % the other.
+    kept: label -> share of its loss-free efficiency kept under the loss (None: no loss-free figure);
+    lossy: label -> efficiency under the loss (None: no iteration finished). MRC's and RoCE-like's."""
+    if p <= min(NIC_LOSS_LEVELS):
+        return light_loss_shape(kept)
+    return heavy_loss_shape(kept, lossy)
+
+
+def roce_runs(runs: dict) -> list[str]:
+    """The RoCE-like runs among a row's, fewest queue pairs first."""
+    return [roce_label(q) for q in ROCE_QPS if roce_label(q) in runs]
+
+
+def light_loss_shape(kept: dict[str, float | None]) -> tuple[bool, str]:
+    """Fig. 16 at 0.1 %: MRC barely hurt (keeps at least PAPER_LOSS_BARELY_HURTS of its loss-free rate)
+    while RoCE suffers (every RoCE-like run keeps less than that)."""
+    roce = roce_runs(kept)
+    if kept.get(MRC) is None or not roce or any(kept[label] is None for label in roce):
+        return False, "no: a loss-free run finished no iteration"
+    line = thresholds.PAPER_LOSS_BARELY_HURTS
+    barely = kept[MRC] >= line
+    hurt = all(kept[label] < line for label in roce)
+    same = barely and hurt
+    return same, (f"{'yes' if same else 'no'}: MRC kept {kept[MRC]:.2f} of its loss-free rate (barely hurt: "
+                  f">= {line:g}: {'yes' if barely else 'no'}); RoCE-like kept "
+                  + ", ".join(f"{kept[label]:.2f} ({qps_of(label)})" for label in roce)
+                  + f" (hurt: < {line:g}: {'yes' if hurt else 'no'})")
+
+
+def heavy_loss_shape(kept: dict[str, float | None], lossy: dict[str, float | None]) -> tuple[bool, str]:
+    """Fig. 16 at 1 %: RoCE keeps next to nothing, MRC ~1/3 or more and above every baseline."""
+    mrc_kept, roce_kept = kept.get(MRC), kept.get(roce_label(1))
     if mrc_kept is None or roce_kept is None:
         return False, "no: a loss-free run finished no iteration"
-    if p <= min(NIC_LOSS_LEVELS):   # the paper's light loss (0.1 %); the other level is its 1 %
-        same = mrc_kept >= thresholds.PAPER_LOSS_BARELY_HURTS
-        return same, (f"{'yes' if same else 'no'}: MRC kept {mrc_kept:.2f} of its loss-free rate "
-                      f"(barely hurt: >= {thresholds.PAPER_LOSS_BARELY_HURTS:g})")
     unusable = roce_kept <= thresholds.PAPER_LOSS_UNUSABLE
     keeps = at_least(mrc_kept, thresholds.PAPER_LOSS_MRC_KEEPS)
-    others = {label: eff or 0.0 for label, eff in (lossy or {}).items() if label != MRC}
+    others = {label: eff or 0.0 for label, eff in lossy.items() if label != MRC}
     best = max(others, key=others.get, default=None)
     above = best is None or (lossy.get(MRC) or 0.0) > others[best]
     same = unusable and keeps and above
@@ -164,6 +189,11 @@ def loss_shape(p: float, mrc_kept: float | None, roce_kept: float | None,
         why += (f"; MRC {'above' if above else 'not above'} every baseline (best: {best}, "
                 f"{others[best]:.2f} vs {lossy.get(MRC) or 0.0:.2f})")
     return same, f"{'yes' if same else 'no'}: {why}"
+
+
+def qps_of(label: str) -> str:
+    """"1 QP" of a RoCE-like run's label (settings.roce_label)."""
+    return label.rsplit(", ", 1)[-1]
 
 
 def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
@@ -228,8 +258,7 @@ class Paper:
     def loss_row(self, p: float) -> Iterator[PaperRow]:
         free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
         shares = {label: kept(run.efficiency, free[label].efficiency) for label, run in lossy.items()}
-        same, why = loss_shape(p, shares[MRC], shares[roce_label(1)],
-                               {label: run.efficiency for label, run in lossy.items()})
+        same, why = loss_shape(p, shares, {label: run.efficiency for label, run in lossy.items()})
         ok, trust_why = trust({**{f"{k} loss-free": v.verdict() for k, v in free.items() if k in lossy},
                                **{f"{k} at {p:.1%}": v.verdict() for k, v in lossy.items()}})
         lab = {label: ("-" if share is None else f"kept {share:.2f} ({_eff(lossy[label].efficiency)})")

@@ -91,19 +91,43 @@ def test_collisions_without_an_iteration_is_no_shape():
         assert runner.collisions_shape(collective, 0.8, None, 0.7) == (False, "no: a run finished no iteration")
 
 
-def test_loss_shapes():
-    assert runner.loss_shape(0.001, thresholds.PAPER_LOSS_BARELY_HURTS, 0.1)[0]
-    assert not runner.loss_shape(0.001, thresholds.PAPER_LOSS_BARELY_HURTS - 0.01, 0.9)[0]
-    assert runner.loss_shape(0.01, 0.5, thresholds.PAPER_LOSS_UNUSABLE)[0]
-    same, why = runner.loss_shape(0.01, 0.5, 0.6)
+LIGHT, HEAVY = settings.NIC_LOSS_LEVELS
+R1, R16 = roce_label(1), roce_label(16)
+
+
+def test_light_loss_as_fig_16_mrc_barely_hurt_roce_hurt():
+    same, why = runner.loss_shape(LIGHT, {MRC: 0.99, MULTI_RAIL: 0.9, R1: 0.5}, {})
+    assert same and why == ("yes: MRC kept 0.99 of its loss-free rate (barely hurt: >= 0.8: yes); "
+                            "RoCE-like kept 0.50 (1 QP) (hurt: < 0.8: yes)")
+
+
+def test_light_loss_where_roce_is_not_hurt_is_not_fig_16():
+    # the lab's measured 0.1 %: RoCE-like kept 0.98 of its (already collided) loss-free rate
+    same, why = runner.loss_shape(LIGHT, {MRC: 0.99, R1: 0.98}, {})
+    assert not same and why.endswith("RoCE-like kept 0.98 (1 QP) (hurt: < 0.8: no)")
+
+
+def test_light_loss_judges_mrc_and_every_roce_run():
+    line = thresholds.PAPER_LOSS_BARELY_HURTS
+    assert not runner.loss_shape(LIGHT, {MRC: line - 0.01, R1: 0.5}, {})[0]
+    assert runner.loss_shape(LIGHT, {MRC: line, R1: line - 0.01}, {})[0]
+    same, why = runner.loss_shape(LIGHT, {MRC: 0.99, R1: 0.5, R16: 0.9}, {})
+    assert not same and "RoCE-like kept 0.50 (1 QP), 0.90 (16 QPs) (hurt: < 0.8: no)" in why
+    for kept in ({MRC: None, R1: 0.5}, {MRC: 0.9, R1: None}, {MRC: 0.9}):
+        assert runner.loss_shape(LIGHT, kept, {}) == (False, "no: a loss-free run finished no iteration")
+
+
+def test_heavy_loss_shapes():
+    assert runner.loss_shape(HEAVY, {MRC: 0.5, R1: thresholds.PAPER_LOSS_UNUSABLE}, {})[0]
+    same, why = runner.loss_shape(HEAVY, {MRC: 0.5, R1: 0.6}, {})
     assert not same and "RoCE-like kept 0.60" in why
-    assert not runner.loss_shape(0.01, 0.1, 0.0)[0]          # MRC far below ~1/3
-    assert runner.loss_shape(0.01, None, 0.1) == (False, "no: a loss-free run finished no iteration")
+    assert not runner.loss_shape(HEAVY, {MRC: 0.1, R1: 0.0}, {})[0]          # MRC far below ~1/3
+    assert runner.loss_shape(HEAVY, {MRC: None, R1: 0.1}, {}) == (False, "no: a loss-free run finished no iteration")
     # at 1 %, MRC must also be above every baseline under the loss
-    lossy = {MRC: 0.3, MULTI_RAIL: 0.1, settings.roce_label(16): 0.35}
-    same, why = runner.loss_shape(0.01, 0.5, 0.1, lossy)
-    assert not same and "not above every baseline" in why and settings.roce_label(16) in why
-    assert runner.loss_shape(0.01, 0.5, 0.1, dict(lossy, **{settings.roce_label(16): 0.2}))[0]
+    lossy = {MRC: 0.3, MULTI_RAIL: 0.1, R16: 0.35}
+    same, why = runner.loss_shape(HEAVY, {MRC: 0.5, R1: 0.1}, lossy)
+    assert not same and "not above every baseline" in why and R16 in why
+    assert runner.loss_shape(HEAVY, {MRC: 0.5, R1: 0.1}, dict(lossy, **{R16: 0.2}))[0]
 
 
 def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
