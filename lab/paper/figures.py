@@ -33,8 +33,8 @@ PAPER = {
                                           "slightly worse than with 1 QP"),
     },
     "loss": {EVERY_ROW: PaperClaim("Fig. 16", "random loss at every NIC: 0.1 % barely hurts MRC while RoCE "
-                                              "suffers; at 1 % RoCE is unusable while MRC keeps ~1/3 of its "
-                                              "throughput")},
+                                              "suffers; at 1 % RoCE is unusable while MRC keeps ~1/3 of the "
+                                              "intended throughput")},
     "links": {EVERY_ROW: PaperClaim("Fig. 9a/9b", "NIC links taken down one by one, then restored one by one: "
                                                   "MRC's throughput follows the capacity left; each change dips "
                                                   "it for under a second, no stall")},
@@ -73,9 +73,10 @@ ALLTOALL_16QP_VS_1QP = Shape("Fig. 17", "slightly worse", 1.0,
 LIGHT_LOSS_MRC_KEEPS = Shape("Fig. 16", "barely hurts", 1.0,
                              "MRC at 0.1 % loss at every NIC: share of its loss-free throughput kept")
 HEAVY_LOSS_MRC_KEEPS = Shape("Fig. 16", "~1/3", 1 / 3,
-                             "MRC at 1 % loss at every NIC: share of its loss-free throughput kept")
+                             "MRC at 1 % loss at every NIC: share of the intended throughput (the line rate the "
+                             "job asked for) it reaches")
 HEAVY_LOSS_ROCE_KEEPS = Shape("Fig. 16", "unusable", 0.0,
-                              "RoCE at 1 % loss at every NIC: share of its loss-free throughput kept")
+                              "RoCE at 1 % loss at every NIC: share of the intended throughput it reaches")
 LINKS_FOLLOW_CAPACITY = Shape("Fig. 9a/9b", "follows the capacity left", 1.0,
                               "MRC's throughput with NIC links down / (its clean throughput x the capacity left)")
 LINK_CHANGE_DIP = Shape("Fig. 9a/9b", "under a second", 1.0,

@@ -2,7 +2,7 @@
 (notebooks/06-paper-vs-lab.ipynb):
 
     paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Figs. 16, 17)
-    paper_loss.png           share of the loss-free rate kept vs the loss rate at every NIC (Fig. 16)
+    paper_loss.png           efficiency (share of the intended rate) vs the loss rate at every NIC (Fig. 16)
     paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Figs. 9a/9b)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
     paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
@@ -145,25 +145,27 @@ COLLISION_SHAPES = {"allreduce": allreduce_shape, "alltoall": alltoall_shape}
 
 
 def loss(found: list[tuple[object, dict]], path: Path) -> Path:
-    """Each run's share of its loss-free rate at 0 (1 by definition) and at each loss level; the paper's
-    shapes at the levels it names. An untrustworthy row's points are hollow and named."""
+    """Each run's efficiency (its share of the intended, line, rate) loss-free and at each loss level;
+    the paper's shapes at the levels it names: at 0.1 % MRC's own loss-free efficiency ("barely hurts"),
+    at 1 % shares of the intended rate. An untrustworthy row's points are hollow and named."""
     fig, ax = plt.subplots(figsize=(9, 5.5))
     levels = [p for p, _ in found]
     x = range(len(levels) + 1)
-    shares = [paper_rows.kept(row) for _, row in found]
-    labels = ordered({label for s in shares for label in s})
+    loss_free = paper_rows.loss_efficiencies(found[0][1])[0]
+    under = [paper_rows.loss_efficiencies(row)[1] for _, row in found]
+    labels = ordered({label for u in under for label in u})
     for j, label in enumerate(labels):
         color = RUN_COLORS.get(label, f"C{j}")
-        ys = [1.0] + [s.get(label) for s in shares]
+        ys = [loss_free.get(label)] + [u.get(label) for u in under]
         ax.plot(x, [float("nan") if y is None else y for y in ys], color=color, lw=1.2, label=label)
         for i, ((_, row), y) in enumerate(zip(found, ys[1:]), start=1):
             if y is not None:
                 ax.plot(i, y, "o", ms=8, color=color, mfc=color if row.trusted else "none", mew=2)
     for i, (p, row) in enumerate(found, start=1):
-        for label, s in loss_shapes(p):
-            ax.hlines(s.value, i - 0.25, i + 0.25, **PAPER_STYLE,
+        for label, s, value in loss_shapes(p, loss_free):
+            ax.hlines(value, i - 0.25, i + 0.25, **PAPER_STYLE,
                       label=f"paper, {s.figure}: its words as a value (a shape, not a measurement)")
-            ax.annotate(f"paper: {short_run(label)} \"{s.words}\"", (i + 0.27, s.value), va="center", fontsize=7)
+            ax.annotate(f"paper: {short_run(label)} \"{s.words}\"", (i + 0.27, value), va="center", fontsize=7)
         if not row.trusted:
             ax.annotate(f"{UNTRUSTED}\n(hollow points)", (i, 1.12), ha="center", fontsize=8, color="tab:red")
     ax.set_xticks(list(x), ["0 (loss-free)"] + [f"{p:.1%}" for p in levels])
@@ -172,18 +174,22 @@ def loss(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_title(f"Random loss at every NIC, all-reduce ({shape.figures('loss')})\n"
                  + "\n".join(f"{p:.1%}: {status(row)}" for p, row in found), fontsize=10)
     ax.set_xlabel("loss rate at every NIC receive (share of packets dropped)")
-    ax.set_ylabel("efficiency / its loss-free efficiency (share kept)")
+    ax.set_ylabel(f"efficiency: busbw / {settings.ROCE_LINK_MBPS:g} Mb/s (share of the intended rate)")
     ax.grid(alpha=0.3, axis="y")
     legend_once(ax, loc="lower left", fontsize=7)
     return save(fig, path)
 
 
-def loss_shapes(p: float) -> list[tuple[str, shape.Shape]]:
-    """(run label, the paper's shape) at loss level `p`: the paper's 0.1 % is the runner's lightest level
-    (as lab/paper/runner.py loss_shape judges it), its 1 % the other."""
+def loss_shapes(p: float, loss_free: dict) -> list[tuple[str, shape.Shape, float]]:
+    """(run label, the paper's shape, where it sits on the efficiency axis) at loss level `p`, as
+    lab/paper/runner.py loss_shape judges it: the paper's 0.1 % is the runner's lightest level, a share
+    of MRC's own loss-free efficiency; its 1 % the other, shares of the intended rate."""
     if p <= min(settings.NIC_LOSS_LEVELS):
-        return [(settings.MRC, shape.LIGHT_LOSS_MRC_KEEPS)]
-    return [(settings.MRC, shape.HEAVY_LOSS_MRC_KEEPS), (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS)]
+        light = shape.LIGHT_LOSS_MRC_KEEPS
+        mrc = loss_free.get(settings.MRC)
+        return [] if mrc is None else [(settings.MRC, light, light.value * mrc)]
+    return [(label, s, s.value) for label, s in ((settings.MRC, shape.HEAVY_LOSS_MRC_KEEPS),
+                                                   (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS))]
 
 
 def short_run(label: str) -> str:

@@ -99,6 +99,13 @@ def kept(row: PaperRow) -> dict[str, float | None]:
     return dict(row.raw["kept"])
 
 
+def loss_efficiencies(row: PaperRow) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """NIC loss: (run label -> efficiency loss-free, run label -> efficiency under the row's loss);
+    an efficiency is the share of the intended (line) rate, None where no iteration finished."""
+    return tuple({label: efficiency_in(part) for label, part in row.raw[key].items()}
+                 for key in ("loss_free", "lossy"))
+
+
 def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
     """NIC links down: how -> (links down, capacity left, throughput / clean throughput) of each phase,
     measured from the row's bandwidth runs as the runner measured them."""

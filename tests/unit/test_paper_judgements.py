@@ -117,17 +117,36 @@ def test_light_loss_judges_mrc_and_every_roce_run():
         assert runner.loss_shape(LIGHT, kept, {}) == (False, "no: a loss-free run finished no iteration")
 
 
-def test_heavy_loss_shapes():
-    assert runner.loss_shape(HEAVY, {MRC: 0.5, R1: thresholds.PAPER_LOSS_UNUSABLE}, {})[0]
-    same, why = runner.loss_shape(HEAVY, {MRC: 0.5, R1: 0.6}, {})
-    assert not same and "RoCE-like kept 0.60" in why
-    assert not runner.loss_shape(HEAVY, {MRC: 0.1, R1: 0.0}, {})[0]          # MRC far below ~1/3
-    assert runner.loss_shape(HEAVY, {MRC: None, R1: 0.1}, {}) == (False, "no: a loss-free run finished no iteration")
-    # at 1 %, MRC must also be above every baseline under the loss
-    lossy = {MRC: 0.3, MULTI_RAIL: 0.1, R16: 0.35}
-    same, why = runner.loss_shape(HEAVY, {MRC: 0.5, R1: 0.1}, lossy)
-    assert not same and "not above every baseline" in why and R16 in why
-    assert runner.loss_shape(HEAVY, {MRC: 0.5, R1: 0.1}, dict(lossy, **{R16: 0.2}))[0]
+def test_heavy_loss_as_fig_16_in_the_share_of_the_intended_rate():
+    # MRC kept only 0.40 of its own loss-free rate, but what the paper counts is the intended rate
+    same, why = runner.loss_shape(HEAVY, {MRC: 0.40, R1: 0.9}, {MRC: 0.34, MULTI_RAIL: 0.1, R1: 0.15})
+    assert same and why == ("yes: of the intended (line) rate, RoCE-like reached 0.15 (1 QP) (unusable: <= 0.2: "
+                            f"yes), MRC 0.34 (~1/3 or more: yes); MRC above every baseline (best: {R1}, 0.15)")
+
+
+def test_heavy_loss_where_roce_is_usable_is_not_fig_16():
+    # the lab's measured 1 %: RoCE-like 0.36 of the line rate, MRC 0.72
+    same, why = runner.loss_shape(HEAVY, {MRC: 0.76, R1: 0.95}, {MRC: 0.72, MULTI_RAIL: 0.33, R1: 0.36})
+    assert not same and "RoCE-like reached 0.36 (1 QP) (unusable: <= 0.2: no), MRC 0.72" in why
+
+
+def test_heavy_loss_judges_every_roce_run_mrc_and_the_baselines():
+    unusable = thresholds.PAPER_LOSS_UNUSABLE
+    assert runner.loss_shape(HEAVY, {}, {MRC: 0.5, R1: unusable, R16: unusable})[0]
+    assert not runner.loss_shape(HEAVY, {}, {MRC: 0.5, R1: 0.1, R16: unusable + 0.01})[0]
+    assert not runner.loss_shape(HEAVY, {}, {MRC: 0.1, R1: 0.0})[0]          # MRC far below ~1/3
+    keeps = thresholds.PAPER_LOSS_MRC_KEEPS * (1 - thresholds.PAPER_SHAPE_TOLERANCE / 2)
+    assert runner.loss_shape(HEAVY, {}, {MRC: keeps, R1: 0.0})[0], "~1/3 within the noise"
+    assert runner.loss_shape(HEAVY, {}, {MRC: 0.5, R1: None})[0], "a run that finished nothing reached nothing"
+    same, why = runner.loss_shape(HEAVY, {}, {MRC: 0.3, MULTI_RAIL: 0.32, R1: 0.1})
+    assert not same and f"MRC not above every baseline (best: {MULTI_RAIL}, 0.32)" in why
+    assert runner.loss_shape(HEAVY, {}, {R1: 0.1}) == (False, "no: MRC or the RoCE-like baseline did not run "
+                                                              "under the loss")
+
+
+def test_a_run_under_loss_names_both_shares():
+    assert runner.loss_text(0.76, 0.724) == "efficiency 0.724 (kept 0.76 of its loss-free rate)"
+    assert runner.loss_text(None, None) == "no iteration finished (no loss-free figure)"
 
 
 def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():

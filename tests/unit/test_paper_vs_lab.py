@@ -184,6 +184,8 @@ def test_a_run_without_a_clean_phase_has_no_points():
 def test_the_other_kinds_figures_are_the_rows_own():
     assert paper_rows.efficiencies(collisions_row())[roce_label(16)] is None
     assert paper_rows.kept(loss_row(0.01))[MRC] == 0.93
+    free, lossy = paper_rows.loss_efficiencies(loss_row(0.01))
+    assert free[MRC] == lossy[roce_label(1)] == 0.5
     assert paper_rows.victims(incast_row()) == {MRC: (0.88, 0.93), MULTI_RAIL: (0.32, None)}
     assert paper_rows.flap_costs(flaps_row()) == [2, 1, 3, 2, 5, 1, 0, 2]
 
