@@ -15,3 +15,5 @@ PAPER_VICTIM_UNAFFECTED = 0.9    # Fig. 18: MRC's victim flow keeps at least thi
 PAPER_TRACKS_CAPACITY = 0.8      # Fig. 9a/9b: MRC's throughput with NIC links down / (its clean rate x share left)
 PAPER_DIP_UNDER_S = LINK_CHANGE_DIP.value  # Fig. 9a: each change of the links up dips MRC's throughput (below
                                            # PAPER_TRACKS_CAPACITY of what is left) for less than this, in s
+PAPER_FLAP_OFTEN = 0.5           # section 3, a flap costs "often just one" packet: at least this share of the
+                                 # (flap, connection) pairs cost one packet or none

@@ -370,11 +370,27 @@ def test_flap_costs_are_read_from_each_connections_flapped_routes():
     assert runner.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
 
 
-def test_flap_shape():
+def test_flap_shape_as_section_3():
     same, why = runner.flap_shape([1, 0, 2, 3, 1])
-    assert same and why.startswith("yes: median 1, max 3 packets") and "3 of 5 cost one or none" in why
-    assert not runner.flap_shape([1, 1, 2, 2])[0]          # median 1.5: not "often just one"
-    assert not runner.flap_shape([0, 1, 1, 4])[0]          # one flap cost 4: not "very few"
+    assert same and why == ("yes: 3 of 5 (flap, connection) pairs cost one packet or none (often just one: "
+                            "at least 50%: yes); max 3 (very few: <= 3: yes); median 1")
+
+
+def test_often_just_one_is_at_least_half_of_the_flaps():
+    assert runner.flap_shape([1, 1, 2, 2])[0], "half the pairs cost one: 'often', though the median is 1.5"
+    same, why = runner.flap_shape([1, 2, 2, 2])
+    assert not same and "1 of 4 (flap, connection) pairs cost one packet or none" in why and "least 50%: no" in why
+
+
+def test_the_labs_measured_flaps_are_not_often_just_one():
+    # the lab's quick pass: every flap cost a connection 2 or 3 packets
+    same, why = runner.flap_shape([2, 2, 2, 2, 3, 3, 2, 3])
+    assert not same and why.startswith("no: 0 of 8") and why.endswith("median 2")
+
+
+def test_a_flap_above_very_few_is_not_section_3():
+    same, why = runner.flap_shape([0, 1, 1, 4])
+    assert not same and "max 4 (very few: <= 3: no)" in why
     assert runner.flap_shape([]) == (False, "no: no flap measured")
 
 
