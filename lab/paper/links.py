@@ -139,11 +139,11 @@ def capacity_shape(shares: dict, planned: dict, dipped: dict) -> tuple[bool, str
         return False, "no: " + ", ".join(f"{how} measured {n} of {planned[how]} phases" for how, n in short.items())
     worst = {how: min(s) for how, s in shares.items() if s}
     follows = all(w >= thresholds.PAPER_TRACKS_CAPACITY for w in worst.values())
-    longest = {how: max((s for _, s in d), default=None) for how, d in dipped.items()}
-    measured = all(dipped.get(how) for how in planned)
+    longest = {how: max((s for _, s in dipped.get(how, [])), default=None) for how in planned}
+    measured = None not in longest.values()
     short_dips = measured and all(s < thresholds.PAPER_DIP_UNDER_S for s in longest.values())
     same = follows and short_dips
-    dip_text = ", ".join(f"{how} {'-' if s is None else f'{s:.1f} s'} over {len(dipped[how])} changes"
+    dip_text = ", ".join(f"{how} {'-' if s is None else f'{s:.1f} s'} over {len(dipped.get(how, []))} changes"
                          for how, s in longest.items())
     missing = "" if measured else "; a run has no change measured"
     return same, (f"{'yes' if same else 'no'}: the worst phase vs the capacity left: "

@@ -13,9 +13,11 @@ phase arithmetic is lab/paper/links.py's.
 
 Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
 the default planes vs the RoCE-like baseline on one plane of the same
-aggregate rate with 1 and 16 queue pairs); random loss at every NIC (0.1 %
-and 1 %, each transport against its own loss-free run); incast with a victim
-flow. Every run is on the srv6 data plane: the only one whose switches hash
+aggregate rate with 1 and 16 queue pairs; Fig. 16 and Fig. 17, each judged
+against its own claim); random loss at every NIC (0.1 %: each transport
+against its own loss-free run; 1 %: against the intended, line, rate); NIC
+links down and back (Figs. 9a/9b); incast with a victim flow; what a T0-T1
+flap costs. Every run is on the srv6 data plane: the only one whose switches hash
 the baseline's full 5-tuple (docs/faults.md).
 """
 
@@ -197,7 +199,7 @@ def heavy_loss_shape(lossy: dict[str, float | None]) -> tuple[bool, str]:
 
 
 def qps_of(label: str) -> str:
-    """"1 QP" of a RoCE-like run's label (settings.roce_label)."""
+    """The queue pairs a RoCE-like run's label names ("1 QP"; settings.roce_label)."""
     return label.rsplit(", ", 1)[-1]
 
 
@@ -291,9 +293,7 @@ class Paper:
             measured = run_phases(record, step)
             shares[how] = capacity_shares(measured, spec.planes)
             dipped[how] = run_dips(record, step, spec.planes)
-            lab[f"MRC, {how}"] = (", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})"
-                                            for (d, rate), x in zip(measured, shares[how]))
-                                  + "; dips at the changes " + ", ".join(f"{secs:.1f}" for _, secs in dipped[how]) + " s")
+            lab[f"MRC, {how}"] = links_text(measured, shares[how], dipped[how])
         same, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()}, dipped)
         ok, trust_why = trust({f"MRC, {how}": stream_verdict(r) for how, r in runs.items()})
         yield PaperRow(links_title(), claim("links").result, lab, same, why, ok, trust_why,
@@ -356,8 +356,9 @@ def plan(quick: bool) -> list[str]:
                for roce, q in [(False, 1)] + [(True, q) for q in lossy_qps]]
     step = PASSES[quick].link_phase_s
     roce = ", ".join(f"{q}" for q in INCAST_ROCE_QPS)
-    return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then together; "
-                                       f"{step:g} s phases)", f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
+    return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then "
+                                       f"together; {step:g} s phases)",
+                                       f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
                                        f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
                                        f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
                                        f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
@@ -383,6 +384,13 @@ def victim_verdict(r) -> RunVerdict:
     streams = [s for s in (r.alone, r.incast) if s is not None]
     return RunVerdict(verified=r.verified and not r.error, cpu_bound=any(s.cpu_bound for s in streams),
                       unexplained_loss=sum(s.unexplained for s in streams))
+
+
+def links_text(measured: list[tuple[int, float]], shares: list[float], dips: list[tuple[float, float]]) -> str:
+    """A NIC-links run: each phase's links down, rate and share of what the capacity left allows;
+    then the dip at each change of the links up."""
+    phases = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})" for (d, rate), x in zip(measured, shares))
+    return f"{phases}; dips at the changes " + ", ".join(f"{secs:.1f}" for _, secs in dips) + " s"
 
 
 def victim_text(r) -> str:
