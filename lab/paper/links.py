@@ -1,7 +1,8 @@
-"""The NIC-links-down row (Fig. 9c/9d) in numbers: host 0's link faults of each phase, the
-phases found again in a bandwidth run's series and fault log, and each phase's rate against
-the capacity it had left. Pure: the runner (lab/paper/runner.py) judges its run with it,
-a run read back (lab/paper/rows.py) draws from it.
+"""The NIC-links-down row (Figs. 9a/9b) in numbers: host 0's link faults of each phase, the
+phases found again in a bandwidth run's series and fault log, each phase's rate against
+the capacity it had left, and how long the rate dipped around each change of the links up.
+Pure: the runner (lab/paper/runner.py) judges its run with it, a run read back
+(lab/paper/rows.py) draws from it.
 """
 
 from __future__ import annotations
@@ -16,25 +17,25 @@ ONE_BY_ONE, TOGETHER = "one by one", "together"
 
 
 def link_timelines(step: float) -> dict:
-    """how -> (host 0's link faults, phase count). One by one: phase k has k links down (k = 0..LINKS_DOWN),
-    then all back; together: clean, LINKS_DOWN down at once, all back."""
+    """how -> (host 0's link faults, phase count). One by one, as Fig. 9a: phase k has k links down
+    (k = 0..LINKS_DOWN), then the last one down comes back first, a phase each, back to none;
+    together (the lab's own): clean, LINKS_DOWN down at once, all back."""
     one_by_one = [FaultEvent(at=step * (k + 1), kind="link_flap", target=f"h0-eth{k}",
-                             duration=step * (LINKS_DOWN - k)) for k in range(LINKS_DOWN)]
+                             duration=step * (2 * (LINKS_DOWN - k) - 1)) for k in range(LINKS_DOWN)]
     together = [FaultEvent(at=step, kind="link_flap", target=f"h0-eth{k}", duration=step) for k in range(LINKS_DOWN)]
-    return {ONE_BY_ONE: (one_by_one, LINKS_DOWN + 2), TOGETHER: (together, 3)}
+    return {ONE_BY_ONE: (one_by_one, 2 * LINKS_DOWN + 1), TOGETHER: (together, 3)}
 
 
 def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | None]:
     """Host 0's links down throughout each bin, from the run's fault log (the timeline applies
     simultaneous faults one after another, each `ip` command tens of ms on a busy machine, so the
     log, not the plan, says when); None for a bin in which that number changed."""
-    changes = sorted((e["t"], 1 if e["kind"] == "fault_start" else -1) for e in fault_log
-                     if e["kind"] in ("fault_start", "fault_end"))
+    steps = changes(fault_log)
     counts = []
     for k in range(bins):
         start, end = k * bin_s, (k + 1) * bin_s
-        changed = any(start <= t < end for t, _ in changes)
-        counts.append(None if changed else sum(d for t, d in changes if t < start))
+        changed = any(start <= t < end for t, _ in steps)
+        counts.append(None if changed else sum(d for t, d in steps if t < start))
     return counts
 
 
@@ -42,11 +43,16 @@ def run_phases(run: dict, phase_s: float | None) -> list[tuple[int, float]]:
     """(links down, mean rate of both directions in Mb/s) of each phase of a bandwidth run
     (BandwidthResult.as_dict(), as the row keeps it) whose planned phases last phase_s (None: unknown,
     every steady run of bins is a phase)."""
-    series = [sum(bins) for bins in zip(*(f["mbps"] for f in run["flows"]))]   # both directions, per bin
+    series = both_directions(run)
     # faults planned together are applied one after another; on a busy machine that takes several
     # bins, and the counts passed on the way are transitions, not phases
     min_bins = max(1, math.ceil(phase_s / run["bin_s"] / 2)) if phase_s else 1
     return phases(series, links_down_per_bin(run["fault_log"], len(series), run["bin_s"]), min_bins)
+
+
+def both_directions(run: dict) -> list[float]:
+    """A bandwidth run's rate per bin, both directions together, in Mb/s."""
+    return [sum(bins) for bins in zip(*(f["mbps"] for f in run["flows"]))]
 
 
 def phases(series: list[float], down: list[int | None], min_bins: int = 1) -> list[tuple[int, float]]:
@@ -71,14 +77,76 @@ def capacity_shares(measured: list[tuple[int, float]], planes: int) -> list[floa
     return [rate / (clean * (planes - d) / planes) for d, rate in measured]
 
 
-def capacity_shape(shares: dict, planned: dict) -> tuple[bool, str]:
-    """Fig. 9c/9d: every planned phase was measured and keeps at least PAPER_TRACKS_CAPACITY of what
-    the capacity left allows (shares: how -> capacity_shares; planned: how -> phase count)."""
+def changes(fault_log: list) -> list[tuple[float, int]]:
+    """(time, +1 for a link down, -1 for one up) of every change in a run's fault log, in order."""
+    return sorted((e["t"], 1 if e["kind"] == "fault_start" else -1) for e in fault_log
+                  if e["kind"] in ("fault_start", "fault_end"))
+
+
+def most_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int]:
+    """The most links down at any moment of each bin."""
+    steps = changes(fault_log)
+    most = []
+    for k in range(bins):
+        start, end = k * bin_s, (k + 1) * bin_s
+        down = sum(d for t, d in steps if t < start)
+        peak = down
+        for t, d in steps:
+            if start <= t < end:
+                down += d
+                peak = max(peak, down)
+        most.append(peak)
+    return most
+
+
+def dips(series: list[float], fault_log: list, bin_s: float, clean: float, planes: int) -> list[tuple[float, float]]:
+    """(time of the change, seconds the rate stayed below PAPER_TRACKS_CAPACITY of what the capacity
+    left allows) around each bin in which the links up changed: the run of such bins that starts in
+    that bin or the next (a change late in a bin shows in the next). Measured in whole bins: 0 means
+    no bin fell below."""
+    most = most_down_per_bin(fault_log, len(series), bin_s)
+    low = [rate < thresholds.PAPER_TRACKS_CAPACITY * clean * (planes - down) / planes
+           for rate, down in zip(series, most)]
+    first_in_bin = {}
+    for t, _ in changes(fault_log):
+        first_in_bin.setdefault(int(t // bin_s), t)
+    out = []
+    for k, t in first_in_bin.items():
+        start = next((j for j in (k, k + 1) if j < len(low) and low[j]), None)
+        length = 0
+        while start is not None and start + length < len(low) and low[start + length]:
+            length += 1
+        out.append((t, length * bin_s))
+    return out
+
+
+def run_dips(run: dict, phase_s: float | None, planes: int) -> list[tuple[float, float]]:
+    """dips() of a bandwidth run as the row keeps it, against its first, clean, phase's rate
+    ([] without one)."""
+    measured = run_phases(run, phase_s)
+    if not measured or measured[0][0] != 0 or measured[0][1] <= 0:
+        return []
+    return dips(both_directions(run), run["fault_log"], run["bin_s"], measured[0][1], planes)
+
+
+def capacity_shape(shares: dict, planned: dict, dipped: dict) -> tuple[bool, str]:
+    """Figs. 9a/9b: every planned phase was measured and keeps at least PAPER_TRACKS_CAPACITY of what
+    the capacity left allows, and no change of the links up dipped the rate below that for
+    PAPER_DIP_UNDER_S or longer: no stall (shares: how -> capacity_shares; planned: how -> phase
+    count; dipped: how -> dips)."""
     short = {how: len(shares.get(how, [])) for how, count in planned.items() if len(shares.get(how, [])) != count}
     if short:
         return False, "no: " + ", ".join(f"{how} measured {n} of {planned[how]} phases" for how, n in short.items())
     worst = {how: min(s) for how, s in shares.items() if s}
-    same = all(w >= thresholds.PAPER_TRACKS_CAPACITY for w in worst.values())
+    follows = all(w >= thresholds.PAPER_TRACKS_CAPACITY for w in worst.values())
+    longest = {how: max((s for _, s in dipped.get(how, [])), default=None) for how in planned}
+    measured = None not in longest.values()
+    short_dips = measured and all(s < thresholds.PAPER_DIP_UNDER_S for s in longest.values())
+    same = follows and short_dips
+    dip_text = ", ".join(f"{how} {'-' if s is None else f'{s:.1f} s'} over {len(dipped.get(how, []))} changes"
+                         for how, s in longest.items())
+    missing = "" if measured else "; a run has no change measured"
     return same, (f"{'yes' if same else 'no'}: the worst phase vs the capacity left: "
                   + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
-                  + f" (follows it: >= {thresholds.PAPER_TRACKS_CAPACITY:g})")
+                  + f" (follows it: >= {thresholds.PAPER_TRACKS_CAPACITY:g}); the longest dip below that around "
+                  f"a change, in whole bins: {dip_text} (no stall: < {thresholds.PAPER_DIP_UNDER_S:g} s){missing}")

@@ -1,9 +1,9 @@
 """The rows of a `lab/run.py paper` run drawn beside the paper's shapes, one PNG per kind of row
 (notebooks/06-paper-vs-lab.ipynb):
 
-    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Fig. 16/17)
-    paper_loss.png           share of the loss-free rate kept vs the loss rate at every NIC (Fig. 16)
-    paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Fig. 9c/9d)
+    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Figs. 16, 17)
+    paper_loss.png           efficiency (share of the intended rate) vs the loss rate at every NIC (Fig. 16)
+    paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Figs. 9a/9b)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
     paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
 
@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from lab.paper import figures as shape  # noqa: E402
 from lab.paper import rows as paper_rows  # noqa: E402
-from lab.paper import settings  # noqa: E402
+from lab.paper import settings, thresholds  # noqa: E402
 from lab.paper.row import PaperRow  # noqa: E402
 from lab.runners import bench_targets as target  # noqa: E402
 
@@ -98,7 +98,8 @@ def legend_once(ax, **kw) -> None:
 
 # ---- the figures ----------------------------------------------------------------------------
 def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
-    """One panel per collective: each run's efficiency; the paper's RoCE 1 QP at ~half over its bar."""
+    """One panel per collective, each beside its own figure's claim: each run's efficiency; Fig. 16's
+    RoCE 1 QP at ~half over its bar, Fig. 17's 16 QPs slightly below 1 QP's bar."""
     fig, axes = plt.subplots(1, len(found), figsize=(6.5 * len(found), 5.5), sharey=True, squeeze=False)
     for ax, (collective, row) in zip(axes[0], found):
         eff = paper_rows.efficiencies(row)
@@ -108,62 +109,87 @@ def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
             ax.bar(i, value or 0.0, color=RUN_COLORS.get(label, f"C{i}"), width=0.7)
             ax.annotate("no iteration" if value is None else f"{value:.2f}", (i, value or 0.0), ha="center",
                         va="bottom", xytext=(0, 2), textcoords="offset points", fontsize=9)
-        if ROCE_1QP in labels:
-            i = labels.index(ROCE_1QP)
-            ax.hlines(shape.ROCE_1QP_SHARE.value, i - 0.45, i + 0.45, **PAPER_STYLE,
-                      label=paper_label(shape.ROCE_1QP_SHARE, "RoCE 1 QP reaches"))
-        ax.plot([], [], " ", label=f"paper, {shape.PAPER['collisions'].figure}: RoCE 1 QP < RoCE 16 QPs <= MRC")
+        COLLISION_SHAPES[collective](ax, labels, eff)
+        claimed = shape.claim("collisions", collective)
+        ax.plot([], [], " ", label=f"paper, {claimed.figure}: {textwrap.fill(claimed.result, 60)}")
         ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=8)
         ax.set_ylim(0, 1.2)
-        title(ax, f"{collective}, interleaved ranks, no faults", row)
+        title(ax, f"{claimed.figure}: {collective}, interleaved ranks, no faults", row)
         ax.grid(alpha=0.3, axis="y")
         mark_untrusted(ax, row)
         legend_once(ax, loc="upper left", fontsize=7)
     axes[0][0].set_ylabel(f"efficiency: busbw / {settings.ROCE_LINK_MBPS:g} Mb/s (share of the line rate)")
-    fig.suptitle(f"ECMP collisions ({shape.PAPER['collisions'].figure}): the lab's runs and the paper's shape")
+    fig.suptitle(f"ECMP collisions ({shape.figures('collisions')}): the lab's runs and the paper's shapes")
     return save(fig, path)
 
 
+def allreduce_shape(ax, labels: list[str], eff: dict) -> None:
+    """Fig. 16: RoCE with 1 QP at ~half the possible throughput, over its bar."""
+    if ROCE_1QP in labels:
+        i = labels.index(ROCE_1QP)
+        ax.hlines(shape.ROCE_1QP_SHARE.value, i - 0.45, i + 0.45, **PAPER_STYLE,
+                  label=paper_label(shape.ROCE_1QP_SHARE, "RoCE 1 QP reaches"))
+
+
+def alltoall_shape(ax, labels: list[str], eff: dict) -> None:
+    """Fig. 17: RoCE with 16 QPs slightly worse than with 1 QP: 1 QP's efficiency over the 16 QPs' bar,
+    the ceiling the paper's 16 QPs sit slightly under."""
+    if ROCE_1QP in labels and ROCE_16QP in labels and eff[ROCE_1QP] is not None:
+        i = labels.index(ROCE_16QP)
+        s = shape.ALLTOALL_16QP_VS_1QP
+        ax.hlines(s.value * eff[ROCE_1QP], i - 0.45, i + 0.45, **PAPER_STYLE,
+                  label=paper_label(s, "RoCE 16 QPs vs the lab's 1 QP:"))
+
+
+COLLISION_SHAPES = {"allreduce": allreduce_shape, "alltoall": alltoall_shape}
+
+
 def loss(found: list[tuple[object, dict]], path: Path) -> Path:
-    """Each run's share of its loss-free rate at 0 (1 by definition) and at each loss level; the paper's
-    shapes at the levels it names. An untrustworthy row's points are hollow and named."""
+    """Each run's efficiency (its share of the intended, line, rate) loss-free and at each loss level;
+    the paper's shapes at the levels it names: at 0.1 % MRC's own loss-free efficiency ("barely hurts"),
+    at 1 % shares of the intended rate. An untrustworthy row's points are hollow and named."""
     fig, ax = plt.subplots(figsize=(9, 5.5))
     levels = [p for p, _ in found]
     x = range(len(levels) + 1)
-    shares = [paper_rows.kept(row) for _, row in found]
-    labels = ordered({label for s in shares for label in s})
+    loss_free = paper_rows.loss_efficiencies(found[0][1])[0]
+    under = [paper_rows.loss_efficiencies(row)[1] for _, row in found]
+    labels = ordered({label for u in under for label in u})
     for j, label in enumerate(labels):
         color = RUN_COLORS.get(label, f"C{j}")
-        ys = [1.0] + [s.get(label) for s in shares]
+        ys = [loss_free.get(label)] + [u.get(label) for u in under]
         ax.plot(x, [float("nan") if y is None else y for y in ys], color=color, lw=1.2, label=label)
         for i, ((_, row), y) in enumerate(zip(found, ys[1:]), start=1):
             if y is not None:
                 ax.plot(i, y, "o", ms=8, color=color, mfc=color if row.trusted else "none", mew=2)
     for i, (p, row) in enumerate(found, start=1):
-        for label, s in loss_shapes(p):
-            ax.hlines(s.value, i - 0.25, i + 0.25, **PAPER_STYLE,
+        for label, s, value in loss_shapes(p, loss_free):
+            ax.hlines(value, i - 0.25, i + 0.25, **PAPER_STYLE,
                       label=f"paper, {s.figure}: its words as a value (a shape, not a measurement)")
-            ax.annotate(f"paper: {short_run(label)} \"{s.words}\"", (i + 0.27, s.value), va="center", fontsize=7)
+            ax.annotate(f"paper: {short_run(label)} \"{s.words}\"", (i + 0.27, value), va="center", fontsize=7)
         if not row.trusted:
             ax.annotate(f"{UNTRUSTED}\n(hollow points)", (i, 1.12), ha="center", fontsize=8, color="tab:red")
     ax.set_xticks(list(x), ["0 (loss-free)"] + [f"{p:.1%}" for p in levels])
     ax.set_xlim(-0.3, len(levels) + 0.9)
     ax.set_ylim(-0.05, 1.3)
-    ax.set_title(f"Random loss at every NIC, all-reduce ({shape.PAPER['loss'].figure})\n"
+    ax.set_title(f"Random loss at every NIC, all-reduce ({shape.figures('loss')})\n"
                  + "\n".join(f"{p:.1%}: {status(row)}" for p, row in found), fontsize=10)
     ax.set_xlabel("loss rate at every NIC receive (share of packets dropped)")
-    ax.set_ylabel("efficiency / its loss-free efficiency (share kept)")
+    ax.set_ylabel(f"efficiency: busbw / {settings.ROCE_LINK_MBPS:g} Mb/s (share of the intended rate)")
     ax.grid(alpha=0.3, axis="y")
     legend_once(ax, loc="lower left", fontsize=7)
     return save(fig, path)
 
 
-def loss_shapes(p: float) -> list[tuple[str, shape.Shape]]:
-    """(run label, the paper's shape) at loss level `p`: the paper's 0.1 % is the runner's lightest level
-    (as lab/paper/runner.py loss_shape judges it), its 1 % the other."""
+def loss_shapes(p: float, loss_free: dict) -> list[tuple[str, shape.Shape, float]]:
+    """(run label, the paper's shape, where it sits on the efficiency axis) at loss level `p`, as
+    lab/paper/runner.py loss_shape judges it: the paper's 0.1 % is the runner's lightest level, a share
+    of MRC's own loss-free efficiency; its 1 % the other, shares of the intended rate."""
     if p <= min(settings.NIC_LOSS_LEVELS):
-        return [(settings.MRC, shape.LIGHT_LOSS_MRC_KEEPS)]
-    return [(settings.MRC, shape.HEAVY_LOSS_MRC_KEEPS), (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS)]
+        light = shape.LIGHT_LOSS_MRC_KEEPS
+        mrc = loss_free.get(settings.MRC)
+        return [] if mrc is None else [(settings.MRC, light, light.value * mrc)]
+    return [(label, s, s.value) for label, s in ((settings.MRC, shape.HEAVY_LOSS_MRC_KEEPS),
+                                                   (ROCE_1QP, shape.HEAVY_LOSS_ROCE_KEEPS))]
 
 
 def short_run(label: str) -> str:
@@ -177,13 +203,14 @@ def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
     s = shape.LINKS_FOLLOW_CAPACITY
     ax.plot([0, 1], [0, s.value], **PAPER_STYLE, label=paper_label(s, "MRC's throughput"))
     series = paper_rows.capacity_points(row).items()
+    dipped = paper_rows.link_dips(row)
     for (how, points), marker, color in zip(series, "os^", ("tab:blue", "tab:green", "C4")):
         if not points:
             ax.plot([], [], marker, color=color, label=f"MRC, {how}: no phase measured")
             continue
         _, left, rate = zip(*points)
         ax.plot(left, rate, marker=marker, ms=8, lw=1, alpha=0.8, color=color,
-                label=f"MRC, {how} (phases in order)")
+                label=f"MRC, {how} (phases in order; {dip_text(dipped.get(how, []))})")
         for k, (down, x, y) in enumerate(points):
             ax.annotate(phase_name(k, down), (x, y), xytext=(6, -10 if marker == "s" else 4),
                         textcoords="offset points", fontsize=7, color=color)
@@ -191,11 +218,19 @@ def links_down(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_ylim(0, 1.25)
     ax.set_xlabel("capacity left: NIC links up / all (share)")
     ax.set_ylabel("throughput of the phase / the clean phase's (share, both directions)")
-    title(ax, f"NIC links of one host down ({shape.PAPER['links'].figure})", row)
+    title(ax, f"NIC links of one host down ({shape.figures('links')})", row)
     ax.grid(alpha=0.3)
     mark_untrusted(ax, row)
     legend_once(ax, loc="upper left", fontsize=8)
     return save(fig, path)
+
+
+def dip_text(dips: list[tuple[float, float]]) -> str:
+    """The longest dip around a change of the links up, beside the paper's "under a second"."""
+    if not dips:
+        return "no change measured"
+    s = shape.LINK_CHANGE_DIP
+    return f"longest dip {max(d for _, d in dips):.1f} s at {len(dips)} changes; paper: \"{s.words}\""
 
 
 def phase_name(k: int, down: int) -> str:
@@ -224,12 +259,12 @@ def incast_victim(found: list[tuple[object, dict]], path: Path) -> Path:
     ax.set_xticks(range(len(groups)), [name for name, _, _ in groups])
     ax.set_ylim(0, 1.3)
     ax.set_ylabel("share (1: unaffected / equal shares)")
-    return finish(fig, ax, row, f"Incast beside a victim flow ({shape.PAPER['incast'].figure})", path, fontsize=7)
+    return finish(fig, ax, row, f"Incast beside a victim flow ({shape.figures('incast')})", path, fontsize=7)
 
 
 def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
-    """How many flaps cost a connection 0, 1, 2, ... data packets; the paper's "often just one" at 1
-    and the lab's targets (the median's limit drawn)."""
+    """How many flaps cost a connection 0, 1, 2, ... data packets; the paper's "often just one" at 1,
+    and the line at least PAPER_FLAP_OFTEN of the pairs must be left of (as the runner's flap_shape judges)."""
     (_, row), = found
     costs = paper_rows.flap_costs(row)
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -239,13 +274,15 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
            label=f"MRC: {len(costs)} (flap, connection) pairs" if costs else "MRC: no flap measured")
     s = shape.FLAP_COST
     ax.axvline(s.value, **PAPER_STYLE, label=paper_label(s, "a flap costs"))
-    ax.axvline(target.FLAP_PACKETS_MEDIAN + 0.5, color="grey", ls=":",
-               label=f"the lab's targets: median <= {target.FLAP_PACKETS_MEDIAN}, max <= {target.FLAP_PACKETS_MAX}")
+    ones = sum(c <= 1 for c in costs)
+    ax.axvline(1.5, color="grey", ls=":",
+               label=f"\"often just one\": at least {thresholds.PAPER_FLAP_OFTEN:.0%} of the pairs left of this line "
+                     f"(here {ones} of {len(costs)}); \"very few\": none above {target.FLAP_PACKETS_MAX}")
     ax.set_xticks(range(top + 1))
     ax.set_ylim(0, max(counts + [1]) * 1.6)          # room for the legend above the bars
     ax.set_xlabel("data packets a connection lost to one flap")
     ax.set_ylabel("(flap, connection) pairs")
-    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({shape.PAPER['flaps'].figure})", path, fontsize=8)
+    return finish(fig, ax, row, f"What a T0-T1 link flap costs ({shape.figures('flaps')})", path, fontsize=8)
 
 
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,

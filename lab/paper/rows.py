@@ -99,6 +99,13 @@ def kept(row: PaperRow) -> dict[str, float | None]:
     return dict(row.raw["kept"])
 
 
+def loss_efficiencies(row: PaperRow) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """NIC loss: (run label -> efficiency loss-free, run label -> efficiency under the row's loss);
+    an efficiency is the share of the intended (line) rate, None where no iteration finished."""
+    return tuple({label: efficiency_in(part) for label, part in row.raw[key].items()}
+                 for key in ("loss_free", "lossy"))
+
+
 def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
     """NIC links down: how -> (links down, capacity left, throughput / clean throughput) of each phase,
     measured from the row's bandwidth runs as the runner measured them."""
@@ -112,6 +119,13 @@ def capacity_points(row: PaperRow) -> dict[str, list[tuple[int, float, float]]]:
         points[how] = [(down, (planes - down) / planes, share * (planes - down) / planes)
                        for (down, _), share in zip(measured, shares)]
     return points
+
+
+def link_dips(row: PaperRow) -> dict[str, list[tuple[float, float]]]:
+    """NIC links down: how -> (time of a change, seconds the rate dipped below what the capacity left
+    allows) of each change of the links up, measured from the row's bandwidth runs as the runner did."""
+    record = LinksRecord.from_dict(row.raw)
+    return {how: links.run_dips(run, record.phase_s, record.planes) for how, run in record.runs.items()}
 
 
 def victims(row: PaperRow) -> dict[str, tuple[float | None, float | None]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from lab.paper.figures import PAPER
+from lab.paper.figures import claim
 from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S
 from topologies.fabric import DEFAULT_FABRIC
 
@@ -25,7 +25,7 @@ ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(RO
 # AIMD would pin each connection's window to one host's BDP, which an all-to-all's 3 connections per
 # host overfill 3 times (SRTT 58 ms against NSCC's 18 ms, 29 spurious RTOs; docs/paper.md)
 MRC_PARAMS: dict = {}
-COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each
+COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each: Fig. 16, Fig. 17
 # Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
 PLACEMENT = "interleaved"
 BUFFER_MB = 2
@@ -39,8 +39,9 @@ INCAST_ROCE_QPS = (1, 8)
 INCAST_ROCE_CC = "dcqcn"
 INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.planes * INCAST_FABRIC.link_mbps,
                              evs_per_plane=max(INCAST_ROCE_QPS))
-# Fig. 9c/9d: host 0's NIC links taken down one by one, a phase each, then as many flapped together,
-# under a bandwidth test between host 0 and a host in the other rack (default fabric).
+# Figs. 9a/9b: host 0's NIC links taken down one by one, a phase each, and restored one by one; then as
+# many flapped together; under a bandwidth test between host 0 and a host in the other rack (default
+# fabric). Figs. 9c/9d take T0-T1 links down instead: a row still to add.
 LINKS_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
 LINKS_DOWN = 4
 
@@ -75,28 +76,30 @@ def run_name(quick: bool) -> str:
 
 # ---- the rows' titles: each row's "paper figure" cell, and the key a reader finds the row by ------
 def collisions_title(collective: str) -> str:
-    return f"{PAPER['collisions'].figure}: ECMP collisions, {collective} (interleaved ranks, no faults)"
+    return f"{claim('collisions', collective).figure}: ECMP collisions, {collective} (interleaved ranks, no faults)"
 
 
 def loss_title(p: float) -> str:
-    return f"{PAPER['loss'].figure}: random loss {p:.1%} at every NIC, all-reduce"
+    return f"{claim('loss').figure}: random loss {p:.1%} at every NIC, all-reduce"
 
 
 def links_title() -> str:
-    return f"{PAPER['links'].figure}: {LINKS_DOWN} NIC links of one host down one by one, then together"
+    return (f"{claim('links').figure}: {LINKS_DOWN} NIC links of one host down and back one by one, "
+            "then together")
 
 
 def flaps_title() -> str:
-    return f"{PAPER['flaps'].figure}: packets a T0-T1 link flap costs a connection"
+    return f"{claim('flaps').figure}: packets a T0-T1 link flap costs a connection"
 
 
 def incast_title() -> str:
-    return (f"{PAPER['incast'].figure}: incast {VICTIM_INCAST_SENDERS}-to-1 beside a victim flow "
+    return (f"{claim('incast').figure}: incast {VICTIM_INCAST_SENDERS}-to-1 beside a victim flow "
             f"({INCAST_FABRIC.planes} planes)")
 
 
 def row_titles() -> list[tuple[str, object, str]]:
-    """(kind, what it varies, title) of every row a full pass makes, in its order; kind is a PAPER key.
+    """(kind, what it varies, title) of every row a full pass makes, in its order; kind is a PAPER key
+    (lab/paper/figures.py), and claim(kind, what) the row's claim.
     notebooks/06-paper-vs-lab.ipynb finds a run's rows, and names the missing ones, by these titles."""
     return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]

@@ -39,7 +39,7 @@ def no_leftovers():
 
 @pytest.fixture(scope="session")
 def paper_links_run(tmp_path_factory):
-    """One real row of `lab/run.py paper --quick` (NIC links down, Fig. 9c/9d; about 25 s), in a
+    """One real row of `lab/run.py paper --quick` (NIC links down, Figs. 9a/9b; about 30 s), in a
     paper run's results directory with paper.json written as the command writes it. Run once:
     test_paper.py checks the row, test_notebooks.py draws it with notebook 06.
     root: the results root, path: the paper run's directory, rows: the PaperRows."""

@@ -31,7 +31,7 @@ def title(kind, what=None) -> str:
 
 
 def row(kind, what, raw, trusted=True, same=True) -> PaperRow:
-    return PaperRow(figure=title(kind, what), paper=runner.PAPER[kind].result, lab={MRC: "..."},
+    return PaperRow(figure=title(kind, what), paper=paper_figures.claim(kind, what).result, lab={MRC: "..."},
                     same_shape=same, shape_reason=f"{'yes' if same else 'no'}: {kind} facts",
                     trusted=trusted, trust_reason="yes: every run verified" if trusted else "no: CPU-bound: MRC",
                     raw=raw)
@@ -94,24 +94,33 @@ def save_run(root, rows, meta=META) -> Path:
 
 
 # ---- the paper's numbers ----------------------------------------------------------------------------
-def test_the_runner_and_the_thresholds_use_the_papers_numbers_typed_once():
-    assert runner.PAPER is paper_figures.PAPER
+def test_the_thresholds_use_the_papers_numbers_typed_once():
     assert thresholds.PAPER_LOSS_MRC_KEEPS == paper_figures.HEAVY_LOSS_MRC_KEEPS.value == 1 / 3
+
+
+def every_claim() -> list:
+    return [c for claims in paper_figures.PAPER.values() for c in claims.values()]
 
 
 @pytest.mark.parametrize("s", SHAPES, ids=lambda s: s.words)
 def test_every_shape_quotes_the_claim_of_its_figure(s):
-    claims = [c for c in paper_figures.PAPER.values() if c.figure == s.figure]
+    claims = [c for c in every_claim() if c.figure == s.figure]
     assert claims, f"{s.figure} is no figure the rows cite"
     assert any(s.words in c.result for c in claims), f'"{s.words}" is not the paper\'s words for {s.figure}'
     assert 0 <= s.value <= 1 and s.note
 
 
-def test_row_titles_name_every_kind_once_per_row():
+def test_row_titles_name_every_kind_once_per_row_with_its_own_figure():
     titles = settings.row_titles()
-    assert {k for k, _, _ in titles} == set(runner.PAPER) == set(paper_plots.PNGS)
+    assert {k for k, _, _ in titles} == set(paper_figures.PAPER) == set(paper_plots.PNGS)
     assert len({t for _, _, t in titles}) == len(titles)
-    assert all(t.startswith(runner.PAPER[k].figure + ":") for k, _, t in titles)
+    assert all(t.startswith(paper_figures.claim(k, w).figure + ":") for k, w, t in titles)
+
+
+def test_a_kind_of_one_claim_gives_it_to_every_row_and_names_its_figures():
+    assert paper_figures.claim("loss", 0.01) is paper_figures.claim("loss")
+    assert paper_figures.figures("collisions") == "Fig. 16, Fig. 17"
+    assert paper_figures.figures("flaps") == "section 3"
 
 
 # ---- reading a paper run ----------------------------------------------------------------------------
@@ -152,6 +161,14 @@ def test_capacity_points_are_measured_from_the_runs_phases():
     assert points[links.TOGETHER] == [(0, 1.0, 1.0), (1, 0.5, pytest.approx(21 / 40)), (0, 1.0, 1.0)]
 
 
+def test_link_dips_are_measured_from_the_runs_around_each_change():
+    dipped = paper_rows.link_dips(links_row(planes=2))
+    assert dipped[links.ONE_BY_ONE] == [(0.65, 0.0), (1.45, 0.0)], "20 Mb/s on one of 2 planes: no dip"
+    row = links_row(planes=2)
+    row.raw["runs"][links.ONE_BY_ONE] = bandwidth_run([40, 40, 40, 99, 0, 0, 20, 99, 40, 40], flap(0.65, 1.45))
+    assert paper_rows.link_dips(row)[links.ONE_BY_ONE] == [(0.65, pytest.approx(0.4)), (1.45, 0.0)]
+
+
 def test_a_links_row_without_its_plane_count_ran_on_the_links_fabric():
     planes = settings.LINKS_FABRIC.planes
     down, left, _ = paper_rows.capacity_points(links_row())[links.ONE_BY_ONE][1]
@@ -167,6 +184,8 @@ def test_a_run_without_a_clean_phase_has_no_points():
 def test_the_other_kinds_figures_are_the_rows_own():
     assert paper_rows.efficiencies(collisions_row())[roce_label(16)] is None
     assert paper_rows.kept(loss_row(0.01))[MRC] == 0.93
+    free, lossy = paper_rows.loss_efficiencies(loss_row(0.01))
+    assert free[MRC] == lossy[roce_label(1)] == 0.5
     assert paper_rows.victims(incast_row()) == {MRC: (0.88, 0.93), MULTI_RAIL: (0.32, None)}
     assert paper_rows.flap_costs(flaps_row()) == [2, 1, 3, 2, 5, 1, 0, 2]
 
