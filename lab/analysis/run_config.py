@@ -20,6 +20,10 @@ from topologies.fabric import FabricSpec
 from topologies.names import FabricError
 
 
+# config.json's top-level sections RunConfig reads, and what a config that lacks one means
+_ABSENT = {"job": {}, "fabric": None, "stall_factor": None, PARTIAL: None, "timings": {}, "trimming": True}
+
+
 class ConfigError(ValueError):
     """A run config that lacks what the analysis needs; the message names the key."""
 
@@ -40,26 +44,17 @@ class RunConfig:
     trimming: bool = field(init=False, compare=False)   # whether the fabric trimmed (no key: it did)
 
     def __post_init__(self) -> None:
-        sections = {"_job": {}, "_fabric": None, "_stall_factor": None,
-                    "partial": None, "build_s": None, "trimming": True}
-        match self.written:
-            case {"job": Mapping() as job}:
-                sections["_job"] = job
-        match self.written:
-            case {"fabric": fabric} if fabric:
-                sections["_fabric"] = fabric
-        match self.written:
-            case {"stall_factor": k}:
-                sections["_stall_factor"] = k
-        match self.written:
-            case {"timings": {"build_s": int() | float() as seconds}}:
-                sections["build_s"] = float(seconds)
-        match self.written:
-            case {"trimming": trimming}:
-                sections["trimming"] = bool(trimming)
-        if PARTIAL in self.written:
-            sections["partial"] = self.written[PARTIAL]
-        for name, value in sections.items():
+        # each top-level section as written, or what a config without it means
+        section = {key: self.written[key] if key in self.written else absent for key, absent in _ABSENT.items()}
+        match section["timings"]:
+            case {"build_s": int() | float() as seconds}:
+                build_s = float(seconds)
+            case _:
+                build_s = None
+        for name, value in (("_job", section["job"] if isinstance(section["job"], Mapping) else {}),
+                            ("_fabric", section["fabric"] or None), ("_stall_factor", section["stall_factor"]),
+                            ("partial", section[PARTIAL]), ("build_s", build_s),
+                            ("trimming", bool(section["trimming"]))):
             object.__setattr__(self, name, value)   # frozen: set once, here
 
     @classmethod
