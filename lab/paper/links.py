@@ -30,13 +30,24 @@ def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | N
     """Host 0's links down throughout each bin, from the run's fault log (the timeline applies
     simultaneous faults one after another, each `ip` command tens of ms on a busy machine, so the
     log, not the plan, says when); None for a bin in which that number changed."""
+    return [None if changed else down for down, changed, _ in _bin_walk(fault_log, bins, bin_s)]
+
+
+def _bin_walk(fault_log: list, bins: int, bin_s: float) -> list[tuple[int, bool, int]]:
+    """(links down as the bin starts, whether that number changed in it, the most down at any moment
+    of it) for each bin, from the run's fault log."""
     steps = changes(fault_log)
-    counts = []
+    walked = []
     for k in range(bins):
         start, end = k * bin_s, (k + 1) * bin_s
-        changed = any(start <= t < end for t, _ in steps)
-        counts.append(None if changed else sum(d for t, d in steps if t < start))
-    return counts
+        down = sum(d for t, d in steps if t < start)
+        changed, peak, now = False, down, down
+        for t, d in steps:
+            if start <= t < end:
+                changed, now = True, now + d
+                peak = max(peak, now)
+        walked.append((down, changed, peak))
+    return walked
 
 
 def run_phases(run: dict, phase_s: float | None) -> list[tuple[int, float]]:
@@ -85,18 +96,7 @@ def changes(fault_log: list) -> list[tuple[float, int]]:
 
 def most_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int]:
     """The most links down at any moment of each bin."""
-    steps = changes(fault_log)
-    most = []
-    for k in range(bins):
-        start, end = k * bin_s, (k + 1) * bin_s
-        down = sum(d for t, d in steps if t < start)
-        peak = down
-        for t, d in steps:
-            if start <= t < end:
-                down += d
-                peak = max(peak, down)
-        most.append(peak)
-    return most
+    return [peak for _, _, peak in _bin_walk(fault_log, bins, bin_s)]
 
 
 def dips(series: list[float], fault_log: list, bin_s: float, clean: float, planes: int) -> list[tuple[float, float]]:
