@@ -35,10 +35,12 @@ LAB_FIXED_DELAY_S = 0.0066
 # a cold cache) per packet. A NIC moderates its interrupts instead: while
 # datagrams keep coming, the agent takes them at most once per this share of a
 # DATA frame's time on a link, a batch per wakeup, and never later than a timer
-# of its own. Measured on the default fabric (bench/cpu_budget.py, then the
-# default run, one sitting): 0 / 0.25 / 0.5 of a frame -> 149 / 101 / 81 us of
-# CPU per delivered packet; MRC's median RTT 3.5 / 4.5 / 4.6 ms, efficiency
-# 97.1 / 97.1 / 96.5 %, the same stalls and fault costs in packets.
+# of its own. Measured on the default fabric with this set to each value in
+# turn (bench/cpu_budget.py, then the default run, one sitting): 0 / 0.25 /
+# 0.5 of a frame -> 149 / 101 / 81 us of CPU per delivered packet; MRC's
+# median RTT 3.5 / 4.5 / 4.6 ms, efficiency 97.1 / 97.1 / 96.5 %, the same
+# stalls; 1-2, 1-2, 1-3 packets per fault and struck connection
+# (docs/machine.md).
 RX_MODERATION_FRAMES = 0.5
 
 
