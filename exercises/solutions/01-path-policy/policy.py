@@ -1,12 +1,18 @@
-"""Reference solution of exercise 01: round robin that benches a path for a
-while after it signalled congestion.
+"""Reference solution of exercise 01: round robin that benches a route for a
+while after one of its paths signalled congestion.
 
 Why it beats round robin: SKIP (the core's own reaction to an ECN echo)
 lasts ``skip_time`` (5 ms), far shorter than the queueing delay through a
 congested T1, so plain round robin keeps feeding that T1 half of every
-burst. Here a path whose ECN-echo or trim count grew is benched for
-HOLD_S, long enough for its queue to drain; it gets traffic again after
-that, so a T1 that recovers is used again.
+burst. Here a route (plane, T1) one of whose paths' ECN-echo or trim count
+grew is benched for HOLD_S, long enough for its queue to drain; it gets
+traffic again after that, so a T1 that recovers is used again.
+
+Why the route and not the path: the congested element is the route's T1
+port, which every EV aliasing the route crosses. Benched path by path, the
+EVs of one slow route come back at different times (their last echoes come
+back at different times), and each return feeds the slow queue again: more
+slow iterations than one return per route.
 """
 
 import time
@@ -16,31 +22,34 @@ from mrc_host.path_select import RoundRobin
 
 
 class StudentPolicy(RoundRobin):
-    # longer than the congested T1's queueing delay (60 KB at 1 Mb/s = 0.48 s):
-    # the ECN echo of a packet comes back only that late
-    HOLD_S = 1.0
+    # Well over the congested T1's queueing delay (60 KB at 1 Mb/s = 0.48 s), because a
+    # return is not free: the queue refills for that long before the first echo comes back,
+    # and the iteration waits for what is in it (one slow iteration, 0.5-0.8 s measured).
+    # At 1 s a route came back about once per 5-iteration job, and some jobs had 3 slow
+    # iterations of 5; at 2 s a still-congested route costs that once per 2 s.
+    HOLD_S = 2.0
 
     def __init__(self, paths, health):
         super().__init__(paths, health)
-        n = len(self.paths)
-        self.seen = [0] * n        # ecn + trims of each path when last looked at
-        self.benched_until = [0.0] * n
+        self.seen = [0] * len(self.paths)    # ecn + trims of each path when last looked at
+        self.route = health.route_of_pid     # path id -> route id (the EVs aliasing one T1)
+        self.benched_until = [0.0] * (max(self.route, default=-1) + 1)   # per route
 
     def select(self, avoid: int = -1) -> int | None:
         health = self.health
         # the core passes no clock to policies; the agent's clock is time.monotonic too
         now = time.monotonic()
-        ecn, trims, seen, until = health.ecn, health.trims, self.seen, self.benched_until
+        ecn, trims, seen, until, route = health.ecn, health.trims, self.seen, self.benched_until, self.route
         for pid in range(len(seen)):
             marks = ecn[pid] + trims[pid]
             if marks != seen[pid]:
                 seen[pid] = marks
-                until[pid] = now + self.HOLD_S
+                until[route[pid]] = now + self.HOLD_S
         order, state = self.order, health.state
         n = len(order)
         for i in range(n):
             pid = order[(self.pos + i) % n]
-            if state[pid] == GOOD and pid != avoid and until[pid] <= now:
+            if state[pid] == GOOD and pid != avoid and until[route[pid]] <= now:
                 self.pos = (self.pos + i + 1) % n
                 return pid
         return super().select(avoid)   # every GOOD path is benched: plain round robin
