@@ -35,6 +35,7 @@ from lab.analysis.event_record import RunEvent
 from lab.analysis.failover import fault_figures
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.route_records import median_route_gap, route_records
+from lab.analysis.summary_record import TransportSummary
 from lab.paper import thresholds
 from lab.paper.figures import ALLTOALL_16QP_VS_1QP, HEAVY_LOSS_MRC_KEEPS, ROCE_1QP_SHARE, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
@@ -220,11 +221,18 @@ def kept(loaded: float | None, loss_free: float | None) -> float | None:
     return (loaded or 0.0) / loss_free
 
 
-def loss_text(share: float | None, efficiency: float | None) -> str:
+def loss_text(share: float | None, efficiency: float | None,
+              lossy: TransportSummary | None = None, loss_free: TransportSummary | None = None) -> str:
     """A run under loss: its efficiency (the share of the intended, line, rate it reached) and the share
-    of its own loss-free efficiency it kept."""
+    of its own loss-free efficiency it kept; then, given both runs, what each resent, and what the
+    loss-free one lost to its own queues (trims) and timeouts: a baseline already resending far more
+    loss-free than the loss adds has little left to lose to it (docs/paper.md)."""
     kept_text = "no loss-free figure" if share is None else f"kept {share:.2f} of its loss-free rate"
-    return f"{_eff(efficiency)} ({kept_text})"
+    text = f"{_eff(efficiency)} ({kept_text})"
+    if lossy is not None and loss_free is not None:
+        text += (f"; resent {lossy.retransmits} packets, {loss_free.retransmits} loss-free (after "
+                 f"{loss_free.trims} trims, {loss_free.timeouts} timeouts)")
+    return text
 
 
 def _eff(v: float | None) -> str:
@@ -275,7 +283,8 @@ class Paper:
         same, why = loss_shape(p, shares, {label: run.efficiency for label, run in lossy.items()})
         ok, trust_why = trust({**{f"{k} loss-free": v.verdict() for k, v in free.items() if k in lossy},
                                **{f"{k} at {p:.1%}": v.verdict() for k, v in lossy.items()}})
-        lab = {label: loss_text(share, lossy[label].efficiency) for label, share in shares.items()}
+        lab = {label: loss_text(share, lossy[label].efficiency, lossy[label].summary, free[label].summary)
+               for label, share in shares.items()}
         yield PaperRow(loss_title(p), claim("loss").result, lab, same, why, ok, trust_why,
                        {"loss_free": raw_runs(free), "lossy": raw_runs(lossy), "kept": shares})
 

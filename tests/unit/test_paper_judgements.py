@@ -149,6 +149,14 @@ def test_a_run_under_loss_names_both_shares():
     assert runner.loss_text(None, None) == "no iteration finished (no loss-free figure)"
 
 
+def test_a_run_under_loss_names_what_it_and_its_loss_free_run_resent():
+    lossy = TransportSummary(retransmits=5195, trims=3266, timeouts=121)
+    free = TransportSummary(retransmits=5356, trims=3523, timeouts=126)
+    assert runner.loss_text(0.99, 0.382, lossy, free) == (
+        "efficiency 0.382 (kept 0.99 of its loss-free rate); resent 5195 packets, 5356 loss-free "
+        "(after 3523 trims, 126 timeouts)")
+
+
 def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     quick, full = runner.plan(quick=True), runner.plan(quick=False)
     lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=settings.NIC_LOSS_LEVELS[-1]).name
