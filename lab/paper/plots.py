@@ -6,6 +6,7 @@
     paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Figs. 9a/9b)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
     paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
+    paper_p2p.png            one-way latency and bandwidth, T0-local and cross-T1 (section 5.2.1)
 
 The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
 lab/paper/figures.py, drawn in black and dashed and labelled as shapes. Every panel
@@ -28,7 +29,8 @@ from lab.paper.row import PaperRow  # noqa: E402
 from lab.runners import bench_targets as target  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
-        "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png"}
+        "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
+        "p2p": "paper_p2p.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
 RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -285,6 +287,38 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
     return finish(fig, ax, row, f"What a T0-T1 link flap costs ({shape.figures('flaps')})", path, fontsize=8)
 
 
+def point_to_point(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Left: each pair's one-way latency, the paper's cross-T1 at its ratio over the lab's T0-local;
+    right: each pair's bandwidth share of the NIC's capacity, the paper's ~96 % across both."""
+    (_, row), = found
+    pairs = paper_rows.p2p_pairs(row)
+    names = list(pairs)
+    fig, (lat, bw) = plt.subplots(1, 2, figsize=(10, 5))
+    for i, name in enumerate(names):
+        f = pairs[name]
+        for ax, value, text in ((lat, None if f.latency_s is None else 1000 * f.latency_s, "{:.2f} ms"),
+                                (bw, f.bandwidth_share, "{:.2f}")):
+            ax.bar(i, value or 0.0, width=0.6, color=("tab:blue", "tab:cyan")[i % 2], label=f"MRC, {name}")
+            ax.annotate("-" if value is None else text.format(value), (i, value or 0.0), ha="center",
+                        va="bottom", xytext=(0, 2), textcoords="offset points", fontsize=9)
+    local = pairs["T0-local"] if "T0-local" in pairs else None
+    if local is not None and local.latency_s is not None and len(names) > 1:
+        s = shape.P2P_LATENCY_RATIO
+        lat.hlines(1000 * local.latency_s / s.value, 0.7, 1.3, **PAPER_STYLE,
+                   label=paper_label(s, "cross-T1 at T0-local's x 6.54/5.09:"))
+    s = shape.P2P_BANDWIDTH
+    bw.axhline(s.value, **PAPER_STYLE, label=paper_label(s, "both at"))
+    for ax, ylabel in ((lat, "one-way message latency (ms)"), (bw, "bandwidth / the NIC's capacity")):
+        ax.set_xticks(range(len(names)), names)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, axis="y")
+        mark_untrusted(ax, row)
+        legend_once(ax, loc="lower right", fontsize=7)
+    bw.set_ylim(0, 1.2)
+    title(lat, f"Point-to-point ({shape.figures('p2p')})", row)
+    return save(fig, path)
+
+
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
-           "flaps": flap_cost}
+           "flaps": flap_cost, "p2p": point_to_point}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -14,7 +14,7 @@ from typing import Mapping
 from lab.analysis.known_fields import known_fields
 from lab.paper import links, settings
 from lab.paper.row import PaperRow
-from lab.paper.run_part import FlapRecord, LinksRecord, VictimFigures, efficiency_in
+from lab.paper.run_part import FlapRecord, LinksRecord, PairFigures, VictimFigures, efficiency_in
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
 COMMAND = "sudo python lab/run.py paper"
@@ -137,3 +137,8 @@ def victims(row: PaperRow) -> dict[str, tuple[float | None, float | None]]:
 def flap_costs(row: PaperRow) -> list[int]:
     """T0-T1 flap cost: data packets each connection lost to each flap, as the runner counted them."""
     return list(FlapRecord.from_dict(row.raw).costs)
+
+
+def p2p_pairs(row: PaperRow) -> dict[str, PairFigures]:
+    """Point-to-point: pair ("T0-local", "cross-T1") -> its latency and bandwidth, as the runner measured them."""
+    return {where: PairFigures.from_dict(figures) for where, figures in row.raw.items()}

@@ -1,4 +1,4 @@
-"""The typed parts of a paper row: what the trust judgement reads of one run (RunVerdict),
+"""The typed parts of a paper row: what the trust judgement (trust) reads of one run (RunVerdict),
 one experiment's run of a transport (ExperimentRun), and the figures lab/paper/rows.py
 reads back from a row's raw record as paper.json holds it.
 
@@ -28,6 +28,20 @@ class RunVerdict:
         """What makes the run untrustworthy (empty: nothing)."""
         return [problem for problem, present in (("not verified", not self.verified), ("CPU-bound", self.cpu_bound),
                                                  ("unexplained loss", bool(self.unexplained_loss))) if present]
+
+
+def trust(runs: dict[str, RunVerdict]) -> tuple[bool, str]:
+    """runs: label -> its RunVerdict. Trusted when every run is; otherwise the reason names the
+    runs under each problem."""
+    if not runs:
+        return False, "no run"
+    by_problem: dict[str, list[str]] = {}
+    for label, verdict in runs.items():
+        for problem in verdict.problems():
+            by_problem.setdefault(problem, []).append(label)
+    if not by_problem:
+        return True, "yes: every run verified, not CPU-bound, no unexplained loss"
+    return False, "no: " + "; ".join(f"{problem}: {', '.join(labels)}" for problem, labels in by_problem.items())
 
 
 @dataclass(frozen=True)
@@ -89,3 +103,21 @@ class FlapRecord:
     @classmethod
     def from_dict(cls, data: Mapping) -> "FlapRecord":
         return cls(**known_fields(cls, data))
+
+
+@dataclass(frozen=True)
+class PairFigures:
+    """One pair's figures: one-way message latency (s) and bandwidth (share of the NIC's capacity)."""
+    latency_s: float | None
+    bandwidth_share: float | None
+    verified: bool
+    cpu_bound: bool
+    unexplained_loss: int
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "PairFigures":
+        return cls(**{"latency_s": None, "bandwidth_share": None, "verified": False, "cpu_bound": False,
+                      "unexplained_loss": 0, **known_fields(cls, data)})
+
+    def verdict(self) -> RunVerdict:
+        return RunVerdict(self.verified, self.cpu_bound, self.unexplained_loss)

@@ -39,8 +39,9 @@ from lab.analysis.summary_record import TransportSummary
 from lab.paper import thresholds
 from lab.paper.figures import ALLTOALL_16QP_VS_1QP, HEAVY_LOSS_MRC_KEEPS, ROCE_1QP_SHARE, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
+from lab.paper.point_to_point import p2p_row
 from lab.paper.row import PaperRow
-from lab.paper.run_part import ExperimentRun, RunVerdict
+from lab.paper.run_part import ExperimentRun, RunVerdict, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
@@ -95,20 +96,6 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
 
 
 # ---- pure judgements ------------------------------------------------------------------------------
-def trust(runs: dict[str, RunVerdict]) -> tuple[bool, str]:
-    """runs: label -> its RunVerdict. Trusted when every run is; otherwise the reason names the
-    runs under each problem."""
-    if not runs:
-        return False, "no run"
-    by_problem: dict[str, list[str]] = {}
-    for label, verdict in runs.items():
-        for problem in verdict.problems():
-            by_problem.setdefault(problem, []).append(label)
-    if not by_problem:
-        return True, "yes: every run verified, not CPU-bound, no unexplained loss"
-    return False, "no: " + "; ".join(f"{problem}: {', '.join(labels)}" for problem, labels in by_problem.items())
-
-
 def at_least(a: float, b: float) -> bool:
     """a >= b up to the run-to-run noise the shapes allow."""
     return a >= b * (1 - thresholds.PAPER_SHAPE_TOLERANCE)
@@ -350,7 +337,8 @@ class Paper:
         return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in COLLECTIVES]
                 + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
                 + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row),
-                   ("T0-T1 flap cost", self.flaps_row)])
+                   ("T0-T1 flap cost", self.flaps_row),
+                   ("point-to-point", lambda: p2p_row(self.quick, self.say))])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -371,7 +359,10 @@ def plan(quick: bool) -> list[str]:
                                        f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
                                        f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
                                        f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
-                                       f"one per plane, under an MRC bandwidth test)"]
+                                       f"one per plane, under an MRC bandwidth test)",
+                                       f"point-to-point (T0-local and cross-T1 pairs: {PASSES[quick].p2p_iterations} "
+                                       f"tiny all-reduces and {PASSES[quick].p2p_bandwidth_s:g} s of bandwidth test "
+                                       "each)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:

@@ -55,10 +55,14 @@ class Pass:
     victim_s: float        # each stream of the incast-with-a-victim row
     flaps: int             # T0-T1 flaps of the flap-cost row, one per plane (at most the planes)
     flap_s: float          # each flap's link is down this long, then up as long before the next
+    p2p_iterations: int    # tiny two-rank all-reduces of the point-to-point row, per pair
+    p2p_bandwidth_s: float  # its bandwidth test, per pair
 
 
-PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VICTIM_STREAM_S[True], flaps=4, flap_s=1.0),  # --quick
-          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8, flap_s=1.0)}
+PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VICTIM_STREAM_S[True], flaps=4, flap_s=1.0,
+                   p2p_iterations=40, p2p_bandwidth_s=3.0),  # --quick
+          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8, flap_s=1.0,
+                    p2p_iterations=200, p2p_bandwidth_s=10.0)}
 
 MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
@@ -97,10 +101,15 @@ def incast_title() -> str:
             f"({INCAST_FABRIC.planes} planes)")
 
 
+def p2p_title() -> str:
+    return f"{claim('p2p').figure}: point-to-point latency and bandwidth, T0-local and cross-T1"
+
+
 def row_titles() -> list[tuple[str, object, str]]:
     """(kind, what it varies, title) of every row a full pass makes, in its order; kind is a PAPER key
     (lab/paper/figures.py), and claim(kind, what) the row's claim.
     notebooks/06-paper-vs-lab.ipynb finds a run's rows, and names the missing ones, by these titles."""
     return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
-            + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title())])
+            + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
+               ("p2p", None, p2p_title())])

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import figures as paper_figures
-from lab.paper import links, runner, settings, thresholds
+from lab.paper import links, point_to_point, runner, settings, thresholds
 from lab.paper.row import PaperRow
-from lab.paper.run_part import ExperimentRun, RunVerdict, efficiency_in
+from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, efficiency_in
 from lab.paper.runner import Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
 
@@ -162,7 +162,7 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=settings.NIC_LOSS_LEVELS[-1]).name
     assert lossy_16 in full and lossy_16 not in quick
     assert any("incast with a victim" in step and "RoCE-like + DCQCN with 1, 8 QPs" in step for step in full)
-    assert full[-1] == "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)"
+    assert "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)" in full
     roce, multi = settings.INCAST_ROCE_FABRIC, settings.INCAST_FABRIC
     assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
     assert roce.evs_per_plane >= max(settings.INCAST_ROCE_QPS) and roce.hosts == multi.hosts
@@ -436,3 +436,36 @@ def test_an_experiment_runs_raw_record_is_its_summary_with_the_results_path():
 def test_a_links_run_names_each_phase_and_each_dip():
     text = runner.links_text([(0, 80.0), (1, 70.0)], [1.0, 1.0], [(1.05, 0.0), (2.05, 0.2)])
     assert text == "0 down 80 Mb/s (1.00), 1 down 70 Mb/s (1.00); dips at the changes 0.0, 0.2 s"
+
+
+# ---- section 5.2.1, point-to-point --------------------------------------------------------------------
+def pair(latency_s, bandwidth_share):
+    return PairFigures(latency_s, bandwidth_share, verified=True, cpu_bound=False, unexplained_loss=0)
+
+
+def test_one_way_latency_is_half_the_median_two_rank_iteration():
+    assert point_to_point.one_way_latency([0.010, 0.008, 0.030]) == 0.005
+    assert point_to_point.one_way_latency([]) is None
+
+
+def test_point_to_point_holds_when_cross_t1_is_slower_and_bandwidth_the_same():
+    same, why = point_to_point.p2p_shape(pair(0.004, 0.93), pair(0.005, 0.91))
+    assert same and why.startswith("yes: cross-T1 latency x1.25 of T0-local's (higher")
+    assert "bandwidth 0.91 vs 0.93 of the NIC's capacity (the same within 5%" in why
+
+
+@pytest.mark.parametrize("local, cross, words", [
+    (pair(0.005, 0.93), pair(0.005, 0.93), "(not higher"),            # the extra hops cost nothing
+    (pair(0.004, 0.93), pair(0.005, 0.80), "(not the same within"),   # cross-T1 lost bandwidth
+    (pair(0.004, 0.70), pair(0.005, 0.93), "(not the same within"),   # ...or T0-local did
+    (pair(None, 0.93), pair(0.005, 0.93), "a pair measured nothing"),
+])
+def test_point_to_point_differs_when_either_half_fails(local, cross, words):
+    same, why = point_to_point.p2p_shape(local, cross)
+    assert not same and words in why and why.startswith("no:")
+
+
+def test_a_pair_reads_as_the_paper_words_it():
+    assert point_to_point.pair_text(pair(0.00412, 0.934)) == ("one-way latency 4.12 ms, "
+                                                              "bandwidth 0.93 of the NIC's capacity")
+    assert point_to_point.pair_text(pair(None, None)) == "no message completed, no bandwidth figure"

@@ -81,9 +81,15 @@ def flaps_row(trusted=True) -> PaperRow:
     return row("flaps", None, {"costs": [2, 1, 3, 2, 5, 1, 0, 2], "elsewhere": 0}, trusted)
 
 
+def p2p_row(trusted=True) -> PaperRow:
+    pair = dict(GOOD, latency_s=0.004, bandwidth_share=0.93)
+    return row("p2p", None, {"T0-local": pair, "cross-T1": dict(pair, latency_s=0.0046, bandwidth_share=None)},
+               trusted)
+
+
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
-            + [links_row(planes=2), incast_row(), flaps_row()])
+            + [links_row(planes=2), incast_row(), flaps_row(), p2p_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
@@ -155,6 +161,12 @@ def test_what_is_not_a_readable_paper_run_is_said(tmp_path, make, words):
 
 
 # ---- each kind of row's figures -----------------------------------------------------------------------
+def test_point_to_point_pairs_are_read_back_with_a_missing_figure_as_none():
+    pairs = paper_rows.p2p_pairs(p2p_row())
+    assert pairs["T0-local"].latency_s == 0.004 and pairs["cross-T1"].bandwidth_share is None
+    assert paper_rows.p2p_pairs(row("p2p", None, {"T0-local": {}}))["T0-local"].latency_s is None
+
+
 def test_capacity_points_are_measured_from_the_runs_phases():
     points = paper_rows.capacity_points(links_row(planes=2))
     assert points[links.ONE_BY_ONE] == [(0, 1.0, 1.0), (1, 0.5, 0.5), (0, 1.0, 1.0)]
