@@ -42,8 +42,9 @@ from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
-                                NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
-                                flaps_title, incast_title, links_title, loss_title, roce_label)
+                                NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, ROCE_FABRIC, ROCE_QPS,
+                                collisions_title, flaps_title, incast_title, links_title, loss_title, roce_label)
+from lab.paper.switch_rows import path_loss_row, switches_row
 from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
 from lab.runners.bandwidth import default_pair, run_bandwidth
@@ -341,7 +342,9 @@ class Paper:
         return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in COLLECTIVES]
                 + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
                 + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row),
-                   ("T0-T1 flap cost", self.flaps_row)])
+                   ("T0-T1 flap cost", self.flaps_row),
+                   ("T0, T1 switch down", lambda: switches_row(self.quick, self.say, streams_trust)),
+                   ("T0-T1 link dropping packets", lambda: path_loss_row(self.quick, self.say, streams_trust))])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -362,7 +365,11 @@ def plan(quick: bool) -> list[str]:
                                        f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
                                        f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
                                        f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
-                                       f"one per plane, under an MRC bandwidth test)"]
+                                       f"one per plane, under an MRC bandwidth test)",
+                                       f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s "
+                                       f"phases, under an MRC bandwidth test)",
+                                       f"one T0-T1 link dropping {PATH_LOSS_P:.0%} ({PASSES[quick].path_loss_phase_s:g} "
+                                       f"s phases, under an MRC bandwidth test)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:
@@ -377,6 +384,11 @@ def raw_runs(runs: dict[str, ExperimentRun]) -> dict[str, dict]:
 def stream_verdict(r) -> RunVerdict:
     """A BandwidthResult as the trust judgement reads a run."""
     return RunVerdict(verified=r.verified and not r.error, cpu_bound=r.cpu_bound, unexplained_loss=r.unexplained)
+
+
+def streams_trust(runs: dict) -> tuple[bool, str]:
+    """trust() of bandwidth runs (label -> BandwidthResult)."""
+    return trust({label: stream_verdict(r) for label, r in runs.items()})
 
 
 def victim_verdict(r) -> RunVerdict:
