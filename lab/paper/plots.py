@@ -352,6 +352,7 @@ def path_loss(found: list[tuple[object, dict]], path: Path) -> Path:
             bottom.hlines(2 * lossy_rows[0], *series["window"], **PAPER_STYLE,
                           label=paper_label(shape.LOSSY_EV_OUT, "EV-A"))
     bottom.set_yticks([2 * i + 0.5 for i in range(len(activity))], [f"EV {ev}" for ev in activity])
+    bottom.set_ylim(-0.5, 2 * len(activity) + 1.5)     # room for the legend above the top EV
     bottom.set_ylabel(f"{conn}: each EV inactive (low) / active (high)" if conn else "no EV moved")
     bottom.set_xlabel("time from the streams' start (s)")
     bottom.grid(alpha=0.3, axis="x")
