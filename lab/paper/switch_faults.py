@@ -131,8 +131,9 @@ def lost_after_detection(routes: Sequence[Route], events: Sequence[Mapping], hit
     start, end = window
     out = {}
     for host, peer in connections_of(routes, hit):
-        spans = [(a, b, n or 0) for r in routes if (r.host, r.peer, r.plane, r.t1) in {(host, peer, *h) for h in hit}
-                 for a, b, n in r.drop_spans if b >= start - ROUTE_SILENCE_S and a <= end]
+        theirs = [r for r in routes if (r.host, r.peer) == (host, peer) and (r.plane, r.t1) in hit]
+        spans = [(a, b, n or 0) for r in theirs for a, b, n in r.drop_spans
+                 if b >= start - ROUTE_SILENCE_S and a <= end]
         first_loss = min((max(a, start) for a, _, _ in spans), default=None)
         marks = [e["t"] for e in events if (e["host"], e["peer"]) == (host, peer) and e["new"] in LEFT_USE
                  and first_loss is not None and first_loss <= e["t"] <= end
