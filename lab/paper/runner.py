@@ -368,8 +368,8 @@ def plan(quick: bool) -> list[str]:
                                        f"one per plane, under an MRC bandwidth test)",
                                        f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s "
                                        f"phases, under an MRC bandwidth test)",
-                                       f"one T0-T1 link dropping {PATH_LOSS_P:.0%} ({PASSES[quick].path_loss_phase_s:g} "
-                                       f"s phases, under an MRC bandwidth test)"]
+                                       f"one T0-T1 link dropping {PATH_LOSS_P:.0%} "
+                                       f"({PASSES[quick].path_loss_phase_s:g} s phases, under an MRC bandwidth test)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:

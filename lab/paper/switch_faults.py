@@ -151,10 +151,11 @@ def route_use(events: Sequence[Mapping], host: str, peer: str, route: tuple, spi
     "retired_s": fault start -> its first retirement (an EV of it ASSUMED_BAD or DENIED; None: never);
     "backup_activated": a BACKUP EV of the plane became active at that instant (the paper's EV-B);
     "returns": times it came back into use within the window after a retirement; "out_share": share of
-    the window it spent retired."""
+    the window it spent retired; "evs_retired": its EVs that were ASSUMED_BAD or DENIED in the window."""
     start, end = window
     state: dict[int, str] = {}
     retired_since, out_s, first, returns, activated = None, 0.0, None, 0, False
+    evs_retired: set[int] = set()
     for e in sorted((e for e in events if (e["host"], e["peer"], e["plane"]) == (host, peer, route[0])),
                     key=lambda e: e["t"]):
         if e["t"] > end:
@@ -172,10 +173,13 @@ def route_use(events: Sequence[Mapping], host: str, peer: str, route: tuple, spi
             retired_since, returns = None, returns + 1
         if e["t"] == first and e["old"] == "BACKUP" and e["new"] in ACTIVE:
             activated = True
+        if e["new"] in RETIRED and route_of(e["ev"], route[0], spines) == route:
+            evs_retired.add(e["ev"])
     if retired_since is not None:
         out_s += end - max(retired_since, start)
     return {"retired_s": None if first is None else round(first - start, 6), "backup_activated": activated,
-            "returns": returns, "out_share": round(out_s / (end - start), 4) if end > start else None}
+            "returns": returns, "out_share": round(out_s / (end - start), 4) if end > start else None,
+            "evs_retired": sorted(evs_retired)}
 
 
 def ev_activity(events: Sequence[Mapping], host: str, peer: str, plane: int) -> dict[int, list[tuple[float, bool]]]:
@@ -277,7 +281,9 @@ def use_text(use: Mapping[str, Mapping]) -> str:
     came back and the share of the window it was out."""
     parts = []
     for conn, u in use.items():
-        when = "never retired" if u["retired_s"] is None else f"retired {1000 * u['retired_s']:.0f} ms in"
+        evs = ", ".join(map(str, u["evs_retired"])) if "evs_retired" in u else ""
+        when = "never retired" if u["retired_s"] is None else \
+            f"retired {1000 * u['retired_s']:.0f} ms in" + (f" (EVs {evs})" if evs else "")
         backup = ", a backup EV activated" if u["backup_activated"] else ""
         parts.append(f"{conn} {when}{backup}, back in use {u['returns']} times, out {u['out_share']:.0%} of the window")
     return "; ".join(parts)

@@ -55,5 +55,5 @@ def path_loss_row(quick: bool, say: Callable[[str], None], trusted: Trust) -> It
     same, why = path_loss_shape(figures["held"], figures["use"])
     ok, trust_why = trusted({MRC: r})
     yield PaperRow(path_loss_title(), claim("path_loss").result, {MRC: path_loss_text(figures)}, same, why, ok,
-                   trust_why, {**figures, "plane": FAULTED_PLANE, "phase_s": step, "p": PATH_LOSS_P, "spines": spec.spines,
-                               "run": on_plane(r.as_dict(), FAULTED_PLANE)})
+                   trust_why, {**figures, "plane": FAULTED_PLANE, "phase_s": step, "p": PATH_LOSS_P,
+                               "spines": spec.spines, "run": on_plane(r.as_dict(), FAULTED_PLANE)})

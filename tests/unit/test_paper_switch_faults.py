@@ -117,7 +117,7 @@ def back(t) -> list[dict]:
 def test_a_route_retired_for_the_whole_window_with_a_backup_taking_over():
     use = sf.route_use(retire(1.1) + back(2.1), "h0", "h2", (0, 0), 2, WINDOW)
     assert use == {"retired_s": pytest.approx(0.1), "backup_activated": True, "returns": 0,
-                   "out_share": pytest.approx(0.9)}
+                   "out_share": pytest.approx(0.9), "evs_retired": [0, 2, 4]}
 
 
 def test_a_lossy_route_back_in_use_between_retirements():
@@ -128,7 +128,7 @@ def test_a_lossy_route_back_in_use_between_retirements():
 
 def test_a_route_never_retired_or_without_a_backup():
     assert sf.route_use([move(1.1, 0, "GOOD", "SUSPECT")], "h0", "h2", (0, 0), 2, WINDOW) == {
-        "retired_s": None, "backup_activated": False, "returns": 0, "out_share": 0.0}
+        "retired_s": None, "backup_activated": False, "returns": 0, "out_share": 0.0, "evs_retired": []}
     assert not sf.route_use(retire(1.1, old_backup="SKIP"), "h0", "h2", (0, 0), 2, WINDOW)["backup_activated"]
 
 
@@ -168,7 +168,8 @@ def test_what_is_not_figs_10_11(t0, t1, lost, words):
 
 
 def test_a_run_without_its_phases_is_not_figs_10_11():
-    assert sf.switches_shape(None, 1.0, [], LEFT) == (False, "no: a run did not show a clean, a fault and a clean phase")
+    assert sf.switches_shape(None, 1.0, [], LEFT) == (
+        False, "no: a run did not show a clean, a fault and a clean phase")
 
 
 def use(retired_s=0.1, backup=True, returns=0, out=0.9) -> dict:
@@ -176,9 +177,12 @@ def use(retired_s=0.1, backup=True, returns=0, out=0.9) -> dict:
 
 
 def test_a_lossy_route_retired_with_a_backup_and_the_rate_held_is_figs_12_13():
-    same, why = sf.path_loss_shape(0.98, {"h0->h2": use(), "h2->h0": use(0.2, returns=7, out=0.3)})
+    same, why = sf.path_loss_shape(0.98, {"h0->h2": use(), "h2->h0": dict(use(0.2, returns=7, out=0.3),
+                                                                          evs_retired=[0, 2])})
     assert same and why.startswith("yes: the lossy route retired with a backup EV activated in every connection: yes")
-    assert "h2->h0 retired 200 ms in, a backup EV activated, back in use 7 times, out 30% of the window" in why
+    assert "h0->h2 retired 100 ms in, a backup EV activated" in why     # a record without its EVs
+    assert ("h2->h0 retired 200 ms in (EVs 0, 2), a backup EV activated, back in use 7 times, out 30% of the "
+            "window") in why
     assert why.endswith("the rate held 0.98 of the clean rate (sustained: >= 0.95: yes)")
 
 
