@@ -46,6 +46,15 @@ PAPER = {
                                                    "stays within a single T0")},
     "flaps": {EVERY_ROW: PaperClaim("section 3", "a T0-T1 link flap costs a connection very few packets, "
                                                  "often just one")},
+    "switches": {EVERY_ROW: PaperClaim("Figs. 10/11", "a T0 switch down: \"the steady-state bandwidth drops by "
+                                                      "approximately 100 Gb/s\" (one 100 Gb/s plane of eight), "
+                                                      "\"proportional to the remaining available network "
+                                                      "capacity\"; a T1 switch down: \"no steady-state bandwidth "
+                                                      "degradation is observed despite the failure\"")},
+    "path_loss": {EVERY_ROW: PaperClaim("Figs. 12/13", "an EV dropping 20 % of its packets: \"its status "
+                                                       "transitions immediately to inactive, and EV-B is activated "
+                                                       "as a replacement\", with \"sustained line-rate "
+                                                       "bandwidth\"")},
 }
 
 
@@ -96,3 +105,12 @@ P2P_LATENCY_RATIO = Shape("section 5.2.1", "6.54 against 5.09 us", 5.09 / 6.54,
                           "T0-local one-way latency / cross-T1's (ib_write_lat, 2 B)")
 P2P_BANDWIDTH = Shape("section 5.2.1", "~96 % of the peak", 0.96,
                       "bandwidth / the NIC's capacity, T0-local and cross-T1 alike (ib_write_bw, 32 KB)")
+T0_DOWN_LEFT = Shape("Figs. 10/11", "drops by approximately 100 Gb/s", 7 / 8,
+                     "MRC's throughput with one plane's T0 of a host's rack down / its clean throughput: one "
+                     "plane of eight lost")
+T1_DOWN_KEEPS = Shape("Figs. 10/11", "no steady-state bandwidth degradation", 1.0,
+                      "MRC's throughput with one T1 down / its clean throughput")
+PATH_LOSS_KEEPS = Shape("Figs. 12/13", "sustained line-rate bandwidth", 1.0,
+                        "MRC's throughput while one T0-T1 link drops 20 % of its packets / its clean throughput")
+LOSSY_EV_OUT = Shape("Figs. 12/13", "transitions immediately to inactive", 1.0,
+                     "share of the drop's window in which the lossy route's EVs (the paper's EV-A) are out of use")

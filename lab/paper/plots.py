@@ -6,6 +6,9 @@
     paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Figs. 9a/9b)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
     paper_flap_cost.png      how many data packets each T0-T1 flap cost each connection (section 3)
+    paper_switch_down.png    throughput over time with a T0, then a T1, of one plane down (Figs. 10/11)
+    paper_path_loss.png      throughput over time with one T0-T1 link dropping packets, and each EV of
+                             its plane active or not (Figs. 12/13)
     paper_p2p.png            one-way latency and bandwidth, T0-local and cross-T1 (section 5.2.1)
 
 The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
@@ -26,11 +29,12 @@ from lab.paper import figures as shape  # noqa: E402
 from lab.paper import rows as paper_rows  # noqa: E402
 from lab.paper import settings, thresholds  # noqa: E402
 from lab.paper.row import PaperRow  # noqa: E402
+from lab.paper.switch_faults import T0_DOWN, T1_DOWN  # noqa: E402
 from lab.runners import bench_targets as target  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
-        "p2p": "paper_p2p.png"}
+        "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
 RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -319,6 +323,76 @@ def point_to_point(found: list[tuple[object, dict]], path: Path) -> Path:
     return save(fig, path)
 
 
+def timeline(ax, series: dict, s: shape.Shape, what: str, fault: str) -> None:
+    """A bandwidth run's rate per bin over its clean rate, its fault's window shaded, and the paper's
+    shape across the window."""
+    t, share = series["t"], series["share"]
+    if len(t) > 1:   # the last bin drawn to its end
+        t, share = t + [2 * t[-1] - t[-2]], share + share[-1:]
+    ax.step(t, share, where="post", color=RUN_COLORS[settings.MRC], lw=1.5,
+            label="MRC, both directions / the clean phase's rate (200 ms bins)")
+    if series["window"]:
+        start, end = series["window"]
+        ax.axvspan(start, end, color="grey", alpha=0.2, label=fault)
+        ax.hlines(s.value, start, end, **PAPER_STYLE, label=paper_label(s, what))
+    ax.set_ylim(0, 1.3)
+    ax.set_xlabel("time from the streams' start (s)")
+    ax.grid(alpha=0.3)
+
+
+SWITCH_SHAPES = {T0_DOWN: (shape.T0_DOWN_LEFT, "the bandwidth"), T1_DOWN: (shape.T1_DOWN_KEEPS, "MRC shows")}
+
+
+def switch_down(found: list[tuple[object, dict]], path: Path) -> Path:
+    """One panel per switch taken down: the rate over time, the switch's window, the paper's shape in it."""
+    (_, row), = found
+    series = paper_rows.switch_timelines(row)
+    fig, axes = plt.subplots(1, max(len(series), 1), figsize=(13, 5), sharey=True, squeeze=False)
+    for ax, (how, one) in zip(axes[0], series.items()):
+        s, what = SWITCH_SHAPES[how]
+        timeline(ax, one, s, what, f"{one['target']} down (capacity left for the test: {one['left']:.3g})")
+        title(ax, f"{how} ({shape.figures('switches')})", row)
+        mark_untrusted(ax, row)
+        legend_once(ax, loc="lower left", fontsize=7)
+    axes[0][0].set_ylabel("throughput / the clean phase's (share)")
+    return save(fig, path)
+
+
+def path_loss(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Fig. 12: the rate over time with the loss's window; Fig. 13: each EV of the lossy link's plane of one
+    connection, active or not, the lossy route's in red (the paper's EV-A), the others blue (EV-B among them)."""
+    (_, row), = found
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8.5), sharex=True, gridspec_kw={"height_ratios": [1, 1.4]})
+    series = paper_rows.path_loss_timeline(row)
+    p = series["p"]
+    timeline(top, series, shape.PATH_LOSS_KEEPS, "MRC shows", f"the link drops {p:.0%} of its packets" if p else "loss")
+    top.set_xlabel("")
+    top.set_ylabel("throughput / the clean phase's")
+    title(top, f"One T0-T1 link dropping packets ({shape.figures('path_loss')})", row)
+    mark_untrusted(top, row)
+    legend_once(top, loc="lower left", fontsize=7)
+    conn, activity = paper_rows.lossy_ev_activity(row)
+    for i, (ev, (lossy, steps)) in enumerate(activity.items()):
+        times, active = zip(*steps)
+        bottom.step(list(times) + [series["t"][-1] + 0.2 if series["t"] else times[-1]],
+                    [2 * i + a for a in active] + [2 * i + active[-1]], where="post", lw=1.5,
+                    color="tab:red" if lossy else "tab:blue",
+                    label="an EV on the lossy route" if lossy else "an EV on the plane's other route")
+    lossy_rows = [i for i, (lossy, _) in enumerate(activity.values()) if lossy]
+    if series["window"]:
+        bottom.axvspan(*series["window"], color="grey", alpha=0.2)
+        if lossy_rows:   # the paper's EV-A: inactive throughout the drop
+            bottom.hlines(2 * lossy_rows[0], *series["window"], **PAPER_STYLE,
+                          label=paper_label(shape.LOSSY_EV_OUT, "EV-A"))
+    bottom.set_yticks([2 * i + 0.5 for i in range(len(activity))], [f"EV {ev}" for ev in activity])
+    bottom.set_ylim(-0.5, 2 * len(activity) + 1.5)     # room for the legend above the top EV
+    bottom.set_ylabel(f"{conn}: each EV inactive (low) / active (high)" if conn else "no EV moved")
+    bottom.set_xlabel("time from the streams' start (s)")
+    bottom.grid(alpha=0.3, axis="x")
+    legend_once(bottom, loc="upper right", fontsize=7)
+    return save(fig, path)
+
+
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
-           "flaps": flap_cost, "p2p": point_to_point}
+           "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Mapping
 
 from lab.analysis.known_fields import known_fields
-from lab.paper import links, settings
+from lab.paper import links, settings, switch_faults
 from lab.paper.row import PaperRow
-from lab.paper.run_part import FlapRecord, LinksRecord, PairFigures, VictimFigures, efficiency_in
+from lab.paper.run_part import (FlapRecord, LinksRecord, PairFigures, PathLossRecord, SwitchRecord,
+                                VictimFigures, efficiency_in)
+from mrc_host.routes import route_of
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
 COMMAND = "sudo python lab/run.py paper"
@@ -142,3 +144,46 @@ def flap_costs(row: PaperRow) -> list[int]:
 def p2p_pairs(row: PaperRow) -> dict[str, PairFigures]:
     """Point-to-point: pair ("T0-local", "cross-T1") -> its latency and bandwidth, as the runner measured them."""
     return {where: PairFigures.from_dict(figures) for where, figures in row.raw.items()}
+
+
+def rate_timeline(run: Mapping, clean: float | None) -> tuple[list[float], list[float]]:
+    """A bandwidth run's bins: (start of each bin in s, rate of both directions / the clean rate)."""
+    series = links.both_directions(run)
+    return [k * run["bin_s"] for k in range(len(series))], [rate / clean if clean else 0.0 for rate in series]
+
+
+def switch_timelines(row: PaperRow) -> dict[str, dict]:
+    """Switch down: how -> {"t", "share" (of the clean phase's rate, per bin), "window" (start, end of the
+    switch down; None: not found), "left" (the capacity left), "target" (the switch)}."""
+    record = SwitchRecord.from_dict(row.raw)
+    out = {}
+    for how, run in record.runs.items():
+        figures = record.figures[how]
+        phases = figures["phases"]
+        t, share = rate_timeline(run, phases[0][1] if phases and phases[0][0] == 0 else None)
+        out[how] = {"t": t, "share": share, "window": figures["window"], "left": figures["capacity_left"],
+                    "target": record.targets[how] if how in record.targets else how}
+    return out
+
+
+def path_loss_timeline(row: PaperRow) -> dict:
+    """Path loss: {"t", "share" (of the clean phase's rate, per bin), "window" (the loss; None: not found),
+    "p" (the share of packets the link dropped)}."""
+    record = PathLossRecord.from_dict(row.raw)
+    phases = links.run_phases(record.run, record.phase_s) if record.run else []
+    t, share = rate_timeline(record.run, phases[0][1] if phases and phases[0][0] == 0 else None) if record.run \
+        else ([], [])
+    return {"t": t, "share": share, "window": record.window, "p": record.p}
+
+
+def lossy_ev_activity(row: PaperRow) -> tuple[str, dict[int, tuple[bool, list[tuple[float, bool]]]]]:
+    """Path loss, Fig. 13: (the connection drawn, ev -> (whether it rides the lossy route, its activity over
+    time)) for the EVs of the lossy link's plane of host 0's connection, from the run's path events."""
+    record = PathLossRecord.from_dict(row.raw)
+    if not record.route or not record.use:
+        return "", {}
+    conn = sorted(record.use)[0]
+    host, peer = conn.split("->")
+    plane, t1 = record.route
+    activity = switch_faults.ev_activity(record.run["path_events"], host, peer, plane)
+    return conn, {ev: (route_of(ev, plane, record.spines) == (plane, t1), steps) for ev, steps in activity.items()}

@@ -121,3 +121,35 @@ class PairFigures:
 
     def verdict(self) -> RunVerdict:
         return RunVerdict(self.verified, self.cpu_bound, self.unexplained_loss)
+
+
+@dataclass(frozen=True)
+class SwitchRecord:
+    """The switch-down row's raw record (lab/paper/switch_rows.py)."""
+
+    runs: dict = field(default_factory=dict)      # how -> BandwidthResult.as_dict(), the faulted plane's path events
+    figures: dict = field(default_factory=dict)   # how -> lab/paper/switch_faults.py switch_figures()
+    targets: dict = field(default_factory=dict)   # how -> the switch taken down
+    phase_s: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "SwitchRecord":
+        return cls(**known_fields(cls, data))
+
+
+@dataclass(frozen=True)
+class PathLossRecord:
+    """The path-loss row's raw record (lab/paper/switch_faults.py path_loss_figures(), and the run)."""
+
+    run: dict = field(default_factory=dict)       # BandwidthResult.as_dict(), the faulted plane's path events
+    held: float | None = None
+    window: list | None = None
+    route: list | None = None                     # [plane, T1] of the lossy link
+    use: dict = field(default_factory=dict)       # "host->peer" -> route_use()
+    p: float | None = None
+    phase_s: float | None = None
+    spines: int = LINKS_FABRIC.spines             # the fabric's, which says each EV's route
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "PathLossRecord":
+        return cls(**known_fields(cls, data))

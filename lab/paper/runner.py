@@ -44,8 +44,9 @@ from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
-                                NIC_LOSS_LEVELS, PASSES, PLACEMENT, ROCE_FABRIC, ROCE_QPS, collisions_title,
-                                flaps_title, incast_title, links_title, loss_title, roce_label)
+                                NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, ROCE_FABRIC, ROCE_QPS,
+                                collisions_title, flaps_title, incast_title, links_title, loss_title, roce_label)
+from lab.paper.switch_rows import path_loss_row, switches_row
 from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
 from lab.runners.bandwidth import default_pair, run_bandwidth
@@ -338,6 +339,8 @@ class Paper:
                 + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
                 + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row),
                    ("T0-T1 flap cost", self.flaps_row),
+                   ("T0, T1 switch down", lambda: switches_row(self.quick, self.say, streams_trust)),
+                   ("T0-T1 link dropping packets", lambda: path_loss_row(self.quick, self.say, streams_trust)),
                    ("point-to-point", lambda: p2p_row(self.quick, self.say))])
 
     def run(self) -> list[PaperRow]:
@@ -360,6 +363,10 @@ def plan(quick: bool) -> list[str]:
                                        f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
                                        f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
                                        f"one per plane, under an MRC bandwidth test)",
+                                       f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s "
+                                       f"phases, under an MRC bandwidth test)",
+                                       f"one T0-T1 link dropping {PATH_LOSS_P:.0%} "
+                                       f"({PASSES[quick].path_loss_phase_s:g} s phases, under an MRC bandwidth test)",
                                        f"point-to-point (T0-local and cross-T1 pairs: {PASSES[quick].p2p_iterations} "
                                        f"tiny all-reduces and {PASSES[quick].p2p_bandwidth_s:g} s of bandwidth test "
                                        "each)"]
@@ -377,6 +384,11 @@ def raw_runs(runs: dict[str, ExperimentRun]) -> dict[str, dict]:
 def stream_verdict(r) -> RunVerdict:
     """A BandwidthResult as the trust judgement reads a run."""
     return RunVerdict(verified=r.verified and not r.error, cpu_bound=r.cpu_bound, unexplained_loss=r.unexplained)
+
+
+def streams_trust(runs: dict) -> tuple[bool, str]:
+    """trust() of bandwidth runs (label -> BandwidthResult)."""
+    return trust({label: stream_verdict(r) for label, r in runs.items()})
 
 
 def victim_verdict(r) -> RunVerdict:

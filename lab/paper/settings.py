@@ -44,6 +44,11 @@ INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.pl
 # fabric). Figs. 9c/9d take T0-T1 links down instead: a row still to add.
 LINKS_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)
 LINKS_DOWN = 4
+# Figs. 10-13, under the same bandwidth test on the same fabric: one plane's T0 of host 0's rack down, then
+# one of its T1s (Figs. 10/11); one T0-T1 link of that plane dropping PATH_LOSS_P of its packets (Figs. 12/13,
+# the paper's EV dropping 20 %)
+FAULTED_PLANE = 0
+PATH_LOSS_P = 0.2
 
 
 @dataclass(frozen=True)
@@ -55,14 +60,18 @@ class Pass:
     victim_s: float        # each stream of the incast-with-a-victim row
     flaps: int             # T0-T1 flaps of the flap-cost row, one per plane (at most the planes)
     flap_s: float          # each flap's link is down this long, then up as long before the next
+    switch_phase_s: float  # the switch-down row: clean, a switch down, back up; a phase each (whole 200 ms bins)
+    path_loss_phase_s: float   # the path-loss row: clean, the link dropping packets, clean again; a phase each
     p2p_iterations: int    # tiny two-rank all-reduces of the point-to-point row, per pair
     p2p_bandwidth_s: float  # its bandwidth test, per pair
 
 
-PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VICTIM_STREAM_S[True], flaps=4, flap_s=1.0,
-                   p2p_iterations=40, p2p_bandwidth_s=3.0),  # --quick
-          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8, flap_s=1.0,
-                    p2p_iterations=200, p2p_bandwidth_s=10.0)}
+PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VICTIM_STREAM_S[True], flaps=4,
+                     flap_s=1.0, switch_phase_s=1.0, path_loss_phase_s=2.0, p2p_iterations=40,
+                     p2p_bandwidth_s=3.0),  # --quick
+          False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8,
+                      flap_s=1.0, switch_phase_s=2.0, path_loss_phase_s=4.0, p2p_iterations=200,
+                      p2p_bandwidth_s=10.0)}
 
 MRC = "MRC"
 MULTI_RAIL = "multi-rail baseline"
@@ -96,6 +105,15 @@ def flaps_title() -> str:
     return f"{claim('flaps').figure}: packets a T0-T1 link flap costs a connection"
 
 
+def switches_title() -> str:
+    return (f"{claim('switches').figure}: a T0 of host 0's rack, then a T1, of one plane down under a "
+            "bandwidth test")
+
+
+def path_loss_title() -> str:
+    return f"{claim('path_loss').figure}: one T0-T1 link drops {PATH_LOSS_P:.0%} of its packets under a bandwidth test"
+
+
 def incast_title() -> str:
     return (f"{claim('incast').figure}: incast {VICTIM_INCAST_SENDERS}-to-1 beside a victim flow "
             f"({INCAST_FABRIC.planes} planes)")
@@ -112,4 +130,5 @@ def row_titles() -> list[tuple[str, object, str]]:
     return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
             + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
+               ("switches", None, switches_title()), ("path_loss", None, path_loss_title()),
                ("p2p", None, p2p_title())])

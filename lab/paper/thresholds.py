@@ -17,3 +17,6 @@ PAPER_DIP_UNDER_S = LINK_CHANGE_DIP.value  # Fig. 9a: each change of the links u
                                            # PAPER_TRACKS_CAPACITY of what is left) for less than this, in s
 PAPER_FLAP_OFTEN = 0.5           # section 3, a flap costs "often just one" packet: at least this share of the
                                  # (flap, connection) pairs cost one packet or none
+PAPER_NO_DEGRADATION = 1 - PAPER_SHAPE_TOLERANCE  # Figs. 11 and 12, "no steady-state bandwidth degradation",
+                                                  # "sustained line-rate bandwidth": MRC's throughput / what the
+                                                  # capacity left allows is at least this (run-to-run noise)

@@ -163,6 +163,8 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     assert lossy_16 in full and lossy_16 not in quick
     assert any("incast with a victim" in step and "RoCE-like + DCQCN with 1, 8 QPs" in step for step in full)
     assert "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)" in full
+    assert full[-3:-1] == ["a T0, then a T1, of one plane down (2 s phases, under an MRC bandwidth test)",
+                         "one T0-T1 link dropping 20% (4 s phases, under an MRC bandwidth test)"]
     roce, multi = settings.INCAST_ROCE_FABRIC, settings.INCAST_FABRIC
     assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
     assert roce.evs_per_plane >= max(settings.INCAST_ROCE_QPS) and roce.hosts == multi.hosts

@@ -12,7 +12,7 @@ from lab.analysis.results import ResultsDir
 from lab.cli import save_paper
 from lab.jupyter import notebook_support as nbs
 from lab.paper import figures as paper_figures
-from lab.paper import links, runner, settings, thresholds
+from lab.paper import links, runner, settings, switch_faults, thresholds
 from lab.paper import notebook as pnb
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows` are lists of rows
@@ -87,9 +87,41 @@ def p2p_row(trusted=True) -> PaperRow:
                trusted)
 
 
+def one_fault_run(series, start, end, events=()) -> dict:
+    """A bandwidth run of 0.2 s bins with one fault from `start` to `end` and the agents' path events."""
+    return dict(bandwidth_run(series, flap(start, end, "t0p0r0")), path_events=list(events))
+
+
+def ev_move(t, ev, old, new) -> dict:
+    return {"t": t, "host": "h0", "peer": "h2", "plane": 0, "ev": ev, "old": old, "new": new}
+
+
+# the lossy route (plane 0, T1 0) of h0->h2 retired at 0.7 s, EV 5 taking over, back at 0.9 s
+LOSSY_EVENTS = [ev_move(0.7, 0, "SUSPECT", "ASSUMED_BAD"), ev_move(0.7, 5, "BACKUP", "GOOD"),
+                ev_move(0.9, 0, "ASSUMED_BAD", "GOOD"), ev_move(0.9, 5, "GOOD", "BACKUP")]
+SWITCH_SERIES = [160, 160, 160, 99, 140, 140, 99, 160, 160]
+
+
+def switches_row(trusted=True) -> PaperRow:
+    runs = {switch_faults.T0_DOWN: one_fault_run(SWITCH_SERIES, 0.65, 1.25),
+            switch_faults.T1_DOWN: one_fault_run([160] * 9, 0.65, 1.25)}
+    figures = {how: switch_faults.switch_figures(run, [], settings.LINKS_FABRIC, how, 0, 0.6)
+               for how, run in runs.items()}
+    return row("switches", None, {"runs": runs, "figures": figures, "phase_s": 0.6,
+                                  "targets": switch_faults.switch_targets(settings.LINKS_FABRIC, 0)}, trusted)
+
+
+def path_loss_row(trusted=True) -> PaperRow:
+    run = one_fault_run([160, 160, 160, 99, 150, 155, 99, 160, 160], 0.65, 1.25, LOSSY_EVENTS)
+    figures = switch_faults.path_loss_figures(run, [], settings.LINKS_FABRIC, 0, 0.6)
+    figures["use"] = {"h0->h2": switch_faults.route_use(LOSSY_EVENTS, "h0", "h2", (0, 0), 2, (0.65, 1.25))}
+    return row("path_loss", None, {**figures, "run": run, "phase_s": 0.6, "p": 0.2, "spines": 2}, trusted)
+
+
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
-            + [links_row(planes=2), incast_row(), flaps_row(), p2p_row()])
+            + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), path_loss_row(trusted=False),
+               p2p_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
@@ -200,6 +232,25 @@ def test_the_other_kinds_figures_are_the_rows_own():
     assert free[MRC] == lossy[roce_label(1)] == 0.5
     assert paper_rows.victims(incast_row()) == {MRC: (0.88, 0.93), MULTI_RAIL: (0.32, None)}
     assert paper_rows.flap_costs(flaps_row()) == [2, 1, 3, 2, 5, 1, 0, 2]
+
+
+def test_the_switch_rows_timelines_are_shares_of_the_clean_phase():
+    t0 = paper_rows.switch_timelines(switches_row())[switch_faults.T0_DOWN]
+    assert t0["share"][4] == pytest.approx(140 / 160) and t0["window"] == (0.65, 1.25)
+    assert t0["left"] == 7 / 8 and t0["target"] == "t0p0r0" and t0["t"][:2] == [0.0, 0.2]
+
+
+def test_the_path_loss_rows_evs_are_read_with_their_routes():
+    timeline = paper_rows.path_loss_timeline(path_loss_row())
+    assert timeline["window"] == (0.65, 1.25) and timeline["p"] == 0.2
+    conn, activity = paper_rows.lossy_ev_activity(path_loss_row())
+    assert conn == "h0->h2"
+    assert activity == {0: (True, [(0.0, False), (0.7, False), (0.9, True)]),
+                        5: (False, [(0.0, False), (0.7, True), (0.9, False)])}
+
+
+def test_a_path_loss_row_without_a_lossy_route_has_no_evs():
+    assert paper_rows.lossy_ev_activity(row("path_loss", None, {})) == ("", {})
 
 
 # ---- the figures ------------------------------------------------------------------------------------

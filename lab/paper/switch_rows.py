@@ -1,0 +1,59 @@
+"""The rows of Figs. 10-13 on the lab (`lab/run.py paper`; lab/paper/runner.py lists them): an MRC
+bandwidth test between host 0 and a host of the other rack on the default fabric, under a switch of
+one plane down (a T0 of host 0's rack, then a T1: Figs. 10/11) or one T0-T1 link dropping
+PATH_LOSS_P of its packets (Figs. 12/13). Their numbers are lab/paper/switch_faults.py's.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from lab.analysis.route_records import route_records
+from lab.paper.figures import claim
+from lab.paper.row import PaperRow
+from lab.paper.settings import (FAULTED_PLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, PATH_LOSS_P, path_loss_title,
+                                switches_title)
+from lab.paper.switch_faults import (T0_DOWN, T1_DOWN, lossy_link, on_plane, path_loss_figures, path_loss_shape,
+                                     path_loss_text, path_loss_timeline, switch_figures, switch_targets, switch_text,
+                                     switch_timeline, switches_shape)
+from lab.plumbing.session import lab_session
+from lab.runners.bandwidth import run_bandwidth
+
+# label -> BandwidthResult in, the row's trust verdict and its reason out (lab/paper/runner.py)
+Trust = Callable[[dict], tuple[bool, str]]
+
+
+def switches_row(quick: bool, say: Callable[[str], None], trusted: Trust) -> Iterator[PaperRow]:
+    """Figs. 10/11: a phase clean, a phase with the switch down, a phase back; a T0, then a T1."""
+    spec, step = LINKS_FABRIC, PASSES[quick].switch_phase_s
+    targets = switch_targets(spec, FAULTED_PLANE)
+    say(f"paper: MRC bandwidth test, {targets[T0_DOWN]} down for {step:g} s, then {targets[T1_DOWN]}...")
+    with lab_session(spec) as session:
+        runs = {how: run_bandwidth(session, 3 * step, "mrc", dict(MRC_PARAMS), faults=switch_timeline(target, step))
+                for how, target in targets.items()}
+    figures = {how: switch_figures(r.as_dict(), route_records(r.stats)[0], spec, how, FAULTED_PLANE, step)
+               for how, r in runs.items()}
+    same, why = switches_shape(figures[T0_DOWN]["share"], figures[T1_DOWN]["share"],
+                               [c["lost_after"] for c in figures[T1_DOWN]["connections"].values()],
+                               {how: f["capacity_left"] for how, f in figures.items()})
+    ok, trust_why = trusted({f"MRC, {how}": r for how, r in runs.items()})
+    yield PaperRow(switches_title(), claim("switches").result,
+                   {f"MRC, {how} ({targets[how]})": switch_text(f) for how, f in figures.items()}, same, why, ok,
+                   trust_why, {"planes": spec.planes, "plane": FAULTED_PLANE, "phase_s": step, "targets": targets,
+                               "figures": figures,
+                               "runs": {how: on_plane(r.as_dict(), FAULTED_PLANE) for how, r in runs.items()}})
+
+
+def path_loss_row(quick: bool, say: Callable[[str], None], trusted: Trust) -> Iterator[PaperRow]:
+    """Figs. 12/13: a phase clean, a phase with one T0-T1 link of host 0's rack dropping packets, a phase clean."""
+    spec, step = LINKS_FABRIC, PASSES[quick].path_loss_phase_s
+    say(f"paper: MRC bandwidth test, {lossy_link(spec, FAULTED_PLANE)} dropping {PATH_LOSS_P:.0%} for {step:g} s...")
+    with lab_session(spec) as session:
+        r = run_bandwidth(session, 3 * step, "mrc", dict(MRC_PARAMS),
+                          faults=path_loss_timeline(spec, FAULTED_PLANE, PATH_LOSS_P, step))
+    figures = path_loss_figures(r.as_dict(), route_records(r.stats)[0], spec, FAULTED_PLANE, step)
+    same, why = path_loss_shape(figures["held"], figures["use"])
+    ok, trust_why = trusted({MRC: r})
+    yield PaperRow(path_loss_title(), claim("path_loss").result, {MRC: path_loss_text(figures)}, same, why, ok,
+                   trust_why, {**figures, "plane": FAULTED_PLANE, "phase_s": step, "p": PATH_LOSS_P,
+                               "spines": spec.spines, "run": on_plane(r.as_dict(), FAULTED_PLANE)})
