@@ -105,8 +105,9 @@ class AgentConfig:
     control_priority: the SO_PRIORITY of the sockets control datagrams leave by
         (the host NIC shaper's control class), or None: one socket per (plane, ev)
     rx_moderation: the NIC's interrupt moderation, seconds: while datagrams keep
-        coming, the loop takes them at most once per this long, a batch per wakeup
-        (never later than a timer of its own); 0: each as it comes
+        coming (a wakeup found more than one), the loop takes them at most once per
+        this long, a batch per wakeup (never later than a timer of its own, and at once
+        on a doorbell); a lone datagram is taken as it comes; 0: each as it comes
     route_addresses: peer -> per plane, the address each route to it is written
         as, indexed by T1 (a peer in another rack; EV e takes routes.route_of's T1)
         or the peer's own address alone (same rack); None: send to the peer's
@@ -201,15 +202,19 @@ class Agent:
 
     config: AgentConfig
     clock: time source in seconds (time.monotonic)
-    nap: how the loop sleeps while a batch gathers (time.sleep; AgentConfig.rx_moderation)
+    nap: how the loop waits while a batch gathers (AgentConfig.rx_moderation); by default
+        until that time is up or a doorbell rings (a request on an add_reader file, a NIC
+        port event, the denylist changing): a NIC moderates its receive interrupts, not the
+        host's doorbells, so a worker's next write is never held behind a batch gathering
     on_message: optional callback(peer, MessageComplete) for arrived messages
     """
 
     def __init__(self, config: AgentConfig, clock: Callable[[], float] = time.monotonic,
-                 on_message: Callable | None = None, nap: Callable[[float], None] = time.sleep):
+                 on_message: Callable | None = None, nap: Callable[[float], object] | None = None):
         self.config = config
         self.clock = clock
-        self.nap = nap
+        self._doorbells = selectors.DefaultSelector()   # every source but the datagram sockets
+        self.nap = nap if nap is not None else self._doorbells.select
         self.on_message = on_message
         self.transport = transport(config.transport)   # an unknown name fails before any socket
         self.port = self.transport.port
@@ -217,7 +222,7 @@ class Agent:
         self.garbage = 0                 # datagrams dropped before reaching a connection
         self.wakes = 0                   # loop iterations (poll calls): what a quiet agent saves
         self._moderation = config.rx_moderation
-        self._arriving = False             # the last wait ended with datagrams ready
+        self._arriving = False             # the last wait ended with a batch of datagrams ready
         self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
         self.internal_errors = 0         # exceptions from a core (a bug): counted, not fatal
         self.transitions: list[PathStateChanged] = []
@@ -232,12 +237,12 @@ class Agent:
         self._make_connections()
         self.nic = NicPorts(config.plane_ips)
         if self.nic.events is not None:
-            self.sel.register(self.nic.events, selectors.EVENT_READ, _NIC_EVENTS)
+            self._watch(self.nic.events, _NIC_EVENTS)
         self.ports = wire.ALL_PORTS_UP
         self.denylist = DenylistFile(config.denylist_path) if config.denylist_path else None
         self.denylist_watch = open_watch(config.denylist_path) if config.denylist_path else None
         if self.denylist_watch is not None:
-            self.sel.register(self.denylist_watch, selectors.EVENT_READ, _DENYLIST)
+            self._watch(self.denylist_watch, _DENYLIST)
         # the period of the polling left to do (None: none, every source is watched)
         polls = [DENYLIST_CHECK_S] if self.denylist is not None and self.denylist_watch is None else []
         polls += [NIC_CHECK_S] if self.nic.events is None else []
@@ -394,7 +399,12 @@ class Agent:
     def add_reader(self, fileobj) -> None:
         """Wake poll() when `fileobj` is readable too (a worker's stdin); after each
         poll, `readable` holds it if it was."""
-        self.sel.register(fileobj, selectors.EVENT_READ, _READER)
+        self._watch(fileobj, _READER)
+
+    def _watch(self, fileobj, kind: str) -> None:
+        """Wake the loop when `fileobj` is readable, and end a nap then too."""
+        self.sel.register(fileobj, selectors.EVENT_READ, kind)
+        self._doorbells.register(fileobj, selectors.EVENT_READ, kind)
 
     def poll(self, max_wait: float = 0.0) -> None:
         """One loop iteration: timers, send, wait up to max_wait for input, read a batch, send."""
@@ -443,8 +453,10 @@ class Agent:
                     self._check_nic_ports(self.clock())
                 elif self.denylist_watch.changed():
                     self._check_denylist(self.clock())
-            self._arriving = bool(socks)
-            self._read(socks)
+            # a batch (not a lone datagram) says they come faster than the loop takes them
+            # one by one: only then gather the next; a lone message (a ping-pong, a
+            # collective's small step) is taken as it comes, as adaptive moderation does
+            self._arriving = self._read(socks) > 1
         self._send_all(self.clock())
 
     # --- I/O ----------------------------------------------------------------------------------
@@ -453,9 +465,10 @@ class Agent:
         if ready:
             self._read([key.fileobj for key, _mask in ready if key.data is None])
 
-    def _read(self, socks: list) -> None:
+    def _read(self, socks: list) -> int:
         """Read up to RECV_BATCH datagrams, one from each ready socket in turn, so that
-        packets sprayed over several receive sockets are seen close to arrival order."""
+        packets sprayed over several receive sockets are seen close to arrival order;
+        returns how many were read."""
         rview, rbuf = self._rview, [self._rview]
         handle = self.handle_datagram
         now = self.clock()
@@ -470,6 +483,7 @@ class Agent:
                 budget -= 1
                 # the TOS (1 byte) or the traffic class (an int): ECN is in its low bits
                 handle(rview[:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
+        return RECV_BATCH - budget
 
     def handle_datagram(self, data, addr, tos: int, now: float) -> None:
         """Hand one received datagram to its connection; garbage is counted, never raised."""
@@ -569,6 +583,7 @@ class Agent:
             self.sel.unregister(self.denylist_watch)
             self.denylist_watch.close()
         self.sel.close()
+        self._doorbells.close()
 
     def __enter__(self):
         return self

@@ -1,6 +1,7 @@
 """Agent on loopback (no root): two agents in one process, 127.0.x.y as planes."""
 
 import json
+import os
 import random
 import socket
 import time
@@ -203,6 +204,12 @@ def _datagram_to(agent_config: AgentConfig, sender_ip: str) -> None:
     s.close()
 
 
+def _datagrams_to(agent_config: AgentConfig, sender_ip: str, n: int) -> None:
+    """n datagrams, all in the agent's socket buffer before this returns (local delivery)."""
+    for _ in range(n):
+        _datagram_to(agent_config, sender_ip)
+
+
 def test_moderation_naps_while_datagrams_keep_coming_and_never_past_a_timer():
     ca, cb = configs(base=50, rx_moderation=0.004)
     naps = []
@@ -211,15 +218,40 @@ def test_moderation_naps_while_datagrams_keep_coming_and_never_past_a_timer():
         assert naps == []                      # nothing came: no batch to gather
         _datagram_to(ca, cb.plane_ips[0])
         assert drive([a], lambda: a.garbage >= 1)
-        assert naps == []                      # the wake that read it followed a quiet one
+        a.poll(0.01)
+        assert naps == []                      # a lone datagram: the next is taken as it comes
+        _datagrams_to(ca, cb.plane_ips[0], 3)
+        a.poll(1.0)                            # reads the batch of 3
+        assert a.garbage == 4 and naps == []   # the wake that read it followed a quiet one
         a.poll(1.0)
-        assert naps == [0.004]                 # datagrams came last time: a batch gathers first
+        assert naps == [0.004]                 # a batch came last time: the next gathers first
         a.poll(0.01)
         assert naps == [0.004]                 # that wake found none: wait for the next as it comes
-        _datagram_to(ca, cb.plane_ips[0])
-        assert drive([a], lambda: a.garbage >= 2)
+        _datagrams_to(ca, cb.plane_ips[0], 2)
+        a.poll(1.0)
         a.poll(0.001)
         assert naps[-1] == 0.001               # no longer than the loop may wait (its next deadline)
+
+
+def test_a_doorbell_ends_the_nap_a_batch_gathers_in():
+    # a NIC moderates its receive interrupts, not the host's doorbells: a worker's next
+    # request (here a pipe an add_reader watches) is taken at once, not after the nap
+    ca, cb = configs(base=56, rx_moderation=10.0)
+    r, w = os.pipe()
+    try:
+        with Agent(ca) as a:
+            reader = os.fdopen(r, "rb", buffering=0)
+            a.add_reader(reader)
+            _datagrams_to(ca, cb.plane_ips[0], 2)
+            assert drive([a], lambda: a.garbage >= 2)        # a batch came: the next poll naps
+            os.write(w, b"x")
+            started = time.monotonic()
+            a.poll(20.0)
+            assert time.monotonic() - started < 5.0           # not the 10 s nap
+            assert reader in a.readable
+            reader.close()
+    finally:
+        os.close(w)
 
 
 def test_without_moderation_the_loop_never_naps():
