@@ -67,10 +67,10 @@ class Pass:
 
 
 PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VICTIM_STREAM_S[True], flaps=4,
-                     flap_s=1.0, switch_phase_s=1.0, path_loss_phase_s=2.0, p2p_iterations=40,
+                     flap_s=1.0, switch_phase_s=1.0, path_loss_phase_s=2.0, p2p_iterations=200,
                      p2p_bandwidth_s=3.0),  # --quick
           False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8,
-                      flap_s=1.0, switch_phase_s=2.0, path_loss_phase_s=4.0, p2p_iterations=200,
+                      flap_s=1.0, switch_phase_s=2.0, path_loss_phase_s=4.0, p2p_iterations=1000,
                       p2p_bandwidth_s=10.0)}
 
 MRC = "MRC"

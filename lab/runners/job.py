@@ -69,6 +69,9 @@ class JobSpec:
         the window defaults to lab.runners.agent_config.lab_window(spec, transport)
     mappers: run the per-host Clustermapper beside an MRC job (feeds the
         denylist); an experiment on the agents' own probing turns it off
+    moderated: the agents' interrupt moderation on (AgentConfig.rx_moderation);
+        off, they take each datagram as it comes, as a latency test polls its
+        completion queue instead of waiting for an interrupt
     """
 
     transport: str = "mrc"
@@ -82,6 +85,7 @@ class JobSpec:
     params: dict = field(default_factory=dict)
     policy: str = AgentConfig.policy
     mappers: bool = True
+    moderated: bool = True
 
     @property
     def count(self) -> int:
@@ -147,7 +151,8 @@ def _rank_agent_config(session: Session, host: int, job: JobSpec, ranks: list[st
     return agent_config(spec, host, sorted(spec.host_names.index(p) for p in peers), transport=job.transport,
                         payload_size=job.payload_size,
                         params=lab_transport_params(spec, job.transport, job.params), stats_path=stats_path,
-                        policy=job.policy, denylist_path=str(denylist_path(session.workdir)))
+                        policy=job.policy, denylist_path=str(denylist_path(session.workdir)),
+                        **({} if job.moderated else {"rx_moderation": 0.0}))
 
 
 def start_workers(session: Session, job: JobSpec) -> HostWorkers:
