@@ -17,3 +17,8 @@ PAPER_DIP_UNDER_S = LINK_CHANGE_DIP.value  # Fig. 9a: each change of the links u
                                            # PAPER_TRACKS_CAPACITY of what is left) for less than this, in s
 PAPER_FLAP_OFTEN = 0.5           # section 3, a flap costs "often just one" packet: at least this share of the
                                  # (flap, connection) pairs cost one packet or none
+
+
+def at_least(a: float, b: float) -> bool:
+    """a >= b up to the run-to-run noise the shapes allow (PAPER_SHAPE_TOLERANCE)."""
+    return a >= b * (1 - PAPER_SHAPE_TOLERANCE)
