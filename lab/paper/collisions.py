@@ -118,7 +118,7 @@ def collisions_row(collective: str, runs: dict[str, ExperimentRun], outcomes: li
     expected = {qps: e.mean for qps, e in models.items()}
     same, why = collisions_shape(collective, eff[MRC], each, eff[roce_label(16)], expected)
     lab = {label: run_text(v) for label, v in eff.items()}
-    lab[label1] = f"mean efficiency {outcomes_text(each, expected.get(REDRAWN_QPS))}"
+    lab[label1] = f"efficiency {outcomes_text(each, expected.get(REDRAWN_QPS))}"
     raw = {"runs": {label: run.to_dict() for label, run in runs.items()},
            "outcomes": {label1: [run.to_dict() for run in outcomes]},
            "expected": {roce_label(qps): asdict(ExpectedEfficiency(e.mean, e.how(), sorted(e.distribution.items())))

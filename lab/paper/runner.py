@@ -14,7 +14,8 @@ phase arithmetic is lab/paper/links.py's.
 Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
 the default planes vs the RoCE-like baseline on one plane of the same
 aggregate rate with 1 and 16 queue pairs, 1 QP over several hash outcomes;
-Fig. 16 and Fig. 17, each judged against its own claim in lab/paper/collisions.py); random loss at every NIC (0.1 %: each transport
+Fig. 16 and Fig. 17, each judged against its own claim in
+lab/paper/collisions.py); random loss at every NIC (0.1 %: each transport
 against its own loss-free run; 1 %: against the intended, line, rate); NIC
 links down and back (Figs. 9a/9b); incast with a victim flow; what a T0-T1
 flap costs. Every run is on the srv6 data plane: the only one whose switches hash
@@ -41,12 +42,12 @@ from lab.paper.collisions import collisions_row, redrawn_runs, run_text
 from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.row import PaperRow
-from lab.paper.thresholds import at_least
 from lab.paper.run_part import ExperimentRun, RunVerdict
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC, ROCE_QPS,
                                 flaps_title, incast_title, links_title, loss_title, roce_label)
+from lab.paper.thresholds import at_least
 from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
 from lab.runners.bandwidth import default_pair, run_bandwidth
@@ -195,10 +196,7 @@ def loss_text(share: float | None, efficiency: float | None) -> str:
     """A run under loss: its efficiency (the share of the intended, line, rate it reached) and the share
     of its own loss-free efficiency it kept."""
     kept_text = "no loss-free figure" if share is None else f"kept {share:.2f} of its loss-free rate"
-    return f"{_eff(efficiency)} ({kept_text})"
-
-
-_eff = run_text
+    return f"{run_text(efficiency)} ({kept_text})"
 
 
 # ---- the rows -------------------------------------------------------------------------------------

@@ -105,7 +105,7 @@ def row_of(collective, outcomes=(0.95, 0.41, 0.40)):
 def test_the_row_names_every_outcome_and_the_notebook_reads_the_mean():
     row = row_of("allreduce")
     assert row.same_shape and row.trusted
-    assert row.lab[R1].startswith("mean efficiency over 3 hash outcomes (its queue pairs' source ports re-drawn): "
+    assert row.lab[R1].startswith("efficiency over 3 hash outcomes (its queue pairs' source ports re-drawn): "
                                   "0.95, 0.41, 0.40; mean 0.59; fair shares of the links would give 0.62")
     assert row.lab[R16] == "efficiency 0.780"
     assert paper_rows.efficiencies(row) == {MRC: 0.95, MULTI_RAIL: 0.40, R1: pytest.approx((0.95 + 0.41 + 0.40) / 3),
