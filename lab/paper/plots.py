@@ -105,10 +105,12 @@ def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
     fig, axes = plt.subplots(1, len(found), figsize=(6.5 * len(found), 5.5), sharey=True, squeeze=False)
     for ax, (collective, row) in zip(axes[0], found):
         eff, each = paper_rows.efficiencies(row), paper_rows.outcome_efficiencies(row)
+        expected = paper_rows.expected_efficiencies(row)
         labels = ordered(eff)
         for i, label in enumerate(labels):
             value = eff[label]
-            top = max([value or 0.0] + [y for y in each.get(label, []) if y is not None])   # above its outcomes
+            # the value above its outcomes and its expectation
+            top = max([value or 0.0, expected.get(label, 0.0)] + [y for y in each.get(label, []) if y is not None])
             ax.bar(i, value or 0.0, color=RUN_COLORS.get(label, f"C{i}"), width=0.7)
             ax.annotate("no iteration" if value is None else f"{'mean ' if label in each else ''}{value:.2f}",
                         (i, top), ha="center", va="bottom", xytext=(0, 4), textcoords="offset points", fontsize=9)
