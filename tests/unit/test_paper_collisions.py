@@ -34,11 +34,13 @@ def test_allreduce_as_fig_16_on_the_mean_of_the_outcomes():
 
 
 def test_allreduce_judges_the_mean_not_one_lucky_outcome():
-    # the first outcome alone (no collision) would beat 16 QPs; the mean does not
-    lucky = [0.95, 0.90, 0.92, 0.41, 0.94]
+    # the row's own outcome (the first) collided, the re-drawn ones mostly did not: 16 QPs beat
+    # the first but not the mean
+    lucky = [0.41, 0.95, 0.94, 0.93, 0.95]
     same, why = shape("allreduce", 0.95, lucky, 0.80)
-    assert not same and "16 QPs did not beat 1 QP's mean (0.80 vs 0.82)" in why
-    assert shape("allreduce", 0.95, [0.41, 0.40, 0.95], 0.80)[0]
+    assert not same and "16 QPs did not beat 1 QP's mean (0.80 vs 0.84)" in why
+    # ...and the other way round: one spread outcome among collided ones
+    assert shape("allreduce", 0.95, [0.95, 0.41, 0.40], 0.80)[0]
 
 
 def test_allreduce_mrc_within_tolerance_of_16_qps_is_the_same_shape():
@@ -66,6 +68,11 @@ def test_alltoall_where_16_qps_help_is_not_fig_17():
     # the lab's measured all-to-all: 16 QPs 0.64 against 1 QP 0.42
     same, why = shape("alltoall", 0.92, [0.42, 0.48, 0.45], 0.64)
     assert not same and why.startswith("no: 16 QPs better than 1 QP's mean (0.64 vs 0.45, x1.42")
+
+
+def test_alltoall_judges_the_mean_not_the_rows_own_outcome():
+    assert shape("alltoall", 0.9, [0.40, 0.70, 0.70], 0.60)[0]         # mean 0.60: no better
+    assert not shape("alltoall", 0.9, [0.70, 0.40, 0.40], 0.60)[0]     # mean 0.50: 16 QPs better
 
 
 def test_alltoall_16_qps_within_noise_of_the_mean_is_fig_17():
