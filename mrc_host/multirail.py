@@ -52,13 +52,15 @@ def qps_problem(qps: int, planes: int, evs_per_plane: int) -> str | None:
     return None
 
 
-def queue_pair_paths(by_plane: dict[int, list[tuple[int, int]]], flow_key, qps: int) -> list[tuple[int, int]]:
+def queue_pair_paths(by_plane: dict[int, list[tuple[int, int]]], flow_key, qps: int,
+                     salt: int = 0) -> list[tuple[int, int]]:
     """The (ev, plane) of each queue pair: per plane, `qps` distinct EVs in the plane's order,
-    the first one chosen by a stable hash of (flow_key, plane), as a NIC derives a queue
-    pair's source port (with qps 1, the one path of each plane's flow)."""
+    the first one chosen by a stable hash of (flow_key, plane), and of `salt` when nonzero,
+    as a NIC derives a queue pair's source port (with qps 1, the one path of each plane's flow)."""
     chosen = []
     for plane, paths in sorted(by_plane.items()):
-        first = zlib.crc32(repr((flow_key, plane)).encode()) % len(paths)
+        hashed = (flow_key, plane, salt) if salt else (flow_key, plane)   # salt 0: the unsalted hash
+        first = zlib.crc32(repr(hashed).encode()) % len(paths)
         chosen += [paths[(first + i) % len(paths)] for i in range(qps)]
     return chosen
 
@@ -91,7 +93,8 @@ class MultiRailBaseline:
         self.rails: dict[tuple[int, int], BaselineConnection] = {}   # (ev, plane) -> queue pair
         self._rail_list: list[BaselineConnection] = []               # every queue pair, receive-side ones too
         key = conn_id if flow_key is None else flow_key
-        self._senders = [self._add_rail(path) for path in queue_pair_paths(by_plane, key, params.qps)]
+        chosen = queue_pair_paths(by_plane, key, params.qps, params.qp_port_salt)
+        self._senders = [self._add_rail(path) for path in chosen]
         self._first_of_plane = {rail.path[1]: rail for rail in reversed(self._senders)}
         self.paths = [rail.path for rail in self._senders]
         self.msg_ids = wire.MessageIds(ID_MASK)

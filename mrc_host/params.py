@@ -93,6 +93,11 @@ class TransportParams:
         them, each a go-back-N flow sending from its own EV (UDP source port),
         so the fabric's ECMP hash places each one on its own; at most the
         EVs of a plane (mrc_host/multirail.py)
+    qp_port_salt: mixed into the stable hash that picks each plane's first
+        queue pair EV (0: no salt, the hash of the connection alone), so a
+        run can re-draw its queue pairs' UDP source ports, and with them the
+        paths the switches' ECMP hash gives them, keeping everything else
+        (0; lab/paper/ runs the RoCE-like baseline over several salts)
     baseline_cc: the baseline's congestion control, "none" (its fixed window,
         the default) or "dcqcn" (each queue pair paced at a DCQCN rate,
         mrc_host/dcqcn.py; needs line_rate_bps): RoCE as the MRC paper ran it
@@ -144,6 +149,7 @@ class TransportParams:
     nscc_fair_packets: float = 1.0
     nscc_qa_delay: float = 4.0
     qps: int = 1
+    qp_port_salt: int = 0
     baseline_cc: str = "none"
     dcqcn_timer: float = 0.055
     dcqcn_cnp_interval: float = 0.05

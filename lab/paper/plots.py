@@ -1,7 +1,8 @@
 """The rows of a `lab/run.py paper` run drawn beside the paper's shapes, one PNG per kind of row
 (notebooks/06-paper-vs-lab.ipynb):
 
-    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Figs. 16, 17)
+    paper_collisions.png     efficiency of MRC and each baseline, one panel per collective (Figs. 16, 17);
+                             RoCE 1 QP's bar the mean of its hash outcomes, each drawn over it
     paper_loss.png           efficiency (share of the intended rate) vs the loss rate at every NIC (Fig. 16)
     paper_links_down.png     throughput of each phase vs the capacity left, NIC links down (Figs. 9a/9b)
     paper_incast_victim.png  the victim's rate kept beside an incast, and Jain's index (Fig. 18)
@@ -104,22 +105,27 @@ def legend_once(ax, **kw) -> None:
 
 # ---- the figures ----------------------------------------------------------------------------
 def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
-    """One panel per collective, each beside its own figure's claim: each run's efficiency; Fig. 16's
+    """One panel per collective, each beside its own figure's claim: each run's efficiency (RoCE 1 QP's:
+    the mean of its hash outcomes, each drawn over its bar, beside the model's expectation); Fig. 16's
     RoCE 1 QP at ~half over its bar, Fig. 17's 16 QPs slightly below 1 QP's bar."""
     fig, axes = plt.subplots(1, len(found), figsize=(6.5 * len(found), 5.5), sharey=True, squeeze=False)
     for ax, (collective, row) in zip(axes[0], found):
-        eff = paper_rows.efficiencies(row)
+        eff, each = paper_rows.efficiencies(row), paper_rows.outcome_efficiencies(row)
+        expected = paper_rows.expected_efficiencies(row)
         labels = ordered(eff)
         for i, label in enumerate(labels):
             value = eff[label]
+            # the value above its outcomes and its expectation
+            top = max([value or 0.0, expected.get(label, 0.0)] + [y for y in each.get(label, []) if y is not None])
             ax.bar(i, value or 0.0, color=RUN_COLORS.get(label, f"C{i}"), width=0.7)
-            ax.annotate("no iteration" if value is None else f"{value:.2f}", (i, value or 0.0), ha="center",
-                        va="bottom", xytext=(0, 2), textcoords="offset points", fontsize=9)
+            ax.annotate("no iteration" if value is None else f"{'mean ' if label in each else ''}{value:.2f}",
+                        (i, top), ha="center", va="bottom", xytext=(0, 4), textcoords="offset points", fontsize=9)
+        hash_outcomes(ax, labels, row)
         COLLISION_SHAPES[collective](ax, labels, eff)
         claimed = shape.claim("collisions", collective)
         ax.plot([], [], " ", label=f"paper, {claimed.figure}: {textwrap.fill(claimed.result, 60)}")
         ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=8)
-        ax.set_ylim(0, 1.2)
+        ax.set_ylim(0, 1.6)   # room for the legend above the bars
         title(ax, f"{claimed.figure}: {collective}, interleaved ranks, no faults", row)
         ax.grid(alpha=0.3, axis="y")
         mark_untrusted(ax, row)
@@ -127,6 +133,22 @@ def collisions(found: list[tuple[object, dict]], path: Path) -> Path:
     axes[0][0].set_ylabel(f"efficiency: busbw / {settings.ROCE_LINK_MBPS:g} Mb/s (share of the line rate)")
     fig.suptitle(f"ECMP collisions ({shape.figures('collisions')}): the lab's runs and the paper's shapes")
     return save(fig, path)
+
+
+def hash_outcomes(ax, labels: list[str], row: PaperRow) -> None:
+    """Over a run made over several hash outcomes (its bar: their mean): each outcome's efficiency,
+    and what fair shares of the links would give in expectation (lab/paper/ecmp_expectation.py)."""
+    for label, each in paper_rows.outcome_efficiencies(row).items():
+        if label in labels:
+            i = labels.index(label)
+            ys = [y for y in each if y is not None]
+            ax.plot([i] * len(ys), ys, "o", ms=5, mfc="white", mec="black", zorder=4,
+                    label=f"RoCE 1 QP: each hash outcome ({len(each)}; the bar is their mean)")
+    for label, value in paper_rows.expected_efficiencies(row).items():
+        if label in labels:
+            i = labels.index(label)
+            ax.hlines(value, i - 0.45, i + 0.45, color="grey", ls=":", lw=2, zorder=3,
+                      label="expected over hash outcomes if flows got fair shares of the links (a model)")
 
 
 def allreduce_shape(ax, labels: list[str], eff: dict) -> None:

@@ -14,8 +14,8 @@ from typing import Mapping
 from lab.analysis.known_fields import known_fields
 from lab.paper import links, settings, switch_faults
 from lab.paper.row import PaperRow
-from lab.paper.run_part import (FlapRecord, LinksRecord, PairFigures, PathLossRecord, SwitchRecord,
-                                VictimFigures, efficiency_in)
+from lab.paper.run_part import (CollisionsRecord, ExpectedEfficiency, FlapRecord, LinksRecord, PairFigures,
+                                PathLossRecord, SwitchRecord, VictimFigures, efficiency_in)
 from mrc_host.routes import route_of
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
@@ -92,8 +92,28 @@ def read(path: str | Path) -> PaperRun:
 
 # ---- each kind of row's figures, from its raw record -------------------------------------------------
 def efficiencies(row: PaperRow) -> dict[str, float | None]:
-    """ECMP collisions: run label -> efficiency (busbw / aggregate line rate; None: no iteration finished)."""
-    return {label: efficiency_in(part) for label, part in row.raw["runs"].items()}
+    """ECMP collisions: run label -> efficiency (busbw / aggregate line rate; None: no iteration finished);
+    for a run made over several hash outcomes, their mean, as the row judged it."""
+    record = CollisionsRecord.from_dict(row.raw)
+    eff = {label: efficiency_in(part) for label, part in record.runs.items()}
+    for label, each in outcome_efficiencies(row).items():
+        eff[label] = None if not each or None in each else sum(each) / len(each)
+    return eff
+
+
+def outcome_efficiencies(row: PaperRow) -> dict[str, list[float | None]]:
+    """ECMP collisions: run label -> the efficiency of each hash outcome it ran over (none for a row
+    written before the outcomes)."""
+    return {label: [efficiency_in(part) for part in parts]
+            for label, parts in CollisionsRecord.from_dict(row.raw).outcomes.items()}
+
+
+def expected_efficiencies(row: PaperRow) -> dict[str, float]:
+    """ECMP collisions: run label -> its efficiency expected over hash outcomes if every flow got a fair
+    share of its links (lab/paper/ecmp_expectation.py; the ring all-reduce's runs only)."""
+    expected = {label: ExpectedEfficiency.from_dict(part)
+                for label, part in CollisionsRecord.from_dict(row.raw).expected.items()}
+    return {label: e.mean for label, e in expected.items() if e.mean is not None}
 
 
 def kept(row: PaperRow) -> dict[str, float | None]:

@@ -69,6 +69,33 @@ def efficiency_in(part: Mapping) -> float | None:
 
 
 @dataclass(frozen=True)
+class ExpectedEfficiency:
+    """A run's efficiency expected over hash outcomes (lab/paper/ecmp_expectation.py), as a raw record holds it."""
+
+    mean: float | None = None
+    how: str = ""                                        # exact, or sampled
+    distribution: list = field(default_factory=list)     # [efficiency, probability] of each outcome
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ExpectedEfficiency":
+        return cls(**known_fields(cls, data))
+
+
+@dataclass(frozen=True)
+class CollisionsRecord:
+    """An ECMP-collisions row's raw record (lab/paper/collisions.py); a row written before it ran
+    several hash outcomes has its runs only."""
+
+    runs: dict = field(default_factory=dict)       # label -> ExperimentRun.to_dict()
+    outcomes: dict = field(default_factory=dict)   # label -> [ExperimentRun.to_dict() of each hash outcome]
+    expected: dict = field(default_factory=dict)   # label -> ExpectedEfficiency as a dict
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "CollisionsRecord":
+        return cls(**known_fields(cls, data))
+
+
+@dataclass(frozen=True)
 class LinksRecord:
     """The NIC-links row's raw record; a row written before it kept its plane count ran on
     LINKS_FABRIC, and one written before it kept its phase length has none."""

@@ -13,8 +13,9 @@ phase arithmetic is lab/paper/links.py's.
 
 Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
 the default planes vs the RoCE-like baseline on one plane of the same
-aggregate rate with 1 and 16 queue pairs; Fig. 16 and Fig. 17, each judged
-against its own claim); random loss at every NIC (0.1 %: each transport
+aggregate rate with 1 and 16 queue pairs, 1 QP over several hash outcomes;
+Fig. 16 and Fig. 17, each judged against its own claim in
+lab/paper/collisions.py); random loss at every NIC (0.1 %: each transport
 against its own loss-free run; 1 %: against the intended, line, rate); NIC
 links down and back (Figs. 9a/9b); incast with a victim flow; what a T0-T1
 flap costs. Every run is on the srv6 data plane: the only one whose switches hash
@@ -35,26 +36,29 @@ from lab.analysis.event_record import RunEvent
 from lab.analysis.failover import fault_figures
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.route_records import median_route_gap, route_records
-from lab.analysis.summary_record import TransportSummary
+from lab.analysis.summary_record import Summary, TransportSummary
 from lab.paper import thresholds
-from lab.paper.figures import ALLTOALL_16QP_VS_1QP, HEAVY_LOSS_MRC_KEEPS, ROCE_1QP_SHARE, claim
+from lab.paper.collisions import collisions_row, redrawn_runs, run_text
+from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
-                                NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, ROCE_FABRIC, ROCE_QPS,
-                                collisions_title, flaps_title, incast_title, links_title, loss_title, roce_label)
+                                NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC,
+                                ROCE_QPS, flaps_title, incast_title, links_title, loss_title, roce_label)
 from lab.paper.switch_rows import path_loss_row, switches_row
+from lab.paper.thresholds import at_least
 from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
 from lab.runners.bandwidth import default_pair, run_bandwidth
 from lab.runners.bench import run_steps
-from lab.runners.experiment import run_experiment
+from lab.runners.experiment import run_experiment, run_experiments
 from lab.runners.incast import INCAST_PARAMS
 from lab.runners.incast_victim import VICTIM_INCAST_SENDERS, run_incast_victim
 from lab.scenario.load import load_scenario
+from lab.scenario.record import Scenario
 from mrc_host.params import TransportParams
 from topologies.build import mark_ecn_on_last_hops
 from topologies.fabric import FabricSpec
@@ -69,12 +73,14 @@ class Setup:
     single_plane: bool = False
     qps: int = 1
     nic_loss: float = 0.0
+    salt: int = 0    # the queue pairs' qp_port_salt: another hash outcome of the RoCE-like runs
 
     @property
     def name(self) -> str:
         fabric = f"roce-{self.qps}qp" if self.single_plane else "planes"
         loss = f"-nicloss{self.nic_loss * 100:g}pct" if self.nic_loss else ""
-        return f"paper-{self.collective}-{fabric}{loss}"
+        salt = f"-salt{self.salt}" if self.salt else ""
+        return f"paper-{self.collective}-{fabric}{loss}{salt}"
 
     def labels(self) -> dict:
         """transport in the summary -> the row's name for it."""
@@ -91,47 +97,14 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
             "seed": 1, "faults": []}
     # one scenario's transport_params reach both of its transports; each reads only its own keys
     data["transport_params"] = {"qps": setup.qps} if setup.single_plane else dict(MRC_PARAMS)
+    if setup.salt:
+        data["transport_params"]["qp_port_salt"] = setup.salt
     if setup.nic_loss:
         data["faults"] = [{"at": 0, "kind": "nic_loss", "target": "hosts", "params": {"p": setup.nic_loss}}]
     return data
 
 
 # ---- pure judgements ------------------------------------------------------------------------------
-def at_least(a: float, b: float) -> bool:
-    """a >= b up to the run-to-run noise the shapes allow."""
-    return a >= b * (1 - thresholds.PAPER_SHAPE_TOLERANCE)
-
-
-def collisions_shape(collective: str, mrc: float | None, roce1: float | None,
-                     roce16: float | None) -> tuple[bool, str]:
-    """The collisions row of `collective` judged against its own figure's claim (efficiencies):
-    Fig. 16 for the all-reduce, Fig. 17 for the all-to-all."""
-    if None in (mrc, roce1, roce16):
-        return False, "no: a run finished no iteration"
-    return COLLISION_CLAIMS[collective](mrc, roce1, roce16)
-
-
-def allreduce_collisions(mrc: float, roce1: float, roce16: float) -> tuple[bool, str]:
-    """Fig. 16: more QPs help (16 QPs beat 1 QP), and MRC with one connection is at least RoCE with 16 QPs.
-    RoCE 1 QP's "~half" is printed, not judged: 4 hosts give one hash outcome, not the paper's average."""
-    facts = [f"16 QPs {'beat' if roce16 > roce1 else 'did not beat'} 1 QP ({roce16:.2f} vs {roce1:.2f})",
-             f"MRC {'>=' if at_least(mrc, roce16) else '<'} 16 QPs ({mrc:.2f} vs {roce16:.2f})"]
-    same = roce16 > roce1 and at_least(mrc, roce16)
-    return same, (f"{'yes' if same else 'no'}: {'; '.join(facts)}; 1 QP reached {roce1:.2f} of line rate "
-                  f"(paper: {ROCE_1QP_SHARE.words}; one hash outcome, not judged)")
-
-
-def alltoall_collisions(mrc: float, roce1: float, roce16: float) -> tuple[bool, str]:
-    """Fig. 17: ECMP collisions matter less in an all-to-all; RoCE with 16 QPs is slightly worse than
-    with 1 QP. Same shape when 16 QPs are no better than 1 QP (within the run-to-run noise)."""
-    same = at_least(roce1, roce16)
-    how = "worse than" if roce16 < roce1 else ("within noise of" if same else "better than")
-    ratio = f", x{roce16 / roce1:.2f}" if roce1 else ""
-    return same, (f"{'yes' if same else 'no'}: 16 QPs {how} 1 QP ({roce16:.2f} vs {roce1:.2f}{ratio}; "
-                  f"paper: {ALLTOALL_16QP_VS_1QP.words}); MRC reached {mrc:.2f}")
-
-
-COLLISION_CLAIMS = {"allreduce": allreduce_collisions, "alltoall": alltoall_collisions}
 
 
 def loss_shape(p: float, kept: dict[str, float | None], lossy: dict[str, float | None]) -> tuple[bool, str]:
@@ -216,15 +189,12 @@ def loss_text(share: float | None, efficiency: float | None,
     loss-free one lost to its own queues (trims) and timeouts: a baseline already resending far more
     loss-free than the loss adds has little left to lose to it (docs/paper.md)."""
     kept_text = "no loss-free figure" if share is None else f"kept {share:.2f} of its loss-free rate"
-    text = f"{_eff(efficiency)} ({kept_text})"
+    text = f"{run_text(efficiency)} ({kept_text})"
     if lossy is not None and loss_free is not None:
         text += (f"; resent {lossy.retransmits} packets, {loss_free.retransmits} loss-free (after "
                  f"{loss_free.trims} trims, {loss_free.timeouts} timeouts)")
     return text
 
-
-def _eff(v: float | None) -> str:
-    return "no iteration finished" if v is None else f"efficiency {v:.3f}"
 
 
 # ---- the rows -------------------------------------------------------------------------------------
@@ -238,15 +208,36 @@ class Paper:
     def experiment(self, setup: Setup) -> dict[str, ExperimentRun]:
         """{label: ExperimentRun} of `setup`, run now unless this pass already ran it."""
         if setup not in self.runs:
-            folder = self.root / "scenarios"
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{setup.name}.yaml"
-            path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
             self.say(f"paper: {setup.name}...")
-            results, summary = run_experiment(load_scenario(path), self.root)
-            self.runs[setup] = {label: ExperimentRun(summary[t], str(results))
-                                for t, label in setup.labels().items()}
+            self.keep_runs(setup, *run_experiment(self.scenario(setup), self.root))
         return self.runs[setup]
+
+    def experiments(self, setups: list[Setup]) -> None:
+        """Run those of `setups` this pass has not run, one after the other in one lab session."""
+        todo = [setup for setup in setups if setup not in self.runs]
+        if todo:
+            self.say(f"paper: {', '.join(setup.name for setup in todo)} (one lab session)...")
+            for setup, (results, summary) in zip(todo, run_experiments([self.scenario(s) for s in todo], self.root)):
+                self.keep_runs(setup, results, summary)
+
+    def scenario(self, setup: Setup) -> Scenario:
+        """`setup`'s scenario, written to the run's scenarios/ folder and loaded from there."""
+        folder = self.root / "scenarios"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{setup.name}.yaml"
+        path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
+        return load_scenario(path)
+
+    def keep_runs(self, setup: Setup, results: Path, summary: Summary) -> None:
+        self.runs[setup] = {label: ExperimentRun(summary[t], str(results)) for t, label in setup.labels().items()}
+
+    def hash_outcomes(self, collective: str) -> list[ExperimentRun]:
+        """The RoCE-like 1-QP run of `collective` over each hash outcome: the row's own run, then one per
+        salt of its queue pairs' source ports (their runs share one lab session)."""
+        setups = [Setup(collective, single_plane=True, qps=REDRAWN_QPS, salt=k)
+                  for k in range(PASSES[self.quick].hash_outcomes)]
+        self.experiments(setups)
+        return [self.runs[setup][roce_label(REDRAWN_QPS)] for setup in setups]
 
     def side_by_side(self, collective: str, nic_loss: float = 0.0) -> dict[str, ExperimentRun]:
         """MRC and the multi-rail baseline, then the RoCE-like baseline with each of ROCE_QPS
@@ -258,12 +249,8 @@ class Paper:
 
     def collisions_row(self, collective: str) -> Iterator[PaperRow]:
         runs = self.side_by_side(collective)
-        eff = {label: run.efficiency for label, run in runs.items()}
-        same, why = collisions_shape(collective, eff[MRC], eff[roce_label(1)], eff[roce_label(16)])
-        ok, trust_why = trust(verdicts(runs))
-        yield PaperRow(collisions_title(collective), claim("collisions", collective).result,
-                       {label: _eff(v) for label, v in eff.items()}, same, why, ok, trust_why,
-                       {"runs": raw_runs(runs)})
+        outcomes = self.hash_outcomes(collective)
+        yield collisions_row(collective, runs, outcomes, trust(verdicts({**runs, **redrawn_runs(outcomes)})))
 
     def loss_row(self, p: float) -> Iterator[PaperRow]:
         free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
@@ -349,8 +336,9 @@ class Paper:
 
 def plan(quick: bool) -> list[str]:
     """Every experiment the rows run, in order (each once)."""
-    setups = [Setup(c, single_plane=roce, qps=q) for c in COLLECTIVES
-              for roce, q in [(False, 1)] + [(True, q) for q in ROCE_QPS]]
+    setups = [Setup(c, single_plane=roce, qps=q, salt=k) for c in COLLECTIVES
+              for roce, q, k in [(False, 1, 0)] + [(True, q, 0) for q in ROCE_QPS]
+              + [(True, REDRAWN_QPS, k) for k in range(1, PASSES[quick].hash_outcomes)]]
     lossy_qps = (1,) if quick else ROCE_QPS
     setups += [Setup("allreduce", single_plane=roce, qps=q, nic_loss=p) for p in NIC_LOSS_LEVELS
                for roce, q in [(False, 1)] + [(True, q) for q in lossy_qps]]

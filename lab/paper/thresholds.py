@@ -20,3 +20,8 @@ PAPER_FLAP_OFTEN = 0.5           # section 3, a flap costs "often just one" pack
 PAPER_NO_DEGRADATION = 1 - PAPER_SHAPE_TOLERANCE  # Figs. 11 and 12, "no steady-state bandwidth degradation",
                                                   # "sustained line-rate bandwidth": MRC's throughput / what the
                                                   # capacity left allows is at least this (run-to-run noise)
+
+
+def at_least(a: float, b: float) -> bool:
+    """a >= b up to the run-to-run noise the shapes allow (PAPER_SHAPE_TOLERANCE)."""
+    return a >= b * (1 - PAPER_SHAPE_TOLERANCE)

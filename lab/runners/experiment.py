@@ -11,6 +11,7 @@ built in code (tests, benchmarks); config.json is its to_dict().
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,9 +45,10 @@ class RunInterrupted(KeyboardInterrupt):
         self.path, self.line = path, line
 
 
-def run_experiment(scenario: Scenario, results_root: Path,
-                   progress: ProgressCallback | None = None) -> tuple[Path, Summary]:
-    """Run every transport of `scenario`, reporting to `progress` (lab.runners.progress) after each iteration.
+def run_experiment(scenario: Scenario, results_root: Path, progress: ProgressCallback | None = None,
+                   session: Session | None = None) -> tuple[Path, Summary]:
+    """Run every transport of `scenario`, reporting to `progress` (lab.runners.progress) after each iteration,
+    in `session` if given (one experiment_session(scenario) made; run_experiments), else in a session of its own.
     Interrupted, it writes what it measured (lab.analysis.partial) and raises RunInterrupted."""
     if scenario.stall_factor is None:  # the report's default, written down so config.json says which
         scenario = replace(scenario, stall_factor=DEFAULT_STALL_FACTOR)
@@ -55,8 +57,8 @@ def run_experiment(scenario: Scenario, results_root: Path,
     timings: dict[str, float] = {}
     config = scenario.to_dict()
     try:
-        _run_transports(scenario, records, heartbeats, timings, progress)
-    except KeyboardInterrupt:  # the lab is torn down already (lab_session)
+        _run_transports(scenario, records, heartbeats, timings, progress, session)
+    except KeyboardInterrupt:  # the lab is torn down already (lab_session), or will be (a shared session)
         if not records.iterations:
             raise RunInterrupted(None, "interrupted before any iteration was measured; no results written") from None
         config[PARTIAL] = partial_entry(records.iterations, scenario.transports, scenario.job.iterations)
@@ -75,15 +77,41 @@ def run_experiment(scenario: Scenario, results_root: Path,
     return out.path, records.summary
 
 
-def _run_transports(scenario: Scenario, records: Records, heartbeats: dict, timings: dict,
-                    progress: ProgressCallback | None) -> None:
-    """Each transport's job on one fabric, into `records` and `heartbeats`; the session's
-    timings into `timings` (also when interrupted: they are kept with the partial results)."""
+def run_experiments(scenarios: list[Scenario], results_root: Path) -> list[tuple[Path, Summary]]:
+    """Several experiments one after the other in one lab session (one fabric build): scenarios
+    that differ only in what runs on the fabric (transport parameters, job, seed, faults, CPU load)."""
+    if not scenarios:
+        return []
+    first = lab_settings(scenarios[0])
+    for scenario in scenarios[1:]:
+        if lab_settings(scenario) != first:
+            raise ValueError(f"scenario {scenario.name} needs another lab than {scenarios[0].name} "
+                             "(fabric, trimming or baseline routing): it cannot share its session")
+    with experiment_session(scenarios[0]) as session:
+        return [run_experiment(scenario, results_root, session=session) for scenario in scenarios]
+
+
+def lab_settings(scenario: Scenario) -> tuple:
+    """What a scenario's lab session is built with: scenarios alike in these can share one."""
+    return scenario.fabric, scenario.trimming, scenario.baseline_routing
+
+
+def experiment_session(scenario: Scenario):
+    """The lab session `scenario` runs in (lab.plumbing.session.lab_session)."""
     routing = scenario.baseline_routing
+    return lab_session(scenario.fabric, trimming=scenario.trimming, convergence_delay=routing.convergence_delay_s,
+                       hold_down=routing.hold_down_s)
+
+
+def _run_transports(scenario: Scenario, records: Records, heartbeats: dict, timings: dict,
+                    progress: ProgressCallback | None, shared: Session | None = None) -> None:
+    """Each transport's job on one fabric (`shared`'s, else a session of its own), into `records` and
+    `heartbeats`; the session's timings into `timings` (also when interrupted: they are kept with the
+    partial results)."""
     session = None
     try:
-        with lab_session(scenario.fabric, trimming=scenario.trimming, convergence_delay=routing.convergence_delay_s,
-                         hold_down=routing.hold_down_s) as session, background_load(scenario.background_load):
+        with (nullcontext(shared) if shared else experiment_session(scenario)) as session, \
+                background_load(scenario.background_load):
             for transport in scenario.transports:
                 heartbeats[transport] = _run_transport(session, scenario, transport, records, progress)
     finally:

@@ -69,6 +69,19 @@ def test_queue_pairs_take_distinct_evs_and_each_connection_its_own():
     assert len(firsts) >= 8   # the hash spreads connections over (half of) the plane's EVs
 
 
+def test_a_port_salt_redraws_the_queue_pairs_ev_and_salt_0_keeps_the_unsalted_one():
+    evs = {0: list(ONE_PLANE)}
+    flows = [("h0", f"h{n}") for n in range(20)]
+    unsalted = [queue_pair_paths(evs, key, 1) for key in flows]
+    assert [queue_pair_paths(evs, key, 1, salt=0) for key in flows] == unsalted
+    for salt in (1, 2, 3):
+        salted = [queue_pair_paths(evs, key, 1, salt) for key in flows]
+        assert salted != unsalted and salted == [queue_pair_paths(evs, key, 1, salt) for key in flows]
+    # the connection takes its salt from its parameters
+    conn = MultiRailBaseline(11, ONE_PLANE, TransportParams(qp_port_salt=5), peer="b", flow_key=flows[0])
+    assert conn.paths == queue_pair_paths(evs, flows[0], 1, 5)
+
+
 def test_both_directions_at_once_with_several_queue_pairs():
     net, a, b = pair(ONE_PLANE, 8, Impairments(reorder=0.2))
     to_b, to_a = random.Random(1).randbytes(100_000), random.Random(2).randbytes(70_000)

@@ -44,53 +44,6 @@ def test_no_run_is_not_trusted():
 
 
 # ---- shapes ---------------------------------------------------------------------------------------
-def test_allreduce_collisions_as_fig_16():
-    same, why = runner.collisions_shape("allreduce", mrc=0.85, roce1=0.45, roce16=0.80)
-    assert same and why.startswith("yes: 16 QPs beat 1 QP (0.80 vs 0.45)")
-    assert "1 QP reached 0.45 of line rate (paper: ~half; one hash outcome, not judged)" in why
-
-
-def test_allreduce_mrc_within_tolerance_of_16_qps_is_the_same_shape():
-    roce16 = 0.80
-    assert runner.collisions_shape("allreduce", roce16 * (1 - thresholds.PAPER_SHAPE_TOLERANCE / 2), 0.5, roce16)[0]
-    assert not runner.collisions_shape("allreduce", roce16 * (1 - 2 * thresholds.PAPER_SHAPE_TOLERANCE), 0.5,
-                                       roce16)[0]
-
-
-def test_allreduce_where_16_qps_do_not_help_is_not_fig_16():
-    same, why = runner.collisions_shape("allreduce", mrc=0.85, roce1=0.80, roce16=0.70)
-    assert not same and "16 QPs did not beat 1 QP" in why
-
-
-def test_alltoall_where_16_qps_are_slightly_worse_is_fig_17():
-    same, why = runner.collisions_shape("alltoall", mrc=0.93, roce1=0.60, roce16=0.57)
-    assert same and why.startswith("yes: 16 QPs worse than 1 QP (0.57 vs 0.60, x0.95; paper: slightly worse)")
-
-
-def test_alltoall_where_16_qps_help_is_not_fig_17():
-    # the lab's measured all-to-all: 16 QPs 0.62 against 1 QP 0.48, the opposite of Fig. 17
-    same, why = runner.collisions_shape("alltoall", mrc=0.93, roce1=0.48, roce16=0.62)
-    assert not same and why.startswith("no: 16 QPs better than 1 QP (0.62 vs 0.48, x1.29")
-
-
-def test_alltoall_16_qps_within_noise_of_1_qp_is_fig_17():
-    roce1 = 0.60
-    same, why = runner.collisions_shape("alltoall", 0.9, roce1, roce1 * (1 + thresholds.PAPER_SHAPE_TOLERANCE / 2))
-    assert same and "16 QPs within noise of 1 QP" in why
-
-
-def test_every_collective_has_its_own_figure_and_judgement():
-    assert set(runner.COLLISION_CLAIMS) == set(settings.COLLECTIVES)
-    figures = [paper_figures.claim("collisions", c).figure for c in settings.COLLECTIVES]
-    assert figures == ["Fig. 16", "Fig. 17"]
-    assert [settings.collisions_title(c).split(":")[0] for c in settings.COLLECTIVES] == figures
-
-
-def test_collisions_without_an_iteration_is_no_shape():
-    for collective in settings.COLLECTIVES:
-        assert runner.collisions_shape(collective, 0.8, None, 0.7) == (False, "no: a run finished no iteration")
-
-
 LIGHT, HEAVY = settings.NIC_LOSS_LEVELS
 R1, R16 = roce_label(1), roce_label(16)
 
