@@ -67,8 +67,10 @@ def p2p_shape(local: PairFigures, cross: PairFigures) -> tuple[bool, str]:
     same_bw = min(local.bandwidth_share, cross.bandwidth_share) >= max(local.bandwidth_share,
                                                                        cross.bandwidth_share) * tol
     same = higher and same_bw
+    extra_us = 1e6 * (cross.latency_s - local.latency_s)
     return same, (f"{'yes' if same else 'no'}: cross-T1 latency x{cross.latency_s / local.latency_s:.2f} of "
-                  f"T0-local's ({'higher' if higher else 'not higher'}; paper: 6.54 vs 5.09 us, x1.28); "
+                  f"T0-local's, {extra_us:+.0f} us ({'higher' if higher else 'not higher'}; paper: 6.54 vs "
+                  f"5.09 us, x1.28, +1.45 us for two more switch hops); "
                   f"bandwidth {cross.bandwidth_share:.2f} vs {local.bandwidth_share:.2f} of the NIC's capacity "
                   f"({'the same' if same_bw else 'not the same'} within {thresholds.PAPER_SHAPE_TOLERANCE:.0%}; "
                   f"paper: ~96 % both)")
