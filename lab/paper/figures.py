@@ -44,6 +44,9 @@ PAPER = {
                                                    "(6.54 against 5.09 us, the extra switch hops); bandwidth ~96 % "
                                                    "of the peak either way, not constrained by whether traffic "
                                                    "stays within a single T0")},
+    "startup": {EVERY_ROW: PaperClaim("Fig. 4", "a job starts without a denylist while links are down: its QPs "
+                                                "lose packets on the dead paths and swap those EVs for backups; "
+                                                "even in the first minute less than 5 packets per QP are lost")},
     "flaps": {EVERY_ROW: PaperClaim("section 3", "a T0-T1 link flap costs a connection very few packets, "
                                                  "often just one")},
     "switches": {EVERY_ROW: PaperClaim("Figs. 10/11", "a T0 switch down: \"the steady-state bandwidth drops by "
@@ -114,3 +117,5 @@ PATH_LOSS_KEEPS = Shape("Figs. 12/13", "sustained line-rate bandwidth", 1.0,
                         "MRC's throughput while one T0-T1 link drops 20 % of its packets / its clean throughput")
 LOSSY_EV_OUT = Shape("Figs. 12/13", "transitions immediately to inactive", 1.0,
                      "share of the drop's window in which the lossy route's EVs (the paper's EV-A) are out of use")
+STARTUP_LOSS = Shape("Fig. 4", "less than 5 packets per QP", 5 / 5,
+                     "data packets a QP lost to the links down at its start, over 5 (the paper's bound)")

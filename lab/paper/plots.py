@@ -11,6 +11,7 @@
     paper_path_loss.png      throughput over time with one T0-T1 link dropping packets, and each EV of
                              its plane active or not (Figs. 12/13)
     paper_p2p.png            one-way latency and bandwidth, T0-local and cross-T1 (section 5.2.1)
+    paper_startup.png        data packets each connection lost when its job started with links down (Fig. 4)
 
 The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
 lab/paper/figures.py, drawn in black and dashed and labelled as shapes. Every panel
@@ -35,7 +36,8 @@ from lab.runners import bench_targets as target  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
-        "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png"}
+        "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
+        "startup": "paper_startup.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
 RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -415,6 +417,25 @@ def path_loss(found: list[tuple[object, dict]], path: Path) -> Path:
     return save(fig, path)
 
 
+def startup(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Per connection, the data packets it lost to the links down at its job's start, without and with
+    the mappers' denylist; the paper's bound of 5 per QP across."""
+    (_, row), = found
+    lost = paper_rows.startup_losses(row)
+    conns = sorted({c for per in lost.values() for c in per})
+    fig, ax = plt.subplots(figsize=(9, 5))
+    width = 0.8 / max(len(lost), 1)
+    for j, (how, per) in enumerate(lost.items()):
+        xs = [i + (j - (len(lost) - 1) / 2) * width for i in range(len(conns))]
+        ax.bar(xs, [per[c] if c in per else 0 for c in conns], width=width * 0.9, color=f"C{j}", label=f"MRC, {how}")
+    s = shape.STARTUP_LOSS
+    ax.axhline(5 * s.value, **PAPER_STYLE, label=paper_label(s, "a QP loses"))
+    ax.set_xticks(range(len(conns)), conns, fontsize=8)
+    ax.set_ylabel("data packets lost on the failed links' routes")
+    return finish(fig, ax, row, f"A job starting with T0-T1 links down ({shape.figures('startup')})", path, fontsize=8)
+
+
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
-           "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point}
+           "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point,
+           "startup": startup}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -15,7 +15,7 @@ from lab.analysis.known_fields import known_fields
 from lab.paper import links, settings, switch_faults
 from lab.paper.row import PaperRow
 from lab.paper.run_part import (CollisionsRecord, ExpectedEfficiency, FlapRecord, LinksRecord, PairFigures,
-                                PathLossRecord, SwitchRecord, VictimFigures, efficiency_in)
+                                PathLossRecord, StartupRun, SwitchRecord, VictimFigures, efficiency_in)
 from mrc_host.routes import route_of
 
 PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
@@ -207,3 +207,10 @@ def lossy_ev_activity(row: PaperRow) -> tuple[str, dict[int, tuple[bool, list[tu
     plane, t1 = record.route
     activity = switch_faults.ev_activity(record.run["path_events"], host, peer, plane)
     return conn, {ev: (route_of(ev, plane, record.spines) == (plane, t1), steps) for ev, steps in activity.items()}
+
+
+def startup_losses(row: PaperRow) -> dict[str, dict[str, int]]:
+    """A job starting with links down: how ("no denylist", "with the mappers' denylist") -> connection
+    -> data packets it lost on the failed links' routes, as the runner counted them."""
+    runs = row.raw["runs"] if "runs" in row.raw and isinstance(row.raw["runs"], dict) else {}
+    return {how: dict(StartupRun.from_dict(run).lost) for how, run in runs.items()}

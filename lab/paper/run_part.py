@@ -180,3 +180,21 @@ class PathLossRecord:
     @classmethod
     def from_dict(cls, data: Mapping) -> "PathLossRecord":
         return cls(**known_fields(cls, data))
+
+
+@dataclass(frozen=True)
+class StartupRun:
+    """One job of the row: data packets each connection lost on the failed links' routes."""
+    lost: dict = field(default_factory=dict)   # "host->peer" -> data packets lost on the failed routes
+    elsewhere: int = 0                         # lost on every other route (none without other faults)
+    verified: bool = False
+    iterations: int = 0
+    cpu_bound: bool = False
+    unexplained_loss: int = 0                  # the conservation audit's, over the job and its faults
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "StartupRun":
+        return cls(**known_fields(cls, data))
+
+    def verdict(self) -> RunVerdict:
+        return RunVerdict(self.verified, self.cpu_bound, self.unexplained_loss)

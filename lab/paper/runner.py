@@ -42,6 +42,7 @@ from lab.paper.collisions import collisions_row, redrawn_runs, run_text
 from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
+from lab.paper.startup import startup_row
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
@@ -328,7 +329,8 @@ class Paper:
                    ("T0-T1 flap cost", self.flaps_row),
                    ("T0, T1 switch down", lambda: switches_row(self.quick, self.say, streams_trust)),
                    ("T0-T1 link dropping packets", lambda: path_loss_row(self.quick, self.say, streams_trust)),
-                   ("point-to-point", lambda: p2p_row(self.quick, self.say))])
+                   ("point-to-point", lambda: p2p_row(self.quick, self.say)),
+                   ("a job starting with links down", lambda: startup_row(self.quick, self.say))])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -357,7 +359,10 @@ def plan(quick: bool) -> list[str]:
                                        f"({PASSES[quick].path_loss_phase_s:g} s phases, under an MRC bandwidth test)",
                                        f"point-to-point (T0-local and cross-T1 pairs: {PASSES[quick].p2p_iterations} "
                                        f"tiny all-reduces and {PASSES[quick].p2p_bandwidth_s:g} s of bandwidth test "
-                                       "each)"]
+                                       "each)",
+                                       f"a job starting with T0-T1 links down (an all-reduce of "
+                                       f"{PASSES[quick].iterations} iterations without the mappers' denylist, then "
+                                       "one with it)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:

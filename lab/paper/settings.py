@@ -124,6 +124,10 @@ def incast_title() -> str:
             f"({INCAST_FABRIC.planes} planes)")
 
 
+def startup_title() -> str:
+    return f"{claim('startup').figure}: a job that starts with T0-T1 links down, without a denylist"
+
+
 def p2p_title() -> str:
     return f"{claim('p2p').figure}: point-to-point latency and bandwidth, T0-local and cross-T1"
 
@@ -136,4 +140,4 @@ def row_titles() -> list[tuple[str, object, str]]:
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
             + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
                ("switches", None, switches_title()), ("path_loss", None, path_loss_title()),
-               ("p2p", None, p2p_title())])
+               ("p2p", None, p2p_title()), ("startup", None, startup_title())])

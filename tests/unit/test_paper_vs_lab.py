@@ -118,10 +118,17 @@ def path_loss_row(trusted=True) -> PaperRow:
     return row("path_loss", None, {**figures, "run": run, "phase_s": 0.6, "p": 0.2, "spines": 2}, trusted)
 
 
+def startup_row(trusted=True) -> PaperRow:
+    run = dict(GOOD, lost={"h0->h2": 2, "h2->h0": 1}, elsewhere=0, iterations=8)
+    return row("startup", None, {"links": ["t0p0r0-t1p0s0"], "runs": {"no denylist": run,
+                                                                      "with the mappers' denylist": dict(run, lost={})}},
+               trusted)
+
+
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
             + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), path_loss_row(trusted=False),
-               p2p_row()])
+               p2p_row(), startup_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
@@ -197,6 +204,12 @@ def test_point_to_point_pairs_are_read_back_with_a_missing_figure_as_none():
     pairs = paper_rows.p2p_pairs(p2p_row())
     assert pairs["T0-local"].latency_s == 0.004 and pairs["cross-T1"].bandwidth_share is None
     assert paper_rows.p2p_pairs(row("p2p", None, {"T0-local": {}}))["T0-local"].latency_s is None
+
+
+def test_startup_losses_are_read_back_per_connection_and_an_old_row_reads_empty():
+    assert paper_rows.startup_losses(startup_row()) == {"no denylist": {"h0->h2": 2, "h2->h0": 1},
+                                                        "with the mappers' denylist": {}}
+    assert paper_rows.startup_losses(row("startup", None, {})) == {}
 
 
 def test_capacity_points_are_measured_from_the_runs_phases():
