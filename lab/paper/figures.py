@@ -44,6 +44,10 @@ PAPER = {
                                                    "(6.54 against 5.09 us, the extra switch hops); bandwidth ~96 % "
                                                    "of the peak either way, not constrained by whether traffic "
                                                    "stays within a single T0")},
+    "t0t1_links": {EVERY_ROW: PaperClaim("Figs. 9c/9d", "T0-T1 links taken down one after another, then several "
+                                                        "flapped together, under a cross-T1 bandwidth test: minimal "
+                                                        "impact on overall throughput even as active links are "
+                                                        "removed; negligible impact when they flap")},
     "startup": {EVERY_ROW: PaperClaim("Fig. 4", "a job starts without a denylist while links are down: its QPs "
                                                 "lose packets on the dead paths and swap those EVs for backups; "
                                                 "even in the first minute less than 5 packets per QP are lost")},
@@ -119,3 +123,5 @@ LOSSY_EV_OUT = Shape("Figs. 12/13", "transitions immediately to inactive", 1.0,
                      "share of the drop's window in which the lossy route's EVs (the paper's EV-A) are out of use")
 STARTUP_LOSS = Shape("Fig. 4", "less than 5 packets per QP", 5 / 5,
                      "data packets a QP lost to the links down at its start, over 5 (the paper's bound)")
+T0T1_LINKS_KEEP = Shape("Figs. 9c/9d", "minimal impact on overall throughput", 1.0,
+                        "MRC's throughput with T0-T1 links of one rack down / its clean throughput")

@@ -8,6 +8,7 @@ Pure: the runner (lab/paper/runner.py) judges its run with it, a run read back
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from faults.model import FaultEvent
 from lab.paper import thresholds
@@ -99,14 +100,16 @@ def most_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int]:
     return [peak for _, _, peak in _bin_walk(fault_log, bins, bin_s)]
 
 
-def dips(series: list[float], fault_log: list, bin_s: float, clean: float, planes: int) -> list[tuple[float, float]]:
+def dips(series: list[float], fault_log: list, bin_s: float, clean: float, planes: int,
+         left: Callable[[int], float] | None = None) -> list[tuple[float, float]]:
     """(time of the change, seconds the rate stayed below PAPER_TRACKS_CAPACITY of what the capacity
     left allows) around each bin in which the links up changed: the run of such bins that starts in
     that bin or the next (a change late in a bin shows in the next). Measured in whole bins: 0 means
-    no bin fell below."""
+    no bin fell below. left(links down): the share of capacity left (default: host 0's NIC links,
+    one plane each, (planes - down) / planes)."""
     most = most_down_per_bin(fault_log, len(series), bin_s)
-    low = [rate < thresholds.PAPER_TRACKS_CAPACITY * clean * (planes - down) / planes
-           for rate, down in zip(series, most)]
+    share_left = left or (lambda down: (planes - down) / planes)
+    low = [rate < thresholds.PAPER_TRACKS_CAPACITY * clean * share_left(down) for rate, down in zip(series, most)]
     first_in_bin = {}
     for t, _ in changes(fault_log):
         first_in_bin.setdefault(int(t // bin_s), t)

@@ -12,6 +12,7 @@
                              its plane active or not (Figs. 12/13)
     paper_p2p.png            one-way latency and bandwidth, T0-local and cross-T1 (section 5.2.1)
     paper_startup.png        data packets each connection lost when its job started with links down (Fig. 4)
+    paper_t0t1_links.png     each phase's throughput with T0-T1 links down, one by one and together (Figs. 9c/9d)
 
 The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
 lab/paper/figures.py, drawn in black and dashed and labelled as shapes. Every panel
@@ -37,7 +38,7 @@ from lab.runners import bench_targets as target  # noqa: E402
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
         "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
-        "startup": "paper_startup.png"}
+        "startup": "paper_startup.png", "t0t1_links": "paper_t0t1_links.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
 RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -435,7 +436,22 @@ def startup(found: list[tuple[object, dict]], path: Path) -> Path:
     return finish(fig, ax, row, f"A job starting with T0-T1 links down ({shape.figures('startup')})", path, fontsize=8)
 
 
+def t0t1_links(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Each phase's throughput over the clean phase's, phase by phase, one by one and together; the
+    paper's "minimal impact" at 1 across."""
+    (_, row), = found
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for (how, kept), marker in zip(paper_rows.t0t1_shares(row).items(), "os"):
+        ax.plot(range(len(kept)), kept, marker=marker, label=f"MRC, {how} (phase 0 clean, then the links down)")
+    s = shape.T0T1_LINKS_KEEP
+    ax.axhline(s.value, **PAPER_STYLE, label=paper_label(s, "MRC shows"))
+    ax.set_ylim(0, 1.3)
+    ax.set_xlabel("phase")
+    ax.set_ylabel("throughput / the clean phase's (share)")
+    return finish(fig, ax, row, f"T0-T1 links down ({shape.figures('t0t1_links')})", path, fontsize=8)
+
+
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
            "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point,
-           "startup": startup}
+           "startup": startup, "t0t1_links": t0t1_links}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -214,3 +214,10 @@ def startup_losses(row: PaperRow) -> dict[str, dict[str, int]]:
     -> data packets it lost on the failed links' routes, as the runner counted them."""
     runs = row.raw["runs"] if "runs" in row.raw and isinstance(row.raw["runs"], dict) else {}
     return {how: dict(StartupRun.from_dict(run).lost) for how, run in runs.items()}
+
+
+def t0t1_shares(row: PaperRow) -> dict[str, list[float]]:
+    """T0-T1 links down: how ("one by one", "together") -> each phase's rate / the clean phase's, as the
+    runner measured them."""
+    shares = row.raw["shares"] if "shares" in row.raw and isinstance(row.raw["shares"], dict) else {}
+    return {how: [float(x) for x in values] for how, values in shares.items()}

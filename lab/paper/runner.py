@@ -43,6 +43,7 @@ from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
 from lab.paper.startup import startup_row
+from lab.paper.t0t1_links import t0t1_row
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
@@ -330,7 +331,8 @@ class Paper:
                    ("T0, T1 switch down", lambda: switches_row(self.quick, self.say, streams_trust)),
                    ("T0-T1 link dropping packets", lambda: path_loss_row(self.quick, self.say, streams_trust)),
                    ("point-to-point", lambda: p2p_row(self.quick, self.say)),
-                   ("a job starting with links down", lambda: startup_row(self.quick, self.say))])
+                   ("a job starting with links down", lambda: startup_row(self.quick, self.say)),
+                   ("T0-T1 links down", lambda: t0t1_row(self.quick, self.say, streams_trust))])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -362,7 +364,9 @@ def plan(quick: bool) -> list[str]:
                                        "each)",
                                        f"a job starting with T0-T1 links down (an all-reduce of "
                                        f"{PASSES[quick].iterations} iterations without the mappers' denylist, then "
-                                       "one with it)"]
+                                       "one with it)",
+                                       f"T0-T1 links down (one per plane, of rack 0, one by one then together; "
+                                       f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:

@@ -124,6 +124,11 @@ def incast_title() -> str:
             f"({INCAST_FABRIC.planes} planes)")
 
 
+def t0t1_links_title() -> str:
+    return (f"{claim('t0t1_links').figure}: a T0-T1 link of rack 0 on every plane down one by one, "
+            "then together")
+
+
 def startup_title() -> str:
     return f"{claim('startup').figure}: a job that starts with T0-T1 links down, without a denylist"
 
@@ -140,4 +145,5 @@ def row_titles() -> list[tuple[str, object, str]]:
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
             + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
                ("switches", None, switches_title()), ("path_loss", None, path_loss_title()),
-               ("p2p", None, p2p_title()), ("startup", None, startup_title())])
+               ("p2p", None, p2p_title()), ("startup", None, startup_title()),
+               ("t0t1_links", None, t0t1_links_title())])

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import figures as paper_figures
-from lab.paper import links, point_to_point, runner, settings, startup, thresholds
+from lab.paper import links, point_to_point, runner, settings, startup, t0t1_links, thresholds
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, StartupRun, efficiency_in
 from lab.paper.runner import Setup
@@ -116,7 +116,9 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     assert lossy_16 in full and lossy_16 not in quick
     assert any("incast with a victim" in step and "RoCE-like + DCQCN with 1, 8 QPs" in step for step in full)
     assert "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)" in full
-    for step in ("a T0, then a T1, of one plane down (2 s phases, under an MRC bandwidth test)",
+    for step in ("T0-T1 links down (one per plane, of rack 0, one by one then together; 2 s phases, under an "
+                 "MRC bandwidth test)",
+                 "a T0, then a T1, of one plane down (2 s phases, under an MRC bandwidth test)",
                  "one T0-T1 link dropping 20% (4 s phases, under an MRC bandwidth test)",
                  "a job starting with T0-T1 links down (an all-reduce of 30 iterations without the mappers' "
                  "denylist, then one with it)"):
@@ -449,3 +451,29 @@ def test_startup_holds_when_every_connection_lost_fewer_than_5(lost, same):
     assert got is same and why.startswith("yes:" if same else "no:")
     if lost:
         assert f"max {max(lost.values())}" in why and "paper: less than 5 per QP" in why
+
+
+# ---- Figs. 9c/9d, T0-T1 links down ----------------------------------------------------------------------
+def test_t0t1_links_go_down_one_per_plane_one_by_one_then_come_back_together():
+    spec = settings.LINKS_FABRIC
+    plans = t0t1_links.timelines(1.0, spec)
+    one, n_one = plans[t0t1_links.ONE_BY_ONE]
+    assert n_one == spec.planes + 2 and [f.target for f in one] == [f"t0p{p}r0-t1p{p}s0" for p in range(spec.planes)]
+    assert {f.at + f.duration for f in one} == {spec.planes + 1.0}          # all back together
+    together, n_together = plans[t0t1_links.TOGETHER]
+    assert n_together == 3 and {(f.at, f.duration) for f in together} == {(1.0, 1.0)}
+
+
+def test_t0t1_links_shares_are_of_the_clean_phase():
+    assert t0t1_links.shares([(0, 40.0), (1, 39.0), (2, 20.0)]) == [1.0, 0.975, 0.5]
+    assert t0t1_links.shares([(1, 40.0)]) == []        # no clean phase first: nothing to divide by
+
+
+@pytest.mark.parametrize("kept, same, words", [
+    ({"one by one": [1.0, 0.97, 1.0], "together": [1.0, 0.96, 1.0]}, True, "one by one 0.97, together 0.96"),
+    ({"one by one": [1.0, 0.90, 1.0], "together": [1.0, 0.96, 1.0]}, False, "one by one 0.90"),
+    ({"one by one": [1.0, 1.0], "together": [1.0, 0.96, 1.0]}, False, "one by one measured 2 of 3 phases"),
+])
+def test_t0t1_links_judged_as_minimal_impact(kept, same, words):
+    got, why = t0t1_links.t0t1_shape(kept, {"one by one": 3, "together": 3})
+    assert got is same and words in why and why.startswith("yes:" if same else "no:")

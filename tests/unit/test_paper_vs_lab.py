@@ -125,10 +125,15 @@ def startup_row(trusted=True) -> PaperRow:
                trusted)
 
 
+def t0t1_links_row(trusted=True) -> PaperRow:
+    return row("t0t1_links", None, {"shares": {"one by one": [1.0, 0.98, 1.01], "together": [1.0, 0.97, 1.0]},
+                                    "dips": {}, "links": ["t0p0r0-t1p0s0"], "phase_s": 1.0, "runs": {}}, trusted)
+
+
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
             + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), path_loss_row(trusted=False),
-               p2p_row(), startup_row()])
+               p2p_row(), startup_row(), t0t1_links_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
