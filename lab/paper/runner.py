@@ -47,6 +47,7 @@ from lab.paper.t0t1_links import t0t1_row
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
+                                INCAST_SENDERS,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC,
                                 ROCE_QPS, flaps_title, incast_title, links_title, loss_title, roce_label)
@@ -58,7 +59,7 @@ from lab.runners.bandwidth import default_pair, run_bandwidth
 from lab.runners.bench import run_steps
 from lab.runners.experiment import run_experiment, run_experiments
 from lab.runners.incast import INCAST_PARAMS
-from lab.runners.incast_victim import VICTIM_INCAST_SENDERS, run_incast_victim
+from lab.runners.incast_victim import run_incast_victim
 from lab.scenario.load import load_scenario
 from lab.scenario.record import Scenario
 from mrc_host.params import TransportParams
@@ -288,18 +289,18 @@ class Paper:
     def incast_row(self) -> Iterator[PaperRow]:
         duration = PASSES[self.quick].victim_s
         results = {}
-        self.say(f"paper: incast with a victim, {VICTIM_INCAST_SENDERS} senders, {duration:g} s...")
+        self.say(f"paper: incast with a victim, {INCAST_SENDERS} senders, {duration:g} s...")
         with lab_session(INCAST_FABRIC) as session:
             # Fig. 18's "shared almost perfectly, victim unaffected" rests on NSCC (its RTO floor
             # comes with the lab's NSCC configuration)
-            results[MRC] = run_incast_victim(session, VICTIM_INCAST_SENDERS, duration, "mrc", params=dict(MRC_PARAMS))
-            results[MULTI_RAIL] = run_incast_victim(session, VICTIM_INCAST_SENDERS, duration, "baseline",
+            results[MRC] = run_incast_victim(session, INCAST_SENDERS, duration, "mrc", params=dict(MRC_PARAMS))
+            results[MULTI_RAIL] = run_incast_victim(session, INCAST_SENDERS, duration, "baseline",
                                                     params=dict(INCAST_PARAMS))
         with lab_session(INCAST_ROCE_FABRIC) as session:
             mark_ecn_on_last_hops(session.spec)
             for qps in INCAST_ROCE_QPS:
                 results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps, INCAST_ROCE_CC)] = run_incast_victim(
-                    session, VICTIM_INCAST_SENDERS, duration, "baseline",
+                    session, INCAST_SENDERS, duration, "baseline",
                     params=dict(INCAST_PARAMS, qps=qps, baseline_cc=INCAST_ROCE_CC))
         runs = {label: victim_verdict(r) for label, r in results.items()}
         same, why = victim_shape(results[MRC].victim_ratio)

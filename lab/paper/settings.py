@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lab.paper.figures import claim
-from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S
+from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_STREAM_S
 from topologies.fabric import DEFAULT_FABRIC
 
 DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the baseline
@@ -30,9 +30,14 @@ COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each: Fig. 1
 PLACEMENT = "interleaved"
 BUFFER_MB = 2
 NIC_LOSS_LEVELS = (0.001, 0.01)
-# Fig. 18's incast with a victim flow, on the paper's data plane: the one the bench's cc step
-# (lab/runners/bench.py) also compares congestion controls on (lab/runners/incast_victim.py).
-INCAST_FABRIC = replace(VICTIM_INCAST_FABRIC, dataplane=DATAPLANE)
+# Fig. 18's incast with a victim flow, as the paper ran it: 7 senders in other racks than the target's
+# ("cross-spine 7 to 1"), the victim from another rack to an idle host beside the target
+# (lab/runners/incast_victim.py); on the paper's Cluster D shape, 4 racks of 4 hosts and 4 T1s, so
+# the T1s' downlinks into the target's rack carry twice what the target and the victim can take
+# (with 2 T1s they carry exactly that: no headroom), on the default fabric's planes and rate.
+INCAST_SENDERS = 7
+INCAST_FABRIC = replace(VICTIM_INCAST_FABRIC, planes=DEFAULT_FABRIC.planes, racks=4, spines=4, hosts_per_rack=4,
+                        dataplane=DATAPLANE)
 # ...and the RoCE-like baseline's single plane for it, at the same aggregate rate, with the paper's 1 and 8 QPs,
 # under DCQCN with ECN marked on every hop, as the paper's RoCE fabric ran (docs/paper.md)
 INCAST_ROCE_QPS = (1, 8)
@@ -120,7 +125,7 @@ def path_loss_title() -> str:
 
 
 def incast_title() -> str:
-    return (f"{claim('incast').figure}: incast {VICTIM_INCAST_SENDERS}-to-1 beside a victim flow "
+    return (f"{claim('incast').figure}: incast {INCAST_SENDERS}-to-1 beside a victim flow "
             f"({INCAST_FABRIC.planes} planes)")
 
 
