@@ -38,10 +38,11 @@ HERE = Path(__file__).resolve().parent
 QUICK_PASS = False
 SWITCH = {T0_DOWN: "T0", T1_DOWN: "T1"}     # the row's name of each run -> share_kept's
 PAIRS = 1                                   # the bandwidth test: one host of each rack (default_pair)
-# |share_kept - measured share| allowed. Measured, the full pass's row 3 times (another session's tests
-# keeping one of the 2 cores busy throughout, one T1 run CPU-bound): T0 down 0.882 each time (7/8 = 0.875,
-# +0.007), T1 down 1.006-1.011 (+0.006 to +0.011). 0.04 leaves ~0.03 beyond the worst and still fails a
-# model that costs either switch 1/16 (one T1 of the fabric's 16): off by 0.055 (T0) and 0.069 (T1).
+# |share_kept - measured share| allowed. Measured, the full pass's row 7 times (3 alone, 4 through this
+# grader) with other sessions' work on the machine (load average 2.4-2.7 on its 2 cores; 6 of the 14 runs
+# CPU-bound): T0 down 0.881-0.885 (7/8 = 0.875: +0.006 to +0.010), T1 down 1.006-1.011. 0.04 leaves ~0.03
+# beyond the worst and still fails a model that costs either switch one T1 of the fabric's 16 (15/16):
+# off by 0.053 or more with the T0, 0.069 or more with the T1.
 TOLERANCE = 0.04
 EXACT_TOLERANCE = 1e-9
 # (switch, planes, t1s_per_plane, pairs) share_kept is held to the exact answer on, besides the measured two:
