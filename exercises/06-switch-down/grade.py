@@ -34,7 +34,7 @@ from lab.paper.switch_rows import switches_row  # noqa: E402
 HERE = Path(__file__).resolve().parent
 # The full pass's 2 s phases (about 17 s for both runs): the quick pass's 1 s phases start the clean phase
 # in the test's ramp-up, which lowers it by ~1.5 % and raises both shares as much (T0 0.887-0.896 measured
-# against 0.882 with 2 s phases, T1 1.016-1.019 against 1.006-1.011)
+# against 0.881-0.885 with 2 s phases, T1 1.016-1.019 against 1.006-1.011)
 QUICK_PASS = False
 SWITCH = {T0_DOWN: "T0", T1_DOWN: "T1"}     # the row's name of each run -> share_kept's
 PAIRS = 1                                   # the bandwidth test: one host of each rack (default_pair)
@@ -99,8 +99,8 @@ def verified_check(runs: dict) -> tuple[str, bool]:
 def run_figures(how: str, target: str, f: dict, measured: float | None) -> list[str]:
     kept = "-" if measured is None else f"{measured:.3f}"
     return [f"{how} ({target}): {phases_text(f['phases'])}; the fault phase kept {kept} of the clean rate",
-            f"  capacity left: the test's {f['capacity_left']:.4g}, the fabric's cross-rack {f['fabric_capacity_left']:.4g}"
-            f"; {losses_text(f['connections'])}"]
+            f"  capacity left: the test's {f['capacity_left']:.4g}, the fabric's cross-rack "
+            f"{f['fabric_capacity_left']:.4g}; {losses_text(f['connections'])}"]
 
 
 def main(argv: list[str]) -> int:
