@@ -1,10 +1,10 @@
 """Every exercise's reference solution passes its grader on the lab; the
-starting files of exercises 01 (plain round robin), 03 and 05 (no
+starting files of exercises 01 (plain round robin), 03, 05 and 06 (no
 prediction) do not (root). Every grader runs on the default data plane
 (srv6); exercises 01 and 03 also pass on OpenFlow (03 cuts its T1 off
 differently there; 02 and 04 use the same port-program calls as 01, which
 other OpenFlow tests cover, and are left out to keep the suite short); 05
-runs on srv6 only."""
+and 06 run on srv6 only."""
 
 import subprocess
 import sys
@@ -19,6 +19,7 @@ SOLUTIONS = {
     "03-baseline-stall": "prediction.py",
     "04-no-trimming": "answers.py",
     "05-ecmp-collisions": "prediction.py",
+    "06-switch-down": "prediction.py",
 }
 
 
@@ -43,7 +44,8 @@ def test_reference_solution_passes(exercise):
     assert r.returncode == 0 and lines and lines[-1] == "PASS", r.stdout[-3000:] + r.stderr[-3000:]
 
 
-@pytest.mark.parametrize("exercise", ["01-path-policy", "03-baseline-stall", "05-ecmp-collisions"])
+@pytest.mark.parametrize("exercise", ["01-path-policy", "03-baseline-stall", "05-ecmp-collisions",
+                                      "06-switch-down"])
 def test_starting_file_is_not_graded_pass(exercise):
     r = grade(exercise, EXERCISES / exercise / SOLUTIONS[exercise])
     lines = r.stdout.strip().splitlines()
