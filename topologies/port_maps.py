@@ -29,6 +29,7 @@ class PortProgramError(RuntimeError):
 CFG_TRIM = 0x1
 CFG_ECN = 0x2
 CFG_BLACKHOLE = 0x4
+CFG_LOSSLESS = 0x8
 G_FORCE_TAILDROP = 0x1
 
 
@@ -47,11 +48,31 @@ class PortCfg(NamedTuple):
     prio_hi: int       # skb->priority (tc classid) of headers/control; 0 = keep
     prio_lo: int       # skb->priority of data
     name_tag: int      # user space only: crc32 of the ifname (stale-entry check)
+    # lossless mode (docs/lossless.md); zero when it is off
+    xoff: int = 0            # bytes: DATA above it names its ingress port in the state's feeders
+    xon: int = 0             # bytes: a packet arriving at or below it clears feeders
+    port_bit: int = 0        # 1 + this port's bit in its router's feeders masks; 0 = none
+    pause_total_ns: int = 0  # the pause controller's: time paused so far (not counting the current pause)
+    pause_start_ns: int = 0  # CLOCK_MONOTONIC ns the current pause began; 0 = not paused
 
 
 # struct port_cfg / port_state / port_stats / lab_globals (port_program.c)
-CFG = struct.Struct("=Q" + "I" * (len(PortCfg._fields) - 1))
-STATE = struct.Struct("=IIQQQ")
+CFG = struct.Struct("=Q" + "I" * (len(PortCfg._fields) - 3) + "QQ")
+
+
+class PortState(NamedTuple):
+    """One port_state entry (struct port_state); `lock` reads as 0."""
+
+    lock: int
+    pad: int
+    backlog: int      # virtual queue bytes as of last_ns
+    last_ns: int
+    max_backlog: int
+    pause_mark: int   # the port's pause time as of last_ns
+    feeders: int      # lossless: bits of the ingress ports whose DATA came above xoff
+
+
+STATE = struct.Struct("=IIQQQQQ")
 STATS_FIELDS = ("passed", "passed_bytes", "trimmed", "trimmed_bytes", "ecn_marked",
                 "dropped_fault", "dropped_fault_bytes", "dropped_queue",
                 "dropped_queue_bytes", "other", "errors")
@@ -66,6 +87,7 @@ _NR_BPF = {"x86_64": 321, "aarch64": 280, "armv7l": 386, "riscv64": 280,
            "ppc64le": 361, "s390x": 351}.get(platform.machine())
 _BPF_MAP_LOOKUP_ELEM, _BPF_MAP_UPDATE_ELEM, _BPF_MAP_DELETE_ELEM = 1, 2, 3
 _BPF_MAP_GET_NEXT_KEY, _BPF_OBJ_GET = 4, 7
+_BPF_MAP_LOOKUP_BATCH = 24
 _BPF_ANY = 0
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -76,6 +98,15 @@ def _bpf(cmd: int, attr: bytes) -> int:
         raise PortProgramError(f"bpf syscall number unknown for {platform.machine()}")
     buf = ctypes.create_string_buffer(attr.ljust(128, b"\0"), 128)
     ret = _libc.syscall(ctypes.c_long(_NR_BPF), ctypes.c_int(cmd), buf, ctypes.c_uint(128))
+    if ret < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"bpf cmd {cmd}: {os.strerror(e)}")
+    return ret
+
+
+def _bpf_raw(cmd: int, attr) -> int:
+    """bpf(2) on a buffer the kernel writes back into (a batch call's count)."""
+    ret = _libc.syscall(ctypes.c_long(_NR_BPF), ctypes.c_int(cmd), attr, ctypes.c_uint(len(attr)))
     if ret < 0:
         e = ctypes.get_errno()
         raise OSError(e, f"bpf cmd {cmd}: {os.strerror(e)}")
@@ -120,6 +151,33 @@ class PinnedMap:
             if e.errno != errno.ENOENT:
                 raise
 
+    def lookup_all(self, capacity: int = 4096) -> dict:
+        """Every entry, {key: record}, in one BPF_MAP_LOOKUP_BATCH call per `capacity` entries:
+        what a loop polling a whole fabric's ports can afford (one syscall, not one per port)."""
+        keys = ctypes.create_string_buffer(4 * capacity)
+        values = ctypes.create_string_buffer(self.value.size * capacity)
+        token_in, token_out = ctypes.create_string_buffer(8), ctypes.create_string_buffer(8)
+        out, first = {}, True
+        while True:
+            attr = struct.pack("=QQQQIIQQ", 0 if first else ctypes.addressof(token_in), ctypes.addressof(token_out),
+                               ctypes.addressof(keys), ctypes.addressof(values), capacity, self.fd, 0, 0)
+            buf = ctypes.create_string_buffer(attr, len(attr))
+            try:
+                _bpf_raw(_BPF_MAP_LOOKUP_BATCH, buf)
+                done = False
+            except OSError as e:
+                if e.errno != errno.ENOENT:
+                    raise
+                done = True
+            count = struct.unpack_from("=I", buf.raw, 32)[0]
+            for n in range(count):
+                fields = self.value.unpack_from(values.raw, n * self.value.size)
+                out[_KEY.unpack_from(keys.raw, 4 * n)[0]] = fields if self.record is tuple else self.record._make(fields)
+            if done:
+                return out
+            ctypes.memmove(token_in, token_out, 8)
+            first = False
+
     def keys(self) -> Iterator[int]:
         nxt = ctypes.create_string_buffer(4)
         cur = None
@@ -149,7 +207,7 @@ class PortMaps:
         self.dir = d
         m = d / "maps"
         self.cfg = PinnedMap(m / "port_cfg", CFG, PortCfg)
-        self.state = PinnedMap(m / "port_state", STATE)
+        self.state = PinnedMap(m / "port_state", STATE, PortState)
         self.stats = PinnedMap(m / "port_stats", STATS)
         self.globals = PinnedMap(m / "lab_globals", GLOBALS)
 
