@@ -29,6 +29,7 @@ from topologies.names import Host, Switch
 from topologies.shaping import HOLD_HANDLE, HOLD_PARENT, HOST_HOLD_LIMIT_BYTES, hold_params, switch_hold_limit
 
 POLL_S = 0.001
+STATE_BATCH = 1024   # port states read per batch call: every port of the largest lossless fabric in one or a few
 
 
 @dataclass
@@ -123,7 +124,7 @@ class PauseController:
         cpu0 = time.thread_time()
         try:
             while not self._stop.wait(self.poll_s):
-                self._poll(maps.state.lookup_all())
+                self._poll(maps.state.lookup_all(STATE_BATCH))
                 self.cpu_s = time.thread_time() - cpu0
         except Exception as exc:   # recorded and reported: a dead controller must not pass unseen
             self.error = f"{type(exc).__name__}: {exc}"
@@ -141,8 +142,8 @@ class PauseController:
         with self._lock:
             for d in self.downstreams:
                 st = states.get(d.ifindex)
-                if st is None:
-                    continue
+                if st is None or (not d.asserting and st.backlog <= d.thresholds.xoff):
+                    continue   # idle, or below xoff at its last packet and only draining since
                 own = d.name in self.book.since
                 backlog = backlog_now(st.backlog, st.last_ns, st.pause_mark, d.rate_bps,
                                       self.book.total_ns.get(d.name, 0), self.book.since[d.name] if own else 0, now)

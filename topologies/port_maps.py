@@ -121,6 +121,7 @@ class PinnedMap:
         self.fd = _bpf(_BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(p), 0, 0))
         self.value = value
         self.record = record     # what lookup returns: tuple, or a NamedTuple of the layout
+        self._batch = None       # lookup_all's buffers: (capacity, keys, values)
 
     def _elem(self, cmd, key: bytes, val=None, flags=0):
         k = ctypes.create_string_buffer(key, len(key))
@@ -154,8 +155,10 @@ class PinnedMap:
     def lookup_all(self, capacity: int = 4096) -> dict:
         """Every entry, {key: record}, in one BPF_MAP_LOOKUP_BATCH call per `capacity` entries:
         what a loop polling a whole fabric's ports can afford (one syscall, not one per port)."""
-        keys = ctypes.create_string_buffer(4 * capacity)
-        values = ctypes.create_string_buffer(self.value.size * capacity)
+        if self._batch is None or self._batch[0] != capacity:   # buffers kept: a poll loop calls this often
+            self._batch = (capacity, ctypes.create_string_buffer(4 * capacity),
+                           ctypes.create_string_buffer(self.value.size * capacity))
+        _, keys, values = self._batch
         token_in, token_out = ctypes.create_string_buffer(8), ctypes.create_string_buffer(8)
         out, first = {}, True
         while True:
@@ -170,9 +173,10 @@ class PinnedMap:
                     raise
                 done = True
             count = struct.unpack_from("=I", buf.raw, 32)[0]
-            for n in range(count):
-                fields = self.value.unpack_from(values.raw, n * self.value.size)
-                out[_KEY.unpack_from(keys.raw, 4 * n)[0]] = fields if self.record is tuple else self.record._make(fields)
+            # one copy of what the call filled (.raw copies the whole buffer each time it is read)
+            key_bytes, value_bytes = keys.raw[:4 * count], values.raw[:self.value.size * count]
+            for n, fields in enumerate(self.value.iter_unpack(value_bytes)):
+                out[_KEY.unpack_from(key_bytes, 4 * n)[0]] = fields if self.record is tuple else self.record._make(fields)
             if done:
                 return out
             ctypes.memmove(token_in, token_out, 8)
