@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from topologies import netns, port_program
 from topologies.lossless import PauseBook, Thresholds, backlog_now, feeder_bits, still_asserting
 from topologies.names import Host, Switch
+from topologies.tc_netlink import NamespaceSocket
 from topologies.shaping import HOLD_HANDLE, HOLD_PARENT, HOST_HOLD_LIMIT_BYTES, hold_params, switch_hold_limit
 
 POLL_S = 0.001
@@ -113,26 +114,29 @@ class PauseController:
             self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        from pyroute2 import IPRoute   # only a lossless fabric pays for loading it
-        sockets = {}
-        for pid in sorted({u.pid for u in self.upstreams.values()}):
-            with netns.entered(pid):
-                sockets[pid] = IPRoute()
-                sockets[pid].link_lookup(ifname="lo")   # bound here, in the namespace
-        self._sockets = sockets
-        maps = port_program._maps()
         cpu0 = time.thread_time()
+        sockets = {}
         try:
+            for pid in sorted({u.pid for u in self.upstreams.values()}):
+                sockets[pid] = NamespaceSocket(pid)
+            self._messages = {(u.name, paused): sockets[u.pid].encode("tbf", u.ifindex, HOLD_HANDLE, HOLD_PARENT,
+                                                                      **self._tbf(u, paused))
+                              for u in self.upstreams.values() for paused in (True, False)}
+            self._sockets = sockets
+            maps = port_program._maps()
             while not self._stop.wait(self.poll_s):
                 self._poll(maps.state.lookup_all(STATE_BATCH))
                 self.cpu_s = time.thread_time() - cpu0
         except Exception as exc:   # recorded and reported: a dead controller must not pass unseen
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
-            with self._lock:
-                self._apply([], self.book.release_all(time.monotonic_ns()), time.monotonic_ns())
-            for ipr in sockets.values():
-                ipr.close()
+            try:   # lift every pause: the fabric may run on (its next job) without the controller
+                with self._lock:
+                    self._apply([], self.book.release_all(time.monotonic_ns()), time.monotonic_ns())
+            except OSError as exc:   # its namespaces already gone: nothing left to lift
+                self.error = self.error or f"lifting the pauses: {exc}"
+            for sock in sockets.values():
+                sock.close()
             self.cpu_s = time.thread_time() - cpu0
 
     def _poll(self, states: dict) -> None:
@@ -172,12 +176,16 @@ class PauseController:
         m.cfg.update(u.ifindex, *cfg._replace(pause_start_ns=now if paused else 0,
                                               pause_total_ns=self.book.total_ns.get(u.name, 0)))
 
+    @staticmethod
+    def _tbf(u: Upstream, paused: bool) -> dict:
+        """pyroute2's tbf parameters of the port's DATA queue, paused or at its own rate."""
+        p = hold_params(u.rate_bps, port_program.htb_burst_bytes(u.rate_bps), u.hold_limit, paused)
+        return {"rate": f"{p['rate']}bit", "burst": p["burst"], "limit": p["limit"]}
+
     def _hold(self, u: Upstream, paused: bool) -> None:
         """Set the port's DATA queue (a tbf) to its paused or its own rate."""
         started = time.perf_counter()
-        p = hold_params(u.rate_bps, port_program.htb_burst_bytes(u.rate_bps), u.hold_limit, paused)
-        self._sockets[u.pid].tc("change", "tbf", u.ifindex, handle=HOLD_HANDLE, parent=HOLD_PARENT,
-                                rate=f"{p['rate']}bit", burst=p["burst"], limit=p["limit"])
+        self._sockets[u.pid].replay(self._messages[u.name, paused])
         self.change_s += time.perf_counter() - started
         self.changes += 1
 
