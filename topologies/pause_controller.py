@@ -3,10 +3,11 @@ pause frames (docs/lossless.md).
 
 Every POLL_S it reads every switch port's virtual-queue state in one BPF batch call,
 decides which ports assert a pause and which upstream ports they name
-(topologies/lossless.py), and holds or releases those upstreams' DATA class: the htb
-class 1:20 of a router port or a lossless host NIC set to PAUSED_RATE_BPS over one
-netlink socket per network namespace (pyroute2), and back. A paused router port's
-config records its pause time, so its own virtual queue does not drain while held.
+(topologies/lossless.py), and holds or releases those upstreams' DATA queue: the tbf
+under htb class 1:20 of a router port or a lossless host NIC, set to PAUSE_LEAK_SHARE of
+its rate and back (topologies/shaping.py hold_params) by a netlink message replayed on one
+socket per network namespace (topologies/tc_netlink.py). A paused router port's config
+records its pause time, so its own virtual queue does not drain while held.
 
     controller = PauseController(fabric); controller.start()
     ...; controller.report()   # pause time per upstream port, pauses, CPU and latency
