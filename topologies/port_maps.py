@@ -113,6 +113,16 @@ def _bpf_raw(cmd: int, attr) -> int:
     return ret
 
 
+_BPF_OBJ_GET_INFO_BY_FD = 15
+
+
+def _value_size(fd: int) -> int:
+    """The value size of map `fd` (struct bpf_map_info: type, id, key_size, value_size, ...)."""
+    info = ctypes.create_string_buffer(80)
+    _bpf(_BPF_OBJ_GET_INFO_BY_FD, struct.pack("=IIQ", fd, len(info), ctypes.addressof(info)))
+    return struct.unpack_from("=I", info.raw, 12)[0]
+
+
 class PinnedMap:
     """A pinned BPF map opened with BPF_OBJ_GET."""
 
@@ -120,12 +130,17 @@ class PinnedMap:
         p = ctypes.create_string_buffer(str(path).encode())
         self.fd = _bpf(_BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(p), 0, 0))
         self.value = value
+        # Buffers are the map's own value size, at least: a pin of another build (a layout
+        # with fewer or more fields, C padding) never makes the kernel write past one.
+        # Fields beyond what the map holds read as 0; what it holds beyond ours is not read.
+        self.stride = _value_size(self.fd)
+        self.size = max(self.stride, value.size)
         self.record = record     # what lookup returns: tuple, or a NamedTuple of the layout
         self._batch = None       # lookup_all's buffers: (capacity, keys, values)
 
     def _elem(self, cmd, key: bytes, val=None, flags=0):
         k = ctypes.create_string_buffer(key, len(key))
-        v = val if val is not None else ctypes.create_string_buffer(self.value.size)
+        v = val if val is not None else ctypes.create_string_buffer(self.size)
         _bpf(cmd, struct.pack("=IIQQQ", self.fd, 0, ctypes.addressof(k),
                               ctypes.addressof(v) if v is not None else 0, flags))
         return v
@@ -137,11 +152,11 @@ class PinnedMap:
             if e.errno == errno.ENOENT:
                 return None
             raise
-        return self.record._make(self.value.unpack(v.raw)) if self.record is not tuple \
-            else self.value.unpack(v.raw)
+        fields = self.value.unpack_from(v.raw)
+        return self.record._make(fields) if self.record is not tuple else fields
 
     def update(self, key: int, *fields) -> None:
-        v = ctypes.create_string_buffer(self.value.pack(*fields), self.value.size)
+        v = ctypes.create_string_buffer(self.value.pack(*fields), self.size)
         self._elem(_BPF_MAP_UPDATE_ELEM, _KEY.pack(key), v, _BPF_ANY)
 
     def delete(self, key: int) -> None:
@@ -157,7 +172,7 @@ class PinnedMap:
         what a loop polling a whole fabric's ports can afford (one syscall, not one per port)."""
         if self._batch is None or self._batch[0] != capacity:   # buffers kept: a poll loop calls this often
             self._batch = (capacity, ctypes.create_string_buffer(4 * capacity),
-                           ctypes.create_string_buffer(self.value.size * capacity))
+                           ctypes.create_string_buffer(self.size * capacity))
         _, keys, values = self._batch
         token_in, token_out = ctypes.create_string_buffer(8), ctypes.create_string_buffer(8)
         out, first = {}, True
@@ -174,8 +189,10 @@ class PinnedMap:
                 done = True
             count = struct.unpack_from("=I", buf.raw, 32)[0]
             # one copy of what the call filled (.raw copies the whole buffer each time it is read)
-            key_bytes, value_bytes = keys.raw[:4 * count], values.raw[:self.value.size * count]
-            for n, fields in enumerate(self.value.iter_unpack(value_bytes)):
+            key_bytes, value_bytes, width = keys.raw[:4 * count], values.raw[:self.stride * count], self.value.size
+            for n in range(count):
+                record = value_bytes[n * self.stride:(n + 1) * self.stride]
+                fields = self.value.unpack(record[:width].ljust(width, b"\0"))
                 out[_KEY.unpack_from(key_bytes, 4 * n)[0]] = fields if self.record is tuple else self.record._make(fields)
             if done:
                 return out
