@@ -42,9 +42,9 @@ def check_port_program() -> None:
 def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
     """tc batch lines that shape host NIC port `dev` to the fabric's link rate,
     its agent's control datagrams ahead of its DATA (topologies/shaping.py)."""
-    # burst: two jumbo frames at line speed after an idle spell, as a NIC sends them
-    if spec.lossless:
+    if spec.lossless:   # the switch ports' htb, so a pause can hold DATA alone (docs/lossless.md)
         return shaping.lossless_host_shaper(dev, spec.link_bps, port_program.htb_burst_bytes(int(spec.link_bps)))
+    # burst: two jumbo frames at line speed after an idle spell, as a NIC sends them
     return shaping.host_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14))
 
 
