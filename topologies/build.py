@@ -14,6 +14,8 @@ import tempfile
 from topologies import port_program, shaping
 from topologies.commands import COMMAND_TIMEOUT_S, run_command
 from topologies.fabric import FabricSpec
+from topologies.lossless import Thresholds
+from topologies.names import SwitchPort
 
 
 class BuildError(RuntimeError):
@@ -40,6 +42,8 @@ def check_port_program() -> None:
 def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
     """tc batch lines that shape host NIC port `dev` to the fabric's link rate,
     its agent's control datagrams ahead of its DATA (topologies/shaping.py)."""
+    if spec.lossless:   # the switch ports' htb, so a pause can hold DATA alone (docs/lossless.md)
+        return shaping.lossless_host_shaper(dev, spec.link_bps, port_program.htb_burst_bytes(int(spec.link_bps)))
     # burst: two jumbo frames at line speed after an idle spell, as a NIC sends them
     return shaping.host_shaper(dev, spec.link_bps, 2 * (spec.mtu + 14))
 
@@ -50,8 +54,18 @@ def switch_port_configs(spec: FabricSpec, ports: list[str], trimming: bool) -> d
     ports facing hosts, as UEC/MRC do)."""
     last_hop = last_hop_ports(spec)
     return {port: port_program.PortConfig(rate_bps=int(spec.link_bps), trimming=trimming,
-                                          ecn=port not in last_hop)
+                                          ecn=port not in last_hop, **lossless_fields(spec, port))
             for port in ports}
+
+
+def lossless_fields(spec: FabricSpec, port: str) -> dict:
+    """A switch port's PortConfig fields of the lossless mode (none when it is off): its
+    thresholds, sized for its switch's ports, and its bit as an ingress port."""
+    if not spec.lossless:
+        return {}
+    where = SwitchPort.parse(port)
+    ports = spec.hosts_per_rack + spec.spines if where.switch.tier == "t0" else spec.racks
+    return {"lossless": Thresholds.for_rate(spec.link_bps, ports), "port_bit": where.port}
 
 
 def last_hop_ports(spec: FabricSpec) -> set[str]:

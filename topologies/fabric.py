@@ -25,6 +25,7 @@ from functools import cached_property
 
 from mrc_host.params import DEFAULT_EVS_PER_PLANE
 from mrc_host.routes import route_of
+from topologies.lossless import MAX_PORTS_PER_SWITCH
 from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Switch, SwitchPort, T0T1Link,
                               clip, kind_of, parse_any)
 
@@ -93,6 +94,8 @@ class FabricSpec:
         planes x evs_per_plane (plane, EV) pairs, EV e of any plane crossing T1 e % spines (8)
     mtu: IP MTU of every link, bytes (9000: jumbo frames, as AI fabrics use)
     dataplane: how the fabric is made real, one of DATAPLANES (DEFAULT_DATAPLANE)
+    lossless: PFC-like hop-by-hop pause of DATA instead of trimming and dropping it
+        (docs/lossless.md); srv6 only, for the RoCE-like baseline's fabric (False)
     """
 
     planes: int = 8
@@ -103,6 +106,7 @@ class FabricSpec:
     evs_per_plane: int = DEFAULT_EVS_PER_PLANE
     mtu: int = 9000
     dataplane: str = DEFAULT_DATAPLANE
+    lossless: bool = False
 
     def __post_init__(self) -> None:
         limits = {
@@ -125,6 +129,14 @@ class FabricSpec:
             )
         if self.dataplane not in DATAPLANES:
             raise FabricError(f"dataplane must be one of {', '.join(DATAPLANES)}, got {clip(self.dataplane)}")
+        if not isinstance(self.lossless, bool):
+            raise FabricError(f"lossless must be true or false, got {clip(repr(self.lossless))}")
+        if self.lossless and self.dataplane != "srv6":
+            raise FabricError("lossless runs on the srv6 data plane only (its pause controller holds "
+                              "the routers' and hosts' qdiscs)")
+        if self.lossless and max(self.hosts_per_rack + self.spines, self.racks) > MAX_PORTS_PER_SWITCH:
+            raise FabricError(f"lossless needs at most {MAX_PORTS_PER_SWITCH} ports per switch (its pause "
+                              "requests are bits of a 64-bit mask)")
 
     @property
     def time_scale(self) -> float:
@@ -331,19 +343,22 @@ class FabricSpec:
             "evs_per_plane": self.evs_per_plane,
             "mtu": self.mtu,
             "dataplane": self.dataplane,
+            # only when on: every record written before the mode existed reads the same
+            **({"lossless": True} if self.lossless else {}),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> "FabricSpec":
         """The inverse of to_dict: every key required (a record missing one
         was not written by to_dict, and a default would hide that), except
-        `dataplane`: records written before it existed all ran on LEGACY_DATAPLANE."""
+        `dataplane`: records written before it existed all ran on LEGACY_DATAPLANE, and
+        `lossless`, written only when on."""
         if not isinstance(data, dict):
             raise FabricError(f"a fabric must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise FabricError(f"unknown fabric key(s): {', '.join(sorted(unknown))}")
-        missing = set(cls.__dataclass_fields__) - set(data) - {"dataplane"}
+        missing = set(cls.__dataclass_fields__) - set(data) - {"dataplane", "lossless"}
         if missing:
             raise FabricError(f"fabric key(s) missing: {', '.join(sorted(missing))}")
         return cls(**{"dataplane": LEGACY_DATAPLANE, **data})

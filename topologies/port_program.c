@@ -54,6 +54,7 @@
 #define CFG_TRIM        0x1  /* trim on congestion; clear = tail drop */
 #define CFG_ECN         0x2  /* mark CE above ecn_thresh */
 #define CFG_BLACKHOLE   0x4  /* gray failure: drop everything, link stays up */
+#define CFG_LOSSLESS    0x8  /* PFC-like: DATA never trimmed; report who feeds a queue past xoff */
 
 /* lab_globals.flags */
 #define G_FORCE_TAILDROP 0x1 /* lab-wide "no trimming" switch */
@@ -68,6 +69,12 @@ struct port_cfg {
 	__u32 prio_hi;      /* skb->priority (tc classid) of headers/control; 0 = keep */
 	__u32 prio_lo;      /* skb->priority of data */
 	__u32 name_tag;     /* user space only: crc32 of the ifname (stale-entry check) */
+	/* lossless mode (docs/lossless.md); all zero when it is off */
+	__u32 xoff;         /* bytes: DATA arriving above it names its ingress port in feeders */
+	__u32 xon;          /* bytes: at or below it a packet's arrival clears feeders */
+	__u32 port_bit;     /* 1 + this port's bit in its router's feeders masks; 0 = none */
+	__u64 pause_total_ns;  /* written by the pause controller: time this port was paused, */
+	__u64 pause_start_ns;  /* and since when it is (0 = not paused); the queue does not drain then */
 };
 
 struct port_state {
@@ -76,6 +83,8 @@ struct port_state {
 	__u64 backlog;      /* virtual queue bytes */
 	__u64 last_ns;
 	__u64 max_backlog;  /* high-water mark since attach/reset */
+	__u64 pause_mark;   /* the port's pause time (cfg) as of last_ns */
+	__u64 feeders;      /* lossless: bits (port_bit - 1) of ingress ports whose DATA came above xoff */
 };
 
 struct port_stats {
@@ -307,8 +316,8 @@ int port_egress(struct __sk_buff *skb)
 	struct lab_globals *g;
 	struct pkt p = {};
 	__u32 len = skb->len, out_len, cfg_flags;
-	__u64 now, backlog, elapsed, drained, rate;
-	int kind, verdict = V_PASS, mark = 0;
+	__u64 now, backlog, elapsed, drained, rate, paused, held, feeder = 0;
+	int kind, verdict = V_PASS, mark = 0, lossless;
 
 	if (skb->tc_index == TRIM_PASS) {
 		/* second pass of a packet trimmed below: already counted and in
@@ -322,6 +331,7 @@ int port_egress(struct __sk_buff *skb)
 	if (!cfg || !st || !qs)
 		return TC_ACT_OK;   /* not a lab port (or being detached) */
 	cfg_flags = cfg->flags;
+	lossless = cfg_flags & CFG_LOSSLESS;
 	g = bpf_map_lookup_elem(&lab_globals, &zero);
 	if (g && (g->flags & G_FORCE_TAILDROP))
 		cfg_flags &= ~CFG_TRIM;
@@ -337,13 +347,29 @@ int port_egress(struct __sk_buff *skb)
 
 	out_len = len;
 	rate = cfg->rate_bps;
+	if (lossless && kind == K_DATA && skb->ingress_ifindex) {
+		/* no map lookups under the spin lock: the ingress port's bit first */
+		__u32 in = skb->ingress_ifindex;
+		struct port_cfg *in_cfg = bpf_map_lookup_elem(&port_cfg, &in);
+
+		if (in_cfg && in_cfg->port_bit && in_cfg->port_bit <= 64)
+			feeder = 1ULL << (in_cfg->port_bit - 1);
+	}
 	if (rate) {
 		__u32 hdr_out = p.l4_off + sizeof(struct udphdr) + p.hdr_len;
 
 		now = bpf_ktime_get_ns();
+		/* a paused port's queue does not drain: time paused since the
+		 * last packet is taken off the elapsed time (0 unless lossless) */
+		paused = cfg->pause_total_ns;
+		if (cfg->pause_start_ns && now > cfg->pause_start_ns)
+			paused += now - cfg->pause_start_ns;
 		bpf_spin_lock(&qs->lock);
 		elapsed = now - qs->last_ns;
 		qs->last_ns = now;
+		held = paused > qs->pause_mark ? paused - qs->pause_mark : 0;
+		qs->pause_mark = paused;
+		elapsed = elapsed > held ? elapsed - held : 0;
 		backlog = qs->backlog;
 		/* drained = elapsed * rate / 8e9, guarding the multiplication */
 		if (elapsed >= (~0ULL) / rate)
@@ -352,7 +378,9 @@ int port_egress(struct __sk_buff *skb)
 			drained = elapsed * rate / 8000000000ULL;
 			backlog = drained >= backlog ? 0 : backlog - drained;
 		}
-		if (kind == K_DATA && backlog + len > cfg->trim_thresh) {
+		if (lossless && backlog <= cfg->xon)
+			qs->feeders = 0;
+		if (kind == K_DATA && !lossless && backlog + len > cfg->trim_thresh) {
 			if (cfg_flags & CFG_TRIM) {
 				verdict = V_TRIM;
 				out_len = hdr_out;
@@ -368,6 +396,8 @@ int port_egress(struct __sk_buff *skb)
 			    (p.tos & 3) && (p.tos & 3) != 3)
 				mark = 1;
 			backlog += out_len;
+			if (lossless && backlog > cfg->xoff)
+				qs->feeders |= feeder;
 		}
 		qs->backlog = backlog;
 		if (backlog > qs->max_backlog)

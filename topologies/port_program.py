@@ -47,12 +47,13 @@ from typing import Dict, Iterable, Optional, Tuple
 
 from topologies import netns as ns
 from topologies.commands import run_command
+from topologies.lossless import Thresholds
 from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
-    CFG_BLACKHOLE, CFG_ECN, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
-    PortMaps, PortProgramError)
+    CFG_BLACKHOLE, CFG_ECN, CFG_LOSSLESS, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
+    PortMaps, PortProgramError, PortState)
 from topologies.openflow.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
 from topologies.project import PROJECT_ROOT
-from topologies.shaping import CLASS_HI, CLASS_LO, switch_shaper
+from topologies.shaping import CLASS_HI, CLASS_LO, switch_hold_limit, switch_shaper
 
 OBJECT = PROJECT_ROOT / "build" / "port_program.o"
 BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_port_program.sh"
@@ -78,7 +79,10 @@ class PortConfig:
     ecn_threshold: bytes above which ECT packets of the data class get CE;
       None = trim_threshold // 2.  ecn: marking on/off (off on last hops).
     queue_limit: hard cap of the virtual queue for every packet (headers
-      and control too); None = 4 x trim_threshold.
+      and control too); None = 4 x trim_threshold (or, lossless, its thresholds' limit).
+    lossless: PFC-like mode's thresholds (topologies/lossless.py, docs/lossless.md): DATA is
+      never trimmed, only dropped past the queue limit; None = off.
+    port_bit: lossless: 1 + the bit naming this port, as an ingress, in its switch's feeders masks.
     """
 
     rate_bps: int
@@ -89,6 +93,8 @@ class PortConfig:
     ecn: bool = True
     blackhole: bool = False
     drop_probability: float = 0.0
+    lossless: Optional[Thresholds] = None
+    port_bit: int = 0
 
     def __post_init__(self):
         if self.rate_bps < 0 or self.trim_threshold <= 0:
@@ -102,7 +108,9 @@ class PortConfig:
 
     @property
     def effective_queue_limit(self) -> int:
-        return 4 * self.trim_threshold if self.queue_limit is None else self.queue_limit
+        if self.queue_limit is not None:
+            return self.queue_limit
+        return self.lossless.queue_limit if self.lossless else 4 * self.trim_threshold
 
 
 # --- helpers ----------------------------------------------------------------------
@@ -300,11 +308,19 @@ def _live_name(m: PortMaps, i: int, cfg: Optional[PortCfg] = None) -> Optional[s
 
 def _port_cfg(c: PortConfig, ifname: str) -> PortCfg:
     flags = (CFG_TRIM if c.trimming else 0) | (CFG_ECN if c.ecn else 0) | \
-        (CFG_BLACKHOLE if c.blackhole else 0)
+        (CFG_BLACKHOLE if c.blackhole else 0) | (CFG_LOSSLESS if c.lossless else 0)
     prio = (CLASS_HI, CLASS_LO) if c.rate_bps else (0, 0)
+    pause = (c.lossless.xoff, c.lossless.xon, c.port_bit) if c.lossless else (0, 0, 0)
     return PortCfg(c.rate_bps, c.trim_threshold, c.effective_ecn_threshold,
                    c.effective_queue_limit, _prob_u32(c.drop_probability), flags, *prio,
-                   _name_tag(ifname))
+                   _name_tag(ifname), *pause)
+
+
+def htb_burst_bytes(rate_bps: int) -> int:
+    """A shaped port's htb burst. tc's default is ~1 frame; 1 ms of line rate (>= 2 frames)
+    tolerates late qdisc watchdog wakeups at high rates, and costs the real queue at most
+    that much delay versus the virtual queue's model."""
+    return max(int(rate_bps * HTB_BURST_S / 8), 3028)
 
 
 def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
@@ -315,10 +331,8 @@ def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
         # the pfifos must never drop: far above what the virtual queue admits
         # (queue_limit bytes of packets of at least 42 bytes)
         limit = max(10_000, 4 * c.effective_queue_limit // 42)
-        # burst: tc's default is ~1 frame; 1 ms of line rate (>= 2 frames)
-        # tolerates late qdisc watchdog wakeups at high rates, and costs the
-        # real queue at most that much delay versus the virtual queue's model.
-        lines += switch_shaper(ifname, r, max(int(r * HTB_BURST_S / 8), 3028), f"pfifo limit {limit}")
+        hold = switch_hold_limit(c.effective_queue_limit) if c.lossless else None
+        lines += switch_shaper(ifname, r, htb_burst_bytes(r), f"pfifo limit {limit}", hold)
     lines += [f"qdisc add dev {ifname} clsact",
               f"filter add dev {ifname} egress pref {FILTER_PREF} handle {FILTER_HANDLE} "
               f"bpf da object-pinned {prog}"]
@@ -371,7 +385,7 @@ def attach_many(ports: Dict[str, PortConfig], netns: Optional[Dict[str, int]] = 
     # config, state and counters first: the program ignores ports without them
     for name, c in ports.items():
         i = idx[name]
-        m.state.update(i, 0, 0, 0, 0, 0)
+        m.state.update(i, *([0] * len(PortState._fields)))
         m.stats.update(i, *([0] * len(STATS_FIELDS)))
         m.cfg.update(i, *_port_cfg(c, name))
     _tc_batches({n: [f"qdisc del dev {n} root", f"qdisc del dev {n} clsact"] for n in ports}, force=True)
@@ -529,7 +543,7 @@ def reset_counters(ifname: Optional[str] = None) -> None:
         m.stats.update(i, *([0] * len(STATS_FIELDS)))
         st = m.state.lookup(i)
         if st is not None:
-            m.state.update(i, 0, 0, st[2], st[3], 0)
+            m.state.update(i, *st._replace(max_backlog=0))
 
 
 def qdisc_drops(ifname: str) -> int:

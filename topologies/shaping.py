@@ -34,10 +34,44 @@ CLASS_LO = 0x0001_0020   # "1:20"
 CONTROL_PRIORITY = 6
 
 
-def switch_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> list[str]:
+# Lossless mode (docs/lossless.md): the DATA class's queue is a tbf (handle 20:, over its own
+# bfifo) at the port's rate, and a pause sets that tbf to PAUSE_LEAK_SHARE of it. A tbf, not
+# the htb class: htb keeps a class's token debt across a change, so the one frame a
+# paused class still sent at a tiny rate held it for seconds after the pause (measured:
+# a 67 s datapath stall); a tbf change starts from a full bucket. Not slower: a tbf change
+# wakes nothing, so a resumed queue that gets no new packet restarts only when the timer the
+# paused rate set fires (at 1/64 of the rate one jumbo frame's time: 57 ms at 80 Mb/s).
+HOLD_HANDLE, HOLD_PARENT = 0x0020_0000, CLASS_LO   # tc handles "20:" and "1:20"
+PAUSE_LEAK_SHARE = 1 / 64
+# A tbf drops a frame larger than its burst: the hold's burst is at least a jumbo frame.
+MIN_HOLD_BURST_BYTES = 9014
+# A lossless host's control datagrams, told apart by their bytes (htb cannot read
+# skb->priority 6, and this kernel has neither the prio qdisc nor the basic classifier):
+# IPv6 next header UDP at byte 6; the MRC header's type at byte 49 (40 IPv6 + 8 UDP + 1),
+# ACK 2 and NACK 3, PROBE 4 and PROBE_REPLY 5 (mrc_host/wire.py), two types per mask.
+_CONTROL_MATCHES = ("match u8 17 0xff at 6 match u8 2 0xfe at 49", "match u8 17 0xff at 6 match u8 4 0xfe at 49")
+
+
+HOST_HOLD_LIMIT_BYTES = 1000 * MIN_HOLD_BURST_BYTES
+
+
+def switch_hold_limit(queue_limit: int) -> int:
+    """A lossless switch port's DATA queue, bytes: far above what its virtual queue admits."""
+    return 4 * queue_limit
+
+
+def hold_params(rate_bps: int, burst_bytes: int, limit_bytes: int, paused: bool) -> dict:
+    """The lossless DATA queue's tbf parameters (tc's names), running or paused."""
+    rate = int(rate_bps * PAUSE_LEAK_SHARE) if paused else int(rate_bps)
+    return {"rate": rate, "burst": max(burst_bytes, MIN_HOLD_BURST_BYTES), "limit": limit_bytes}
+
+
+def switch_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str, hold_limit: int | None = None) -> list[str]:
     """tc batch lines (after the port's old root qdisc is gone) that shape `dev`
     to `rate_bps` with the two classes above; `fifo` is each class's queue
-    ("pfifo limit N" or "bfifo limit B"), sized by the caller never to drop."""
+    ("pfifo limit N" or "bfifo limit B"), sized by the caller never to drop.
+    hold_limit: lossless mode: DATA's queue is a tbf the pause controller can hold
+    (hold_params), over a bfifo of this many bytes."""
     r = int(rate_bps)
     lo = max(r // 10, 8000)   # DATA's guaranteed share; each class borrows up to R
     q = f"dev {dev}"
@@ -48,7 +82,8 @@ def switch_shaper(dev: str, rate_bps: int, burst_bytes: int, fifo: str) -> list[
         f"class add {q} parent 1:1 classid 1:10 htb rate {r - lo}bit ceil {r}bit prio 0 {bb}",
         f"class add {q} parent 1:1 classid 1:20 htb rate {lo}bit ceil {r}bit prio 1 {bb}",
         f"qdisc add {q} parent 1:10 handle 10: {fifo}",
-        f"qdisc add {q} parent 1:20 handle 20: {fifo}",
+        f"qdisc add {q} parent 1:20 handle 20: " + (fifo if hold_limit is None else "tbf rate {rate}bit burst {burst} "
+                                                  "limit {limit}".format(**hold_params(r, burst_bytes, hold_limit, False))),
     ]
 
 
@@ -63,3 +98,12 @@ def host_shaper(dev: str, rate_bps: int, burst_bytes: int) -> list[str]:
         f"qdisc replace {q} root handle 1: tbf rate {int(rate_bps)}bit burst {burst_bytes} limit {burst_bytes}",
         f"qdisc add {q} parent 1:1 handle 10: pfifo_fast",
     ]
+
+
+def lossless_host_shaper(dev: str, rate_bps: int, burst_bytes: int) -> list[str]:
+    """A lossless fabric's host NIC port: the switch ports' two htb classes, so a pause can
+    hold the DATA class (1:20) while ACKs, NACKs and probes (1:10, picked by their bytes) go
+    on, as PFC pauses one priority. Each class holds 1000 frames, a NIC port's txqueuelen."""
+    q = f"dev {dev}"
+    return switch_shaper(dev, rate_bps, burst_bytes, "pfifo limit 1000", HOST_HOLD_LIMIT_BYTES) + [
+        f"filter add {q} parent 1: protocol ipv6 prio 1 u32 {match} flowid 1:10" for match in _CONTROL_MATCHES]

@@ -71,19 +71,21 @@ from topologies.names import T0T1Link
 @dataclass(frozen=True)
 class Setup:
     """One lab experiment: a job on the multi-plane fabric (MRC and the multi-rail baseline)
-    or on the RoCE-like baseline's single plane with `qps` queue pairs."""
+    or on the RoCE-like baseline's single plane with `qps` queue pairs; `lossless`: that plane
+    in the lossless (PFC-like) mode (docs/lossless.md), whatever ROCE_FABRIC says."""
     collective: str
     single_plane: bool = False
     qps: int = 1
     nic_loss: float = 0.0
     salt: int = 0    # the queue pairs' qp_port_salt: another hash outcome of the RoCE-like runs
+    lossless: bool = False
 
     @property
     def name(self) -> str:
         fabric = f"roce-{self.qps}qp" if self.single_plane else "planes"
         loss = f"-nicloss{self.nic_loss * 100:g}pct" if self.nic_loss else ""
         salt = f"-salt{self.salt}" if self.salt else ""
-        return f"paper-{self.collective}-{fabric}{loss}{salt}"
+        return f"paper-{self.collective}-{fabric}{loss}{salt}{'-lossless' if self.lossless else ''}"
 
     def labels(self) -> dict:
         """transport in the summary -> the row's name for it."""
@@ -93,7 +95,7 @@ class Setup:
 def scenario_data(setup: Setup, quick: bool) -> dict:
     """The scenario file of `setup` (docs/scenarios.md): interleaved ranks, so every ring hop crosses the T1s."""
     data = {"description": f"lab/run.py paper: {setup.name}",
-            "fabric": dict(ROCE_FABRIC, dataplane=DATAPLANE) if setup.single_plane else {"dataplane": DATAPLANE},
+            "fabric": roce_fabric(setup) if setup.single_plane else {"dataplane": DATAPLANE},
             "job": {"collective": setup.collective, "placement": PLACEMENT, "buffer_mb": BUFFER_MB,
                     "iterations": PASSES[quick].iterations, "max_seconds": PASSES[quick].max_seconds},
             "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
@@ -105,6 +107,14 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
     if setup.nic_loss:
         data["faults"] = [{"at": 0, "kind": "nic_loss", "target": "hosts", "params": {"p": setup.nic_loss}}]
     return data
+
+
+def roce_fabric(setup: Setup) -> dict:
+    """The scenario's fabric keys of the RoCE-like baseline's single plane."""
+    fabric = dict(ROCE_FABRIC, dataplane=DATAPLANE)
+    if setup.lossless:
+        fabric["lossless"] = True
+    return fabric
 
 
 # ---- pure judgements ------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the ba
 # enough EVs (UDP source ports) for its most queue pairs.
 ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
 ROCE_QPS = (1, 16)
+# Its fabric's scenario keys; "lossless": True would run it PFC-like (docs/lossless.md): the rows do
+# not yet (lab/paper/lossless_ab.py compares the two).
 ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
 # MRC's transport parameters in every row: the lab's defaults (mrc_host/params.py), NSCC among them;
 # AIMD would pin each connection's window to one host's BDP, which an all-to-all's 3 connections per

@@ -28,6 +28,7 @@ from lab.analysis.summary_record import Heartbeat, Summary
 from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.analysis.partial import PARTIAL, partial_entry, partial_line
 from lab.runners.job import JobInterrupted, job_spec, run_job
+from lab.runners.lossless_report import pause_event, pause_line
 from lab.runners.progress import ProgressCallback
 from lab.analysis.results import Records, ResultsDir
 from lab.plumbing.session import Session, lab_session
@@ -125,6 +126,8 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
     Returns its datapath heartbeat's figures (lab.analysis.fidelity.heartbeat_verdict)."""
     job = job_spec(scenario, transport)
     before = audit.snapshot(scenario.fabric)
+    pauses = getattr(session.fabric, "pauses", None)   # the lossless mode's controller, if any
+    pauses_before = pauses.report() if pauses else None
     fault_log: list = []
     ledger = audit.DownLinkLedger(scenario.fabric)
     # fault times count from the job's start (every worker READY), not
@@ -161,6 +164,9 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
     produced += [{"t": ev.at, "kind": "pause_stats", "fault": ev.kind, "target": ev.target,
                   "transport": transport, **inj.stats()}
                  for ev, inj in timeline.injectors if hasattr(inj, "stats")]
+    if pauses:
+        produced.append(pause_event(pauses_before, pauses.report(), round(ended - t0, 6), transport))
+        print(pause_line(produced[-1]), flush=True)
     if result.error:
         produced.append({"t": round(ended - t0, 6), "kind": "error", "transport": transport,
                          "message": result.error})

@@ -94,6 +94,7 @@ class _FabricModel(_Strict):
     evs_per_plane: int = DEFAULT_FABRIC.evs_per_plane
     mtu: int = DEFAULT_FABRIC.mtu
     dataplane: Literal[DATAPLANES] = DEFAULT_FABRIC.dataplane
+    lossless: bool = DEFAULT_FABRIC.lossless
 
 
 class _JobModel(_Strict):

@@ -30,7 +30,7 @@ def test_the_c_program_uses_the_wire_values():
 
 
 def test_the_port_map_flags_mirror_the_c_program():
-    for name in ("CFG_TRIM", "CFG_ECN", "CFG_BLACKHOLE", "G_FORCE_TAILDROP"):
+    for name in ("CFG_TRIM", "CFG_ECN", "CFG_BLACKHOLE", "CFG_LOSSLESS", "G_FORCE_TAILDROP"):
         assert getattr(port_maps, name) == DEFINES[name], name
         assert getattr(port_program, name) == DEFINES[name], name
 
@@ -41,6 +41,13 @@ def test_port_cfg_record_is_struct_port_cfg_field_for_field():
     sizes = {"__u64": "Q", "__u32": "I"}
     assert port_maps.CFG.format == "=" + "".join(sizes[t] for t, _name in fields)
     assert port_maps.CFG.size == struct.calcsize("=" + "".join(sizes[t] for t, _ in fields))
+
+
+def test_port_state_record_is_struct_port_state_field_for_field():
+    fields = c_struct("port_state")   # its bpf_spin_lock reads as the __u32 `lock`
+    assert [name for _type, name in fields] == list(port_maps.PortState._fields)[1:]
+    sizes = {"__u64": "Q", "__u32": "I"}
+    assert port_maps.STATE.format == "=I" + "".join(sizes[t] for t, _name in fields)
 
 
 def test_port_cfg_keeps_the_old_tuple_indexing():

@@ -46,6 +46,7 @@ from topologies.build import (BuildError, check_port_program, host_nic_shaper, r
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
+from topologies.pause_controller import PauseController
 from topologies.srv6.plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
 
 DATAPATH = "kernel IPv6 router"  # what forwards: the kernel, in each router namespace
@@ -140,6 +141,7 @@ class Srv6Fabric:
     build_s: float = 0.0
     hosts: dict = field(default_factory=dict)    # name -> Mininet node
     routers: dict = field(default_factory=dict)  # name -> Mininet node
+    pauses: PauseController | None = None        # the lossless mode's (spec.lossless)
 
     def host(self, h: int):
         return self.hosts[self.spec.host_name(h)]
@@ -168,6 +170,8 @@ class Srv6Fabric:
     def stop(self) -> None:
         """End every node's shell: its namespace goes, and the veths in it (a host's
         only once the processes started in it have ended too: the lab's cleanup ends them)."""
+        if self.pauses is not None:
+            self.pauses.stop()
         for node in [*self.hosts.values(), *self.routers.values()]:
             node.terminate()
         self.hosts, self.routers = {}, {}
@@ -202,6 +206,9 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
             _configure_router(fabric, switch)
         if shaping:
             _attach_port_program(fabric, trimming)
+        if shaping and spec.lossless:
+            fabric.pauses = PauseController(fabric)
+            fabric.pauses.start()
     except BaseException:
         fabric.stop()
         raise
