@@ -72,20 +72,21 @@ from topologies.names import T0T1Link
 class Setup:
     """One lab experiment: a job on the multi-plane fabric (MRC and the multi-rail baseline)
     or on the RoCE-like baseline's single plane with `qps` queue pairs; `lossless`: that plane
-    in the lossless (PFC-like) mode (docs/lossless.md), whatever ROCE_FABRIC says."""
+    in the lossless (PFC-like) mode (docs/lossless.md) or not, whatever ROCE_FABRIC says."""
     collective: str
     single_plane: bool = False
     qps: int = 1
     nic_loss: float = 0.0
     salt: int = 0    # the queue pairs' qp_port_salt: another hash outcome of the RoCE-like runs
-    lossless: bool = False
+    lossless: bool | None = None   # the RoCE-like plane lossless or not; None: as ROCE_FABRIC says
 
     @property
     def name(self) -> str:
         fabric = f"roce-{self.qps}qp" if self.single_plane else "planes"
         loss = f"-nicloss{self.nic_loss * 100:g}pct" if self.nic_loss else ""
         salt = f"-salt{self.salt}" if self.salt else ""
-        return f"paper-{self.collective}-{fabric}{loss}{salt}{'-lossless' if self.lossless else ''}"
+        mode = {None: "", True: "-lossless", False: "-lossy"}[self.lossless]
+        return f"paper-{self.collective}-{fabric}{loss}{salt}{mode}"
 
     def labels(self) -> dict:
         """transport in the summary -> the row's name for it."""
@@ -112,8 +113,8 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
 def roce_fabric(setup: Setup) -> dict:
     """The scenario's fabric keys of the RoCE-like baseline's single plane."""
     fabric = dict(ROCE_FABRIC, dataplane=DATAPLANE)
-    if setup.lossless:
-        fabric["lossless"] = True
+    if setup.lossless is not None:
+        fabric["lossless"] = setup.lossless
     return fabric
 
 

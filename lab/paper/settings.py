@@ -22,7 +22,8 @@ ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
 ROCE_QPS = (1, 16)
 # Its fabric's scenario keys; "lossless": True would run it PFC-like (docs/lossless.md): the rows do
 # not yet (lab/paper/lossless_ab.py compares the two).
-ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS)}
+# Lossless, as the paper's RoCE fabric ran PFC (docs/lossless.md: the lab's pause is PFC-like, not PFC).
+ROCE_FABRIC = {"planes": 1, "link_mbps": ROCE_LINK_MBPS, "evs_per_plane": max(ROCE_QPS), "lossless": True}
 # MRC's transport parameters in every row: the lab's defaults (mrc_host/params.py), NSCC among them;
 # AIMD would pin each connection's window to one host's BDP, which an all-to-all's 3 connections per
 # host overfill 3 times (SRTT 58 ms against NSCC's 18 ms, 29 spurious RTOs; docs/paper.md)
@@ -45,7 +46,7 @@ INCAST_FABRIC = replace(VICTIM_INCAST_FABRIC, planes=DEFAULT_FABRIC.planes, rack
 INCAST_ROCE_QPS = (1, 8)
 INCAST_ROCE_CC = "dcqcn"
 INCAST_ROCE_FABRIC = replace(INCAST_FABRIC, planes=1, link_mbps=INCAST_FABRIC.planes * INCAST_FABRIC.link_mbps,
-                             evs_per_plane=max(INCAST_ROCE_QPS))
+                             evs_per_plane=max(INCAST_ROCE_QPS), lossless=True)
 # Figs. 9a/9b: host 0's NIC links taken down one by one, a phase each, and restored one by one; then as
 # many flapped together; under a bandwidth test between host 0 and a host in the other rack (default
 # fabric). Figs. 9c/9d take T0-T1 links down instead: a row still to add.

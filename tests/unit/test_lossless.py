@@ -4,6 +4,7 @@
 import pytest
 
 from lab.paper.runner import Setup, roce_fabric
+from lab.paper.settings import ROCE_FABRIC
 from lab.runners.lossless_report import pause_event, pause_line
 from lab.scenario.schema import ScenarioModel
 from topologies import port_maps, port_program, shaping
@@ -150,10 +151,12 @@ def test_a_scenario_names_the_mode():
         ScenarioModel.model_validate({"description": "x", "fabric": {"lossless": "sometimes"}})
 
 
-def test_the_paper_setup_runs_the_roce_plane_lossless_only_when_asked():
-    assert "lossless" not in roce_fabric(Setup("allreduce", single_plane=True))
-    assert roce_fabric(Setup("allreduce", single_plane=True, lossless=True))["lossless"] is True
+def test_the_paper_setup_runs_the_roce_plane_as_roce_fabric_says_unless_told():
+    assert roce_fabric(Setup("allreduce", single_plane=True))["lossless"] is ROCE_FABRIC["lossless"] is True
+    assert roce_fabric(Setup("allreduce", single_plane=True, lossless=False))["lossless"] is False
     assert Setup("allreduce", single_plane=True, lossless=True).name.endswith("-lossless")
+    assert Setup("allreduce", single_plane=True, lossless=False).name.endswith("-lossy")
+    assert Setup("allreduce", single_plane=True).name == "paper-allreduce-roce-1qp"
 
 
 # ---- what a run records ---------------------------------------------------------------------------
