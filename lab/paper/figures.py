@@ -44,6 +44,10 @@ PAPER = {
                                                    "(6.54 against 5.09 us, the extra switch hops); bandwidth ~96 % "
                                                    "of the peak either way, not constrained by whether traffic "
                                                    "stays within a single T0")},
+    "sizes": {EVERY_ROW: PaperClaim("Fig. 16", "message size: for small messages the all-reduce is latency-bound "
+                                               "and there is little difference between RoCE and MRC; for larger "
+                                               "ones it becomes increasingly bandwidth-bound, where RoCE with 1 QP "
+                                               "suffers from ECMP collisions")},
     "t0t1_links": {EVERY_ROW: PaperClaim("Figs. 9c/9d", "T0-T1 links taken down one after another, then several "
                                                         "flapped together, under a cross-T1 bandwidth test: minimal "
                                                         "impact on overall throughput even as active links are "
@@ -125,3 +129,5 @@ STARTUP_LOSS = Shape("Fig. 4", "less than 5 packets per QP", 5 / 5,
                      "data packets a QP lost to the links down at its start, over 5 (the paper's bound)")
 T0T1_LINKS_KEEP = Shape("Figs. 9c/9d", "minimal impact on overall throughput", 1.0,
                         "MRC's throughput with T0-T1 links of one rack down / its clean throughput")
+SMALL_MESSAGE_GAP = Shape("Fig. 16", "little difference between RoCE and MRC", 1.0,
+                          "RoCE with 1 QP's all-reduce throughput / MRC's, at the smallest message size")

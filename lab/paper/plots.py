@@ -13,6 +13,7 @@
     paper_p2p.png            one-way latency and bandwidth, T0-local and cross-T1 (section 5.2.1)
     paper_startup.png        data packets each connection lost when its job started with links down (Fig. 4)
     paper_t0t1_links.png     each phase's throughput with T0-T1 links down, one by one and together (Figs. 9c/9d)
+    paper_sizes.png          all-reduce efficiency of each transport by message size (Fig. 16's x axis)
 
 The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
 lab/paper/figures.py, drawn in black and dashed and labelled as shapes. Every panel
@@ -38,7 +39,8 @@ from lab.runners import bench_targets as target  # noqa: E402
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
         "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
-        "startup": "paper_startup.png", "t0t1_links": "paper_t0t1_links.png"}
+        "startup": "paper_startup.png", "t0t1_links": "paper_t0t1_links.png",
+        "sizes": "paper_sizes.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
 RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -451,7 +453,26 @@ def t0t1_links(found: list[tuple[object, dict]], path: Path) -> Path:
     return finish(fig, ax, row, f"T0-T1 links down ({shape.figures('t0t1_links')})", path, fontsize=8)
 
 
+def sizes(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Each transport's all-reduce efficiency against the buffer per rank (log scale), as Fig. 16's axes."""
+    (_, row), = found
+    by_size = paper_rows.size_efficiencies(row)
+    mbs = sorted(by_size)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for label in ordered({label for per in by_size.values() for label in per}):
+        values = [by_size[mb][label] if label in by_size[mb] else None for mb in mbs]
+        ax.plot(mbs, [v if v is not None else float("nan") for v in values], marker="o",
+                color=RUN_COLORS.get(label), label=label)
+    s = shape.SMALL_MESSAGE_GAP
+    ax.plot([], [], " ", label=paper_label(s, "small messages:"))
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.2)
+    ax.set_xlabel("buffer per rank (MB)")
+    ax.set_ylabel("efficiency (busbw / aggregate line rate)")
+    return finish(fig, ax, row, f"All-reduce by message size ({shape.figures('sizes')})", path, fontsize=7)
+
+
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
            "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point,
-           "startup": startup, "t0t1_links": t0t1_links}
+           "startup": startup, "t0t1_links": t0t1_links, "sizes": sizes}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -221,3 +221,9 @@ def t0t1_shares(row: PaperRow) -> dict[str, list[float]]:
     runner measured them."""
     shares = row.raw["shares"] if "shares" in row.raw and isinstance(row.raw["shares"], dict) else {}
     return {how: [float(x) for x in values] for how, values in shares.items()}
+
+
+def size_efficiencies(row: PaperRow) -> dict[float, dict[str, float | None]]:
+    """Message sizes: buffer MB -> run label -> efficiency, as the runner measured them."""
+    eff = row.raw["efficiency"] if "efficiency" in row.raw and isinstance(row.raw["efficiency"], dict) else {}
+    return {float(mb): dict(by_label) for mb, by_label in eff.items()}

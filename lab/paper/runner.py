@@ -43,6 +43,7 @@ from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
 from lab.paper.startup import startup_row
+from lab.paper.sizes import sizes_shape, sizes_text
 from lab.paper.t0t1_links import t0t1_row
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, RunVerdict, trust
@@ -50,7 +51,8 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 INCAST_SENDERS,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC,
-                                ROCE_QPS, flaps_title, incast_title, links_title, loss_title, roce_label)
+                                ROCE_QPS, MESSAGE_SIZES_MB, flaps_title, incast_title, links_title, loss_title, roce_label,
+                                sizes_title)
 from lab.paper.switch_rows import path_loss_row, switches_row
 from lab.paper.thresholds import at_least
 from lab.plumbing.session import lab_session
@@ -79,6 +81,7 @@ class Setup:
     nic_loss: float = 0.0
     salt: int = 0    # the queue pairs' qp_port_salt: another hash outcome of the RoCE-like runs
     lossless: bool | None = None   # the RoCE-like plane lossless or not; None: as ROCE_FABRIC says
+    buffer_mb: float = BUFFER_MB   # each rank's buffer (the message size)
 
     @property
     def name(self) -> str:
@@ -86,7 +89,8 @@ class Setup:
         loss = f"-nicloss{self.nic_loss * 100:g}pct" if self.nic_loss else ""
         salt = f"-salt{self.salt}" if self.salt else ""
         mode = {None: "", True: "-lossless", False: "-lossy"}[self.lossless]
-        return f"paper-{self.collective}-{fabric}{loss}{salt}{mode}"
+        size = "" if self.buffer_mb == BUFFER_MB else f"-{self.buffer_mb:g}mb"
+        return f"paper-{self.collective}-{fabric}{loss}{salt}{mode}{size}"
 
     def labels(self) -> dict:
         """transport in the summary -> the row's name for it."""
@@ -97,7 +101,7 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
     """The scenario file of `setup` (docs/scenarios.md): interleaved ranks, so every ring hop crosses the T1s."""
     data = {"description": f"lab/run.py paper: {setup.name}",
             "fabric": roce_fabric(setup) if setup.single_plane else {"dataplane": DATAPLANE},
-            "job": {"collective": setup.collective, "placement": PLACEMENT, "buffer_mb": BUFFER_MB,
+            "job": {"collective": setup.collective, "placement": PLACEMENT, "buffer_mb": setup.buffer_mb,
                     "iterations": PASSES[quick].iterations, "max_seconds": PASSES[quick].max_seconds},
             "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
             "seed": 1, "faults": []}
@@ -266,6 +270,21 @@ class Paper:
         outcomes = self.hash_outcomes(collective)
         yield collisions_row(collective, runs, outcomes, trust(verdicts({**runs, **redrawn_runs(outcomes)})))
 
+    def sizes_row(self) -> Iterator[PaperRow]:
+        """The all-reduce at each of MESSAGE_SIZES_MB: MRC and the multi-rail baseline, RoCE-like 1 and 16 QPs."""
+        by_size, runs = {}, {}
+        for mb in MESSAGE_SIZES_MB:
+            setups = [Setup("allreduce", buffer_mb=mb)] + [Setup("allreduce", single_plane=True, qps=q, buffer_mb=mb)
+                                                          for q in ROCE_QPS]
+            runs[mb] = {label: run for setup in setups for label, run in self.experiment(setup).items()}
+            by_size[mb] = {label: run.efficiency for label, run in runs[mb].items()}
+        same, why = sizes_shape(by_size)
+        ok, trust_why = trust({f"{label}, {mb:g} MB": run.verdict() for mb, rs in runs.items() for label, run in rs.items()})
+        lab = {label: sizes_text(by_size, label) for label in by_size[MESSAGE_SIZES_MB[0]]}
+        yield PaperRow(sizes_title(), claim("sizes").result, lab, same, why, ok, trust_why,
+                       {"efficiency": {f"{mb:g}": eff for mb, eff in by_size.items()},
+                        "runs": {f"{mb:g}": raw_runs(rs) for mb, rs in runs.items()}})
+
     def loss_row(self, p: float) -> Iterator[PaperRow]:
         free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
         shares = {label: kept(run.efficiency, free[label].efficiency) for label, run in lossy.items()}
@@ -344,7 +363,8 @@ class Paper:
                    ("T0-T1 link dropping packets", lambda: path_loss_row(self.quick, self.say, streams_trust)),
                    ("point-to-point", lambda: p2p_row(self.quick, self.say)),
                    ("a job starting with links down", lambda: startup_row(self.quick, self.say)),
-                   ("T0-T1 links down", lambda: t0t1_row(self.quick, self.say, streams_trust))])
+                   ("T0-T1 links down", lambda: t0t1_row(self.quick, self.say, streams_trust)),
+                   ("message sizes", self.sizes_row)])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -378,7 +398,9 @@ def plan(quick: bool) -> list[str]:
                                        f"{PASSES[quick].iterations} iterations without the mappers' denylist, then "
                                        "one with it)",
                                        f"T0-T1 links down (one per plane, of rack 0, one by one then together; "
-                                       f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)"]
+                                       f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)",
+                                       "message sizes (the all-reduce of the collisions row at "
+                                       + ", ".join(f"{mb:g}" for mb in MESSAGE_SIZES_MB) + " MB per rank)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:

@@ -32,6 +32,8 @@ COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each: Fig. 1
 # Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
 PLACEMENT = "interleaved"
 BUFFER_MB = 2
+# Fig. 16's x axis: the all-reduce's buffer per rank, MiB, small (one packet a ring step) to large
+MESSAGE_SIZES_MB = (0.03125, BUFFER_MB, 8)
 NIC_LOSS_LEVELS = (0.001, 0.01)
 # Fig. 18's incast with a victim flow, as the paper ran it: 7 senders in other racks than the target's
 # ("cross-spine 7 to 1"), the victim from another rack to an idle host beside the target
@@ -132,6 +134,10 @@ def incast_title() -> str:
             f"({INCAST_FABRIC.planes} planes)")
 
 
+def sizes_title() -> str:
+    return f"{claim('sizes').figure}: all-reduce efficiency by message size (interleaved ranks, no faults)"
+
+
 def t0t1_links_title() -> str:
     return (f"{claim('t0t1_links').figure}: a T0-T1 link of rack 0 on every plane down one by one, "
             "then together")
@@ -154,4 +160,4 @@ def row_titles() -> list[tuple[str, object, str]]:
             + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
                ("switches", None, switches_title()), ("path_loss", None, path_loss_title()),
                ("p2p", None, p2p_title()), ("startup", None, startup_title()),
-               ("t0t1_links", None, t0t1_links_title())])
+               ("t0t1_links", None, t0t1_links_title()), ("sizes", None, sizes_title())])

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import figures as paper_figures
-from lab.paper import links, point_to_point, runner, settings, startup, t0t1_links, thresholds
+from lab.paper import links, point_to_point, runner, settings, sizes, startup, t0t1_links, thresholds
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, StartupRun, efficiency_in
 from lab.paper.runner import Setup
@@ -477,3 +477,30 @@ def test_t0t1_links_shares_are_of_the_clean_phase():
 def test_t0t1_links_judged_as_minimal_impact(kept, same, words):
     got, why = t0t1_links.t0t1_shape(kept, {"one by one": 3, "together": 3})
     assert got is same and words in why and why.startswith("yes:" if same else "no:")
+
+
+# ---- Fig. 16's x axis, message sizes ------------------------------------------------------------------
+R1 = roce_label(1)
+
+
+def test_sizes_hold_when_small_messages_differ_little_and_the_gap_grows():
+    same, why = sizes.sizes_shape({0.03: {MRC: 0.20, R1: 0.19}, 2: {MRC: 0.9, R1: 0.45}, 8: {MRC: 0.93, R1: 0.40}})
+    assert same and "0.03 MB x1.05, 2 MB x2.00, 8 MB x2.33" in why and "reached 0.95 of MRC" in why
+
+
+@pytest.mark.parametrize("by_size, words", [
+    ({0.03: {MRC: 0.20, R1: 0.10}, 8: {MRC: 0.9, R1: 0.40}}, "little difference: >= 0.9: no"),   # a gap when small
+    ({0.03: {MRC: 0.26, R1: 0.50}, 8: {MRC: 0.9, R1: 0.40}}, "little difference: >= 0.9: no"),   # ...either way
+    ({0.03: {MRC: 0.20, R1: 0.19}, 8: {MRC: 0.9, R1: 0.90}}, "does not grow"),                  # no gap when large
+    ({0.03: {MRC: 0.20, R1: None}, 8: {MRC: 0.9, R1: 0.40}}, "finished no iteration"),
+    ({8: {MRC: 0.9, R1: 0.40}}, "fewer than two sizes"),
+])
+def test_sizes_differ_when_either_half_fails(by_size, words):
+    same, why = sizes.sizes_shape(by_size)
+    assert not same and words in why
+
+
+def test_a_size_setup_is_named_by_its_size_unless_it_is_the_collisions_rows():
+    assert Setup("allreduce", buffer_mb=settings.BUFFER_MB) == Setup("allreduce")
+    assert Setup("allreduce", single_plane=True, buffer_mb=8).name == "paper-allreduce-roce-1qp-8mb"
+    assert runner.scenario_data(Setup("allreduce", buffer_mb=0.03125), True)["job"]["buffer_mb"] == 0.03125

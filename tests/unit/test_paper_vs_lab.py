@@ -130,10 +130,15 @@ def t0t1_links_row(trusted=True) -> PaperRow:
                                     "dips": {}, "links": ["t0p0r0-t1p0s0"], "phase_s": 1.0, "runs": {}}, trusted)
 
 
+def sizes_row(trusted=True) -> PaperRow:
+    eff = {"0.03125": {MRC: 0.2, roce_label(1): 0.19}, "2": {MRC: 0.9, roce_label(1): 0.45, roce_label(16): None}}
+    return row("sizes", None, {"efficiency": eff, "runs": {}}, trusted)
+
+
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
             + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), path_loss_row(trusted=False),
-               p2p_row(), startup_row(), t0t1_links_row()])
+               p2p_row(), startup_row(), t0t1_links_row(), sizes_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
@@ -215,6 +220,12 @@ def test_startup_losses_are_read_back_per_connection_and_an_old_row_reads_empty(
     assert paper_rows.startup_losses(startup_row()) == {"no denylist": {"h0->h2": 2, "h2->h0": 1},
                                                         "with the mappers' denylist": {}}
     assert paper_rows.startup_losses(row("startup", None, {})) == {}
+
+
+def test_size_efficiencies_are_read_back_by_size():
+    got = paper_rows.size_efficiencies(sizes_row())
+    assert sorted(got) == [0.03125, 2.0] and got[2.0][roce_label(16)] is None
+    assert paper_rows.size_efficiencies(row("sizes", None, {})) == {}
 
 
 def test_capacity_points_are_measured_from_the_runs_phases():
