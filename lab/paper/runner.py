@@ -12,14 +12,19 @@ row runs with and its title are lab/paper/settings.py's; the NIC-links row's
 phase arithmetic is lab/paper/links.py's.
 
 Rows: ECMP collisions (interleaved ring all-reduce, then all-to-all: MRC on
-the default planes vs the RoCE-like baseline on one plane of the same
+the default planes vs the RoCE-like baseline on one lossless plane of the same
 aggregate rate with 1 and 16 queue pairs, 1 QP over several hash outcomes;
-Fig. 16 and Fig. 17, each judged against its own claim in
-lab/paper/collisions.py); random loss at every NIC (0.1 %: each transport
-against its own loss-free run; 1 %: against the intended, line, rate); NIC
-links down and back (Figs. 9a/9b); incast with a victim flow; what a T0-T1
-flap costs. Every run is on the srv6 data plane: the only one whose switches hash
-the baseline's full 5-tuple (docs/faults.md).
+Fig. 16 and Fig. 17, each judged against its own claim); random loss at every
+NIC (0.1 %: each transport against its own loss-free run; 1 %: against the
+intended, line, rate); NIC links down and back (Figs. 9a/9b); incast 7-to-1
+with a victim flow (Fig. 18); what a T0-T1 flap costs (section 3); a T0, then
+a T1, down (Figs. 10/11, lab/paper/switch_rows.py); a T0-T1 link dropping 20 %
+(Figs. 12/13); point-to-point latency and bandwidth (section 5.2.1,
+lab/paper/point_to_point.py); a job starting with links down (Fig. 4,
+lab/paper/startup.py); T0-T1 links down (Figs. 9c/9d, lab/paper/t0t1_links.py);
+the all-reduce by message size (Fig. 16's x axis, lab/paper/sizes.py). Every
+run is on the srv6 data plane: the only one whose switches hash the
+baseline's full 5-tuple (docs/faults.md).
 """
 
 from __future__ import annotations
