@@ -113,14 +113,17 @@ def dips(series: list[float], fault_log: list, bin_s: float, clean: float, plane
     first_in_bin = {}
     for t, _ in changes(fault_log):
         first_in_bin.setdefault(int(t // bin_s), t)
-    out = []
-    for k, t in first_in_bin.items():
-        start = next((j for j in (k, k + 1) if j < len(low) and low[j]), None)
-        length = 0
-        while start is not None and start + length < len(low) and low[start + length]:
-            length += 1
-        out.append((t, length * bin_s))
-    return out
+    return [(t, low_run(low, k) * bin_s) for k, t in first_in_bin.items()]
+
+
+def low_run(low: list[bool], k: int) -> int:
+    """How many low bins run on from bin k, or from bin k + 1 if k is not low (a change late in
+    a bin shows in the next)."""
+    start = next((j for j in (k, k + 1) if j < len(low) and low[j]), None)
+    length = 0
+    while start is not None and start + length < len(low) and low[start + length]:
+        length += 1
+    return length
 
 
 def run_dips(run: dict, phase_s: float | None, planes: int) -> list[tuple[float, float]]:

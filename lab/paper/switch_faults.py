@@ -18,7 +18,7 @@ from lab.analysis.event_record import RunEvent
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.route_records import Route
 from lab.paper import thresholds
-from lab.paper.links import both_directions, run_phases
+from lab.paper.links import both_directions, low_run, run_phases
 from mrc_host.routes import ROUTE_SILENCE_S, route_of
 from topologies.fabric import FabricSpec
 from topologies.names import Switch, T0T1Link
@@ -103,15 +103,7 @@ def dips(series: Sequence[float], bin_s: float, clean: float, left: float,
     low = [rate < thresholds.PAPER_TRACKS_CAPACITY * clean * (left if k * bin_s < end and (k + 1) * bin_s > start
                                                                 else 1.0)
            for k, rate in enumerate(series)]
-    out = []
-    for t in (start, end):
-        k = math.floor(t / bin_s + BIN_EDGE)
-        first = next((j for j in (k, k + 1) if j < len(low) and low[j]), None)
-        length = 0
-        while first is not None and first + length < len(low) and low[first + length]:
-            length += 1
-        out.append((t, length * bin_s))
-    return out
+    return [(t, low_run(low, math.floor(t / bin_s + BIN_EDGE)) * bin_s) for t in (start, end)]
 
 
 # ---- the routes through the fault -----------------------------------------------------------------
