@@ -55,6 +55,15 @@ class TransportParams:
         max(probe_interval, probe_interval_rtts x SRTT) (0.02 / 1.0); also the
         keepalive period of a connection that only receives
     probe_successes: consecutive probe replies that bring a retired route back (3)
+    relapse_window_intervals: a route retired within this many probe intervals
+        of coming back on probe replies has relapsed (25: 0.5 s at the 20 ms
+        floor, several times the 0.1-0.2 s a 20 %-lossy route stays in use;
+        0 = no relapses). Each relapse in a row doubles the replies its next
+        return needs; a retirement after a longer stretch in use resets it
+        (path_health.py), so a route that failed once (a flap, a reboot) comes
+        back on probe_successes replies
+    relapse_doublings_max: cap on those doublings (3: at most 8 x
+        probe_successes replies, about 24 RTTs of probing once repaired)
     probe_budget: probe bytes allowed per data byte moved (0.01: probes are at
         most 1 % of the traffic, after a small initial allowance)
     active_evs_per_plane: EVs per plane carrying data; the plane's other EVs
@@ -133,6 +142,8 @@ class TransportParams:
     probe_interval: float = 0.02
     probe_interval_rtts: float = 1.0
     probe_successes: int = 3
+    relapse_window_intervals: float = 25.0
+    relapse_doublings_max: int = 3
     probe_budget: float = 0.01
     active_evs_per_plane: int = 4
     min_usable_paths: int = 1

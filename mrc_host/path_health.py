@@ -47,8 +47,15 @@ SUSPECT    --reply to any outstanding probe-->       GOOD (it was reordering, a 
                alone (``floor_holds``);
              * connection floor: fewer than ``min_usable_paths`` routes would stay.
              A held route stays SUSPECT and is probed again.
-ASSUMED_BAD --``probe_successes`` replies in a row-->  GOOD; probed every probe
-             interval, the next probe at once after each reply
+ASSUMED_BAD --``probe_successes`` x 2^relapses replies in a row,
+             in send order (a probe unanswered when a later one is answered
+             ends a row)-->                           GOOD; probed every probe interval, the
+             next probe at once after each reply. A relapse: retired within
+             ``relapse_window_intervals`` probe intervals of its last return on
+             probes (a lossy route answers most probes and fails again soon); each
+             relapse in a row doubles the replies its next return needs, at most
+             ``relapse_doublings_max`` times; a retirement after a longer stretch
+             in use (a new failure: a flap, a reboot) needs ``probe_successes``
 any        --denied (denylist, local NIC port down, the peer's port bitmap)--> DENIED
 DENIED     --every denial lifted-->                  GOOD: whoever denied it saw it work
              again (the mapper after its repair probes through it, a NIC port's
@@ -119,7 +126,7 @@ class RouteHealth:
 
     __slots__ = ("rid", "key", "plane", "pids", "state", "denials", "suspect_reason", "suspect_sent",
                  "suspected_at", "gap_suspicions", "gap_evidence", "replied_at", "held", "next_probe",
-                 "replies_in_a_row", "probe_turn")
+                 "replies_in_a_row", "probe_turn", "streak_after", "back_at", "relapses")
 
     def __init__(self, rid: int, key: Hashable, pids: list[int]):
         self.rid = rid
@@ -136,8 +143,11 @@ class RouteHealth:
         self.replied_at = -INF               # when a probe of it was last answered
         self.held = 0                        # stall holds in a row
         self.next_probe = INF
-        self.replies_in_a_row = 0            # probe replies while retired
+        self.replies_in_a_row = 0            # replies while retired to its probes sent after streak_after
         self.probe_turn = 0                  # which of its EVs the next probe rides
+        self.streak_after = -INF             # its retirement, or the last probe since known lost
+        self.back_at = -INF                  # when probe replies last brought it back
+        self.relapses = 0                    # retirements in a row, each soon after such a return
 
     def in_use(self) -> bool:
         return self.state in (R_GOOD, R_SUSPECT)
@@ -295,6 +305,9 @@ class PathHealth:
             self.schedule_probe(route, now)
         elif new == R_BAD:
             route.replies_in_a_row = 0
+            route.streak_after = now
+            soon = now - route.back_at < self.params.relapse_window_intervals * self.probe_interval()
+            route.relapses = route.relapses + 1 if soon else 0
             self.schedule_probe(route, now + self.probe_interval())
         else:
             self.schedule_probe(route, INF)
@@ -401,18 +414,36 @@ class PathHealth:
         route.gap_suspicions = recent
         return len(recent) >= LOSSY_SUSPICIONS
 
+    def _count_reply(self, route: RouteHealth, sent: float) -> None:
+        """A reply to a probe of retired ``route`` sent at ``sent``: one more in a row, in send
+        order. An earlier probe still unanswered was lost (a route's replies come in order):
+        the row starts again here, not at its timeout, by when the probes sent since may
+        have answered many times (a row counted around a loss)."""
+        lost = [at for r, at in self.probes.outstanding.values() if r is route and route.streak_after < at < sent]
+        if lost:
+            route.streak_after = max(lost)
+            route.replies_in_a_row = 1
+        else:
+            route.replies_in_a_row += 1
+
+    def replies_to_return(self, route: RouteHealth) -> int:
+        """Probe replies in a row that bring retired ``route`` back: doubled by each relapse."""
+        return self.params.probe_successes << min(route.relapses, self.params.relapse_doublings_max)
+
     def on_probe_reply(self, seq: int, now: float) -> None:
         """A reply to any probe we sent counts, a late one too (its route works;
         the timeout only decides when silence is news); unknown seqs are ignored."""
-        route = self.probes.answer(seq, now)
-        if route is None:
+        answered = self.probes.answer(seq, now)
+        if answered is None:
             return                    # unknown or duplicate
+        route, sent = answered
         route.replied_at = now
         if route.state == R_SUSPECT:
             self._set_route(route, R_GOOD, "probe_ok", now)
-        elif route.state == R_BAD:
-            route.replies_in_a_row += 1
-            if route.replies_in_a_row >= self.params.probe_successes:
+        elif route.state == R_BAD and sent > route.streak_after:
+            self._count_reply(route, sent)
+            if route.replies_in_a_row >= self.replies_to_return(route):
+                route.back_at = now
                 self._set_route(route, R_GOOD, "probes_ok", now)
             else:
                 self.schedule_probe(route, now)   # recovery takes K round trips, not K intervals
@@ -445,7 +476,7 @@ class PathHealth:
         if self.probes.outstanding:
             for route, sent in self.probes.expire(now, self.probe_timeout()):
                 if sent > route.replied_at:   # older than an answered one: news of nothing
-                    self._probe_missed(route, now)
+                    self._probe_missed(route, sent, now)
         if now < self.next_skip_expiry:
             return
         nxt = INF
@@ -459,8 +490,9 @@ class PathHealth:
                     nxt = e.skip_until
         self.next_skip_expiry = nxt
 
-    def _probe_missed(self, route: RouteHealth, now: float) -> None:
+    def _probe_missed(self, route: RouteHealth, sent: float, now: float) -> None:
         route.replies_in_a_row = 0
+        route.streak_after = max(route.streak_after, sent)
         if route.state == R_GOOD:
             self._set_route(route, R_SUSPECT, "probe_lost", now)
         elif route.state == R_SUSPECT:

@@ -69,14 +69,13 @@ class ProbeLedger:
         return self._seq
 
     def answer(self, seq: int, now: float):
-        """The route a reply to probe ``seq`` speaks for (a late reply too), or None
-        for an unknown or duplicate seq; the reply is an RTT sample."""
+        """(route, sent) of probe ``seq``, whose reply speaks for that route (a late
+        reply too), or None for an unknown or duplicate seq; the reply is an RTT sample."""
         entry = self.outstanding.pop(seq, None) or self.timed_out.pop(seq, None)
         if entry is None:
             return None
-        route, sent = entry
-        self.rtt.sample(now - sent)
-        return route
+        self.rtt.sample(now - entry[1])
+        return entry
 
     def expire(self, now: float, timeout: float) -> list[tuple[Hashable, float]]:
         """(route, sent) of each probe whose timeout ran out by ``now``; its reply
