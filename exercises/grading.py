@@ -46,13 +46,14 @@ def require_root() -> None:
         raise SystemExit(2)
 
 
-def grader_args(argv: list[str], starting_file: str | Path,
-                default_dataplane: str = SMALL_FABRIC.dataplane) -> tuple[str, FabricSpec]:
+def grader_args(argv: list[str], starting_file: str | Path, default_dataplane: str = SMALL_FABRIC.dataplane,
+                dataplanes: tuple[str, ...] = DATAPLANES) -> tuple[str, FabricSpec]:
     """The student's file (the one positional argument, else the exercise's starting file)
-    and the small fabric on the data plane `--dataplane` names (default_dataplane unless given)."""
+    and the small fabric on the data plane `--dataplane` names (default_dataplane unless given;
+    one of `dataplanes`, those the grader's experiment runs on)."""
     parser = argparse.ArgumentParser(prog=Path(sys.argv[0]).name)
     parser.add_argument("file", nargs="?", default=str(starting_file), help="your answer")
-    parser.add_argument("--dataplane", choices=DATAPLANES, default=default_dataplane,
+    parser.add_argument("--dataplane", choices=dataplanes, default=default_dataplane,
                         help="the data plane the fabric is built on")
     args = parser.parse_args(argv)
     return args.file, replace(SMALL_FABRIC, dataplane=args.dataplane)

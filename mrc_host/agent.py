@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib.util
 import ipaddress
 import json
 import math
@@ -56,7 +55,7 @@ from .events import MessageComplete, PathStateChanged, ProtocolError, WriteCompl
 from .file_watch import open_watch
 from .nic_ports import NicPorts
 from .params import DEFAULT_EVS_PER_PLANE, TransportParams
-from .path_select import POLICIES, PathSelector
+from .path_select import load_policy
 from .routes import route_of, routes_for
 from .transport import Connection, ConnectionSetup, transport
 
@@ -163,22 +162,6 @@ class WriteHandle:
 
     def __repr__(self):
         return f"WriteHandle({self.peer!r}, {self.msg_id}, done={self.done})"
-
-
-def load_policy(policy: str):
-    """A POLICIES name as is, or the PathSelector class named by "file.py:ClassName"."""
-    if policy in POLICIES or ":" not in policy:
-        return policy
-    path, _, name = policy.rpartition(":")
-    spec = importlib.util.spec_from_file_location(f"mrc_policy_{zlib.crc32(path.encode())}", path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"policy {policy!r}: cannot load {path!r} as a Python file")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    cls = getattr(module, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, PathSelector)):
-        raise ValueError(f"policy {policy!r}: {name} is not a PathSelector subclass in {path}")
-    return cls
 
 
 def ev_addresses(routes: list, evs: list, t1s: int | None, same_rack: bool) -> list[dict]:

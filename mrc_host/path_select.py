@@ -7,7 +7,9 @@ PathSelector, implement ``select``, register it in POLICIES. The core calls
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import zlib
 from abc import ABC, abstractmethod
 from typing import Sequence
 
@@ -125,3 +127,19 @@ POLICIES: dict[str, type[PathSelector]] = {
     "round_robin": RoundRobin,
     "random": RandomSpray,
 }
+
+
+def load_policy(policy: str):
+    """A POLICIES name as is, or the PathSelector class named by "file.py:ClassName"."""
+    if policy in POLICIES or ":" not in policy:
+        return policy
+    path, _, name = policy.rpartition(":")
+    spec = importlib.util.spec_from_file_location(f"mrc_policy_{zlib.crc32(path.encode())}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"policy {policy!r}: cannot load {path!r} as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cls = getattr(module, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, PathSelector)):
+        raise ValueError(f"policy {policy!r}: {name} is not a PathSelector subclass in {path}")
+    return cls

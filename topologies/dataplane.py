@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from topologies.fabric import FabricSpec
+from topologies.fabric import FabricError, FabricSpec
 from topologies.mapper_probe_wire import MapperProbes
 from topologies.names import Switch
 
@@ -127,8 +127,13 @@ class DataPlane(ABC):
     # A switch skips an ECMP nexthop on a port set administratively down at once, by
     # itself (no routing needed): cutting a T1 off then takes a reboot, not a link fault.
     admin_down_skips_nexthop: bool = False
+    # Its fabric can run lossless (spec.lossless): a pause controller holds its ports' queues.
+    lossless_capable: bool = False
 
     def __init__(self, spec: FabricSpec):
+        if spec.lossless and not self.lossless_capable:
+            raise FabricError(f"lossless does not run on the {self.name} data plane (no pause controller holds "
+                              "its ports' queues); use the srv6 data plane")
         self.spec = spec
 
     # ---- build and control --------------------------------------------------------

@@ -131,9 +131,6 @@ class FabricSpec:
             raise FabricError(f"dataplane must be one of {', '.join(DATAPLANES)}, got {clip(self.dataplane)}")
         if not isinstance(self.lossless, bool):
             raise FabricError(f"lossless must be true or false, got {clip(repr(self.lossless))}")
-        if self.lossless and self.dataplane != "srv6":
-            raise FabricError("lossless runs on the srv6 data plane only (its pause controller holds "
-                              "the routers' and hosts' qdiscs)")
         if self.lossless and max(self.hosts_per_rack + self.spines, self.racks) > MAX_PORTS_PER_SWITCH:
             raise FabricError(f"lossless needs at most {MAX_PORTS_PER_SWITCH} ports per switch (its pause "
                               "requests are bits of a 64-bit mask)")

@@ -9,6 +9,7 @@ from lab.runners.lossless_report import pause_event, pause_line
 from lab.scenario.schema import ScenarioModel
 from topologies import port_maps, port_program, shaping
 from topologies.build import host_nic_shaper, switch_port_configs
+from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricError, FabricSpec
 from topologies.lossless import (MAX_FRAME_BYTES, LosslessError, PauseBook, Thresholds, backlog_now,
                                  feeder_bits, still_asserting)
@@ -99,11 +100,17 @@ def test_fabric_lossless_is_off_by_default_and_written_only_when_on():
     assert FabricSpec.from_dict(FabricSpec().to_dict()).lossless is False
 
 
-@pytest.mark.parametrize("fields", [{"lossless": 1}, {"lossless": "yes"}, {"lossless": True, "dataplane": "openflow"},
+@pytest.mark.parametrize("fields", [{"lossless": 1}, {"lossless": "yes"},
                                     {"lossless": True, "hosts_per_rack": 60, "spines": 5}])
 def test_fabric_refuses_a_lossless_it_cannot_run(fields):
     with pytest.raises(FabricError):
         FabricSpec(**fields)
+
+
+def test_only_a_data_plane_that_can_hold_its_queues_runs_lossless():
+    with pytest.raises(FabricError, match="lossless does not run on the openflow data plane"):
+        dataplane_for(FabricSpec(lossless=True, dataplane="openflow"))
+    assert dataplane_for(FabricSpec(lossless=True, dataplane="srv6")).lossless_capable
 
 
 def test_switch_ports_off_are_configured_as_before():

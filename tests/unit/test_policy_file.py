@@ -1,8 +1,8 @@
-"""mrc_host.agent.load_policy: a policy by name or from "file.py:ClassName" (exercise 01)."""
+"""mrc_host.path_select.load_policy: a policy by name or from "file.py:ClassName" (exercise 01)."""
 
 import pytest
 
-from mrc_host.agent import load_policy
+from mrc_host.path_select import load_policy
 from mrc_host.connection import MrcConnection
 from mrc_host.path_select import PathSelector, RoundRobin
 

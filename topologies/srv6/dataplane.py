@@ -27,6 +27,7 @@ class Srv6DataPlane(DataPlane):
     run_line = "srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)"  # said at a run's start
     ecmp_hashes_ports = True
     admin_down_skips_nexthop = True
+    lossless_capable = True
 
     def __init__(self, spec: FabricSpec):
         super().__init__(spec)
