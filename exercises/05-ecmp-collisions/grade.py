@@ -48,7 +48,7 @@ JOB = {"collective": COLLECTIVE, "placement": PLACEMENT, "buffer_bytes": buffer_
        "iterations": PASSES[True].iterations, "max_seconds": PASSES[True].max_seconds}
 # the paper's RoCE-like fabric, lossy: the exercise's model and tolerance are of link shares measured on
 # trimming ports (the paper runner's plane is lossless, docs/lossless.md)
-ROCE = replace(DEFAULT_FABRIC, **ROCE_FABRIC, dataplane=DATAPLANE, lossless=False)
+ROCE = replace(DEFAULT_FABRIC, **{**ROCE_FABRIC, "lossless": False}, dataplane=DATAPLANE)
 MRC_FABRIC = replace(DEFAULT_FABRIC, dataplane=DATAPLANE)           # the paper's MRC fabric, same aggregate rate
 # "Matching" MRC: within 15 % of its collision-free spread. 0.9 would take 49 queue pairs here, each with a
 # window of 1 packet (lab_window), and such a run tests the emulator, not ECMP: measured once, 49 queue

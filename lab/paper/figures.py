@@ -48,6 +48,9 @@ PAPER = {
                                                "and there is little difference between RoCE and MRC; for larger "
                                                "ones it becomes increasingly bandwidth-bound, where RoCE with 1 QP "
                                                "suffers from ECMP collisions")},
+    "ev_balance": {EVERY_ROW: PaperClaim("Fig. 14", "two flows on one EV: upon detecting the congestion via ECN, "
+                                                    "MRC moves one flow to another EV while the other stays; both "
+                                                    "sustain near-peak bandwidth")},
     "t0t1_links": {EVERY_ROW: PaperClaim("Figs. 9c/9d", "T0-T1 links taken down one after another, then several "
                                                         "flapped together, under a cross-T1 bandwidth test: minimal "
                                                         "impact on overall throughput even as active links are "
@@ -131,3 +134,5 @@ T0T1_LINKS_KEEP = Shape("Figs. 9c/9d", "minimal impact on overall throughput", 1
                         "MRC's throughput with T0-T1 links of one rack down / its clean throughput")
 SMALL_MESSAGE_GAP = Shape("Fig. 16", "little difference between RoCE and MRC", 1.0,
                           "RoCE with 1 QP's all-reduce throughput / MRC's, at the smallest message size")
+EV_BALANCE_KEEPS = Shape("Fig. 14", "near-peak bandwidth", 1.0,
+                         "each flow's rate after one of them moved to another EV / its NIC's rate")

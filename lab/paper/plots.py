@@ -14,6 +14,7 @@
     paper_startup.png        data packets each connection lost when its job started with links down (Fig. 4)
     paper_t0t1_links.png     each phase's throughput with T0-T1 links down, one by one and together (Figs. 9c/9d)
     paper_sizes.png          all-reduce efficiency of each transport by message size (Fig. 16's x axis)
+    paper_ev_balance.png     each EV of two flows active or not over time, one moved by ECN (Fig. 14)
 
 The lab's figures come from the run (lab/paper/rows.py); the paper's are the shapes of
 lab/paper/figures.py, drawn in black and dashed and labelled as shapes. Every panel
@@ -40,7 +41,7 @@ PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
         "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
         "startup": "paper_startup.png", "t0t1_links": "paper_t0t1_links.png",
-        "sizes": "paper_sizes.png"}
+        "sizes": "paper_sizes.png", "ev_balance": "paper_ev_balance.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
 RUN_ORDER = (settings.MRC, settings.MULTI_RAIL, ROCE_1QP, ROCE_16QP)   # bars and lines in this order
 RUN_COLORS = {settings.MRC: "tab:blue", settings.MULTI_RAIL: "tab:orange", ROCE_1QP: "tab:red", ROCE_16QP: "tab:purple"}
@@ -472,7 +473,27 @@ def sizes(found: list[tuple[object, dict]], path: Path) -> Path:
     return finish(fig, ax, row, f"All-reduce by message size ({shape.figures('sizes')})", path, fontsize=7)
 
 
+def ev_balance(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Fig. 14's panels: per flow, each EV that moved, active or not over time."""
+    (_, row), = found
+    flows = paper_rows.ev_balance_steps(row)
+    fig, axes = plt.subplots(max(len(flows), 1), 1, figsize=(9, 2.2 * max(len(flows), 1) + 1), sharex=True,
+                             squeeze=False)
+    for ax, (name, per_ev) in zip(axes[:, 0], flows.items()):
+        for k, (ev, steps) in enumerate(sorted(per_ev.items())):
+            t, active = zip(*steps)
+            ax.step(list(t), [a + 0.04 * k for a in active], where="post", label=f"EV {ev}")
+        ax.set_yticks([0, 1], ["inactive", "active"])
+        ax.set_ylabel(f"{name} flow", fontsize=8)
+        legend_once(ax, loc="center right", fontsize=7)
+    axes[-1, 0].set_xlabel("time from the streams' start (s)")
+    title(axes[0, 0], f"Two flows forced onto one EV ({shape.figures('ev_balance')})", row)
+    mark_untrusted(axes[0, 0], row)
+    return save(fig, path)
+
+
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
            "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point,
-           "startup": startup, "t0t1_links": t0t1_links, "sizes": sizes}
+           "startup": startup, "t0t1_links": t0t1_links, "sizes": sizes,
+           "ev_balance": ev_balance}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

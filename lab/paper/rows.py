@@ -227,3 +227,9 @@ def size_efficiencies(row: PaperRow) -> dict[float, dict[str, float | None]]:
     """Message sizes: buffer MB -> run label -> efficiency, as the runner measured them."""
     eff = row.raw["efficiency"] if "efficiency" in row.raw and isinstance(row.raw["efficiency"], dict) else {}
     return {float(mb): dict(by_label) for mb, by_label in eff.items()}
+
+
+def ev_balance_steps(row: PaperRow) -> dict[str, dict[int, list[tuple[float, bool]]]]:
+    """Two flows on one EV: flow ("first", "forced") -> EV -> (time, active) steps, as the runner read them."""
+    steps = row.raw["steps"] if "steps" in row.raw and isinstance(row.raw["steps"], dict) else {}
+    return {name: {int(ev): [(float(t), bool(a)) for t, a in s] for ev, s in per.items()} for name, per in steps.items()}

@@ -45,6 +45,7 @@ from lab.analysis.summary_record import Summary, TransportSummary
 from lab.paper import thresholds
 from lab.paper.collisions import collisions_row, redrawn_runs, run_text
 from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
+from lab.paper.ev_balance import ev_balance_row
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
 from lab.paper.startup import startup_row
@@ -369,7 +370,8 @@ class Paper:
                    ("point-to-point", lambda: p2p_row(self.quick, self.say)),
                    ("a job starting with links down", lambda: startup_row(self.quick, self.say)),
                    ("T0-T1 links down", lambda: t0t1_row(self.quick, self.say, streams_trust)),
-                   ("message sizes", self.sizes_row)])
+                   ("message sizes", self.sizes_row),
+                   ("two flows on one EV", lambda: ev_balance_row(self.quick, self.say, streams_trust))])
 
     def run(self) -> list[PaperRow]:
         return run_steps("paper", self.steps(), self.say)
@@ -405,7 +407,9 @@ def plan(quick: bool) -> list[str]:
                                        f"T0-T1 links down (one per plane, of rack 0, one by one then together; "
                                        f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)",
                                        "message sizes (the all-reduce of the collisions row at "
-                                       + ", ".join(f"{mb:g}" for mb in MESSAGE_SIZES_MB) + " MB per rank)"]
+                                       + ", ".join(f"{mb:g}" for mb in MESSAGE_SIZES_MB) + " MB per rank)",
+                                       f"two flows forced onto one EV ({4 * PASSES[quick].link_phase_s:g} s of "
+                                       "two streams on one plane)"]
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:

@@ -134,6 +134,10 @@ def incast_title() -> str:
             f"({INCAST_FABRIC.planes} planes)")
 
 
+def ev_balance_title() -> str:
+    return f"{claim('ev_balance').figure}: two flows forced onto one EV, ECN moves one"
+
+
 def sizes_title() -> str:
     return f"{claim('sizes').figure}: all-reduce efficiency by message size (interleaved ranks, no faults)"
 
@@ -160,4 +164,5 @@ def row_titles() -> list[tuple[str, object, str]]:
             + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
                ("switches", None, switches_title()), ("path_loss", None, path_loss_title()),
                ("p2p", None, p2p_title()), ("startup", None, startup_title()),
-               ("t0t1_links", None, t0t1_links_title()), ("sizes", None, sizes_title())])
+               ("t0t1_links", None, t0t1_links_title()), ("sizes", None, sizes_title()),
+               ("ev_balance", None, ev_balance_title())])

@@ -190,10 +190,12 @@ def run_bandwidth(session: Session, duration: float, transport: str = "mrc", par
 def run_streams(session: Session, flows: list[Flow], duration: float, transport: str = "mrc",
                 params: dict | None = None, *, faults: list[FaultEvent] = (),
                 payload_size: int = LAB_PAYLOAD_SIZE, chunk_bytes: int | None = None, bin_s: float = BIN_S,
-                seed: int = DEFAULT_SEED, on_start: Callable[[float], None] | None = None) -> BandwidthResult:
+                seed: int = DEFAULT_SEED, on_start: Callable[[float], None] | None = None,
+                host_params: dict[int, dict] | None = None) -> BandwidthResult:
     """Run every flow at once for `duration` s (a whole number of `bin_s` bins).
 
     params: TransportParams overrides over the lab's window (lab.runners.agent_config)
+    host_params: host -> overrides of its own agent's over `params` (a host held to other rules)
     faults: run on a FaultTimeline from the start instant; repaired by the end
     chunk_bytes: bytes per verified chunk (default chunk_size())
     on_start: called with the start instant (CLOCK_MONOTONIC) once the workers were told it
@@ -210,6 +212,9 @@ def run_streams(session: Session, flows: list[Flow], duration: float, transport:
         raise BandwidthError(f"chunk_bytes must be at least one packet's payload ({payload_size}), got {chunk}")
     streams = {"chunk": chunk, "slots": slot_count(params, payload_size, chunk), "seed": seed}
     configs = _worker_configs(session, flows, transport, payload_size, params, streams)
+    for h, own in (host_params or {}).items():
+        if h in configs:
+            configs[h]["agent"]["params"] = {**configs[h]["agent"]["params"], **own}
     result = BandwidthResult(transport, duration, bin_s, chunk, spec.host_capacity_bps / 1e6,
                              bin_starts=[round(i * bin_s, 6) for i in range(bins)], params=params)
     _run(session, result, flows, configs, faults, on_start)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import figures as paper_figures
-from lab.paper import links, point_to_point, runner, settings, sizes, startup, t0t1_links, thresholds
+from lab.paper import ev_balance, links, point_to_point, runner, settings, sizes, startup, t0t1_links, thresholds
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, StartupRun, efficiency_in
 from lab.paper.runner import Setup
@@ -121,7 +121,7 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
                  "a T0, then a T1, of one plane down (2 s phases, under an MRC bandwidth test)",
                  "one T0-T1 link dropping 20% (4 s phases, under an MRC bandwidth test)",
                  "a job starting with T0-T1 links down (an all-reduce of 30 iterations without the mappers' "
-                 "denylist, then one with it)"):
+                 "denylist, then one with it)", "two flows forced onto one EV (8 s of two streams on one plane)"):
         assert step in full
     roce, multi = settings.INCAST_ROCE_FABRIC, settings.INCAST_FABRIC
     assert roce.planes == 1 and roce.planes * roce.link_mbps == multi.planes * multi.link_mbps
@@ -504,3 +504,26 @@ def test_a_size_setup_is_named_by_its_size_unless_it_is_the_collisions_rows():
     assert Setup("allreduce", buffer_mb=settings.BUFFER_MB) == Setup("allreduce")
     assert Setup("allreduce", single_plane=True, buffer_mb=8).name == "paper-allreduce-roce-1qp-8mb"
     assert runner.scenario_data(Setup("allreduce", buffer_mb=0.03125), True)["job"]["buffer_mb"] == 0.03125
+
+
+# ---- Fig. 14, two flows on one EV --------------------------------------------------------------------
+def test_a_flow_moved_when_its_backup_ev_became_active():
+    assert ev_balance.moved_at({0: [(0.0, True), (0.3, False)], 1: [(0.0, False), (0.3, True)]}) == 0.3
+    assert ev_balance.moved_at({0: [(0.0, True), (0.3, False), (0.5, True)]}) is None   # EV-B never active
+    assert ev_balance.moved_at({1: [(0.0, False)]}) is None
+
+
+def test_a_rate_after_the_move_is_a_share_of_the_nic_over_the_bins_from_then_on():
+    assert ev_balance.rate_after([5.0, 5.0, 9.0, 10.0], 0.2, 0.4, 10.0) == 0.95
+    assert ev_balance.rate_after([5.0], 0.2, None, 10.0) is None
+
+
+@pytest.mark.parametrize("mover, forced, after, same, words", [
+    (0.3, None, {"first": 0.95, "forced": 0.93}, True, "moved to EV-B 300 ms in; the forced flow stayed on EV-A"),
+    (None, None, {"first": 0.5, "forced": 0.5}, False, "did not move to EV-B"),
+    (0.3, 0.4, {"first": 0.95, "forced": 0.93}, False, "the forced flow moved too"),
+    (0.3, None, {"first": 0.95, "forced": 0.6}, False, "near-peak: >= 0.9: no"),
+])
+def test_fig14_judged_in_the_papers_words(mover, forced, after, same, words):
+    got, why = ev_balance.balance_shape(mover, forced, after)
+    assert got is same and words in why

@@ -135,10 +135,15 @@ def sizes_row(trusted=True) -> PaperRow:
     return row("sizes", None, {"efficiency": eff, "runs": {}}, trusted)
 
 
+def ev_balance_row(trusted=True) -> PaperRow:
+    steps = {"first": {"0": [[0.0, True], [0.4, False]], "1": [[0.0, False], [0.4, True]]}, "forced": {}}
+    return row("ev_balance", None, {"moved": {"first": 0.4, "forced": None}, "steps": steps, "run": {}}, trusted)
+
+
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
             + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), path_loss_row(trusted=False),
-               p2p_row(), startup_row(), t0t1_links_row(), sizes_row()])
+               p2p_row(), startup_row(), t0t1_links_row(), sizes_row(), ev_balance_row()])
 
 
 def save_run(root, rows, meta=META) -> Path:
@@ -226,6 +231,13 @@ def test_size_efficiencies_are_read_back_by_size():
     got = paper_rows.size_efficiencies(sizes_row())
     assert sorted(got) == [0.03125, 2.0] and got[2.0][roce_label(16)] is None
     assert paper_rows.size_efficiencies(row("sizes", None, {})) == {}
+
+
+def test_ev_balance_steps_are_read_back_per_flow_and_ev():
+    assert paper_rows.ev_balance_steps(ev_balance_row()) == {"first": {0: [(0.0, True), (0.4, False)],
+                                                                       1: [(0.0, False), (0.4, True)]},
+                                                             "forced": {}}
+    assert paper_rows.ev_balance_steps(row("ev_balance", None, {})) == {}
 
 
 def test_capacity_points_are_measured_from_the_runs_phases():
