@@ -156,3 +156,10 @@ def capacity_shape(shares: dict, planned: dict, dipped: dict) -> tuple[bool, str
                   + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
                   + f" (follows it: >= {thresholds.PAPER_TRACKS_CAPACITY:g}); the longest dip below that around "
                   f"a change, in whole bins: {dip_text} (no stall: < {thresholds.PAPER_DIP_UNDER_S:g} s){missing}")
+
+
+def links_text(measured: list[tuple[int, float]], shares: list[float], dips: list[tuple[float, float]]) -> str:
+    """A links-down run (NIC or T0-T1 links): each phase's links down, rate and share of what the
+    capacity left allows; then the dip at each change of the links up."""
+    phases = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})" for (d, rate), x in zip(measured, shares))
+    return f"{phases}; dips at the changes " + ", ".join(f"{secs:.1f}" for _, secs in dips) + " s"

@@ -46,7 +46,7 @@ from lab.paper import thresholds
 from lab.paper.collisions import collisions_row, redrawn_runs, run_text
 from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
 from lab.paper.ev_balance import ev_balance_row
-from lab.paper.links import capacity_shape, capacity_shares, link_timelines, run_dips, run_phases
+from lab.paper.links import capacity_shape, capacity_shares, link_timelines, links_text, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
 from lab.paper.startup import startup_row
 from lab.paper.sizes import sizes_shape, sizes_text
@@ -436,13 +436,6 @@ def victim_verdict(r) -> RunVerdict:
     streams = [s for s in (r.alone, r.incast) if s is not None]
     return RunVerdict(verified=r.verified and not r.error, cpu_bound=any(s.cpu_bound for s in streams),
                       unexplained_loss=sum(s.unexplained for s in streams))
-
-
-def links_text(measured: list[tuple[int, float]], shares: list[float], dips: list[tuple[float, float]]) -> str:
-    """A NIC-links run: each phase's links down, rate and share of what the capacity left allows;
-    then the dip at each change of the links up."""
-    phases = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})" for (d, rate), x in zip(measured, shares))
-    return f"{phases}; dips at the changes " + ", ".join(f"{secs:.1f}" for _, secs in dips) + " s"
 
 
 def victim_text(r) -> str:

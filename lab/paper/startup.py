@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import asdict
 from typing import Callable, Iterator, Mapping
 
 from faults.links import resolve_link, wait_operstate
@@ -115,4 +116,4 @@ def startup_row(quick: bool, say: Callable[[str], None]) -> Iterator[PaperRow]:
     ok, trust_why = trust({f"{MRC}, {how}": r.verdict() for how, r in runs.items()})
     lab = {f"{MRC}, {how}": startup_text(r) for how, r in runs.items()}
     yield PaperRow(startup_title(), claim("startup").result, lab, same, why, ok, trust_why, {"links": [str(link) for link in FAILED_LINKS],
-                                              "runs": {how: r.__dict__ for how, r in runs.items()}})
+                                              "runs": {how: asdict(r) for how, r in runs.items()}})

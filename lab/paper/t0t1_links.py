@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 from faults.model import FaultEvent
 from lab.paper import thresholds
 from lab.paper.figures import claim
-from lab.paper.links import both_directions, dips, run_phases
+from lab.paper.links import both_directions, dips, links_text, run_phases
 from lab.paper.row import PaperRow
 from lab.paper.settings import LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, t0t1_links_title
 from lab.plumbing.session import lab_session
@@ -74,11 +74,6 @@ def t0t1_shape(kept: dict[str, list[float]], planned: dict[str, int]) -> tuple[b
                   + f" of the clean rate (minimal impact: >= {thresholds.PAPER_NO_DEGRADATION:g})")
 
 
-def run_text(measured: list[tuple[int, float]], kept: list[float], dipped: list[tuple[float, float]]) -> str:
-    phases = ", ".join(f"{d} down {rate:.0f} Mb/s ({x:.2f})" for (d, rate), x in zip(measured, kept))
-    return f"{phases}; dips at the changes " + ", ".join(f"{secs:.1f}" for _, secs in dipped) + " s"
-
-
 def t0t1_row(quick: bool, say: Callable[[str], None], streams_trust: Callable) -> Iterator[PaperRow]:
     step, spec = PASSES[quick].link_phase_s, LINKS_FABRIC
     plans = timelines(step, spec)
@@ -91,7 +86,7 @@ def t0t1_row(quick: bool, say: Callable[[str], None], streams_trust: Callable) -
     kept, dipped, lab = {}, {}, {}
     for how, record in records.items():
         measured, kept[how], dipped[how] = run_figures(record, step)
-        lab[f"{MRC}, {how}"] = run_text(measured, kept[how], dipped[how])
+        lab[f"{MRC}, {how}"] = links_text(measured, kept[how], dipped[how])
     same, why = t0t1_shape(kept, {how: count for how, (_, count) in plans.items()})
     ok, trust_why = streams_trust({f"{MRC}, {how}": r for how, r in runs.items()})
     yield PaperRow(t0t1_links_title(), claim("t0t1_links").result, lab, same, why, ok, trust_why,

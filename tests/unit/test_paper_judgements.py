@@ -394,7 +394,7 @@ def test_an_experiment_runs_raw_record_is_its_summary_with_the_results_path():
 
 
 def test_a_links_run_names_each_phase_and_each_dip():
-    text = runner.links_text([(0, 80.0), (1, 70.0)], [1.0, 1.0], [(1.05, 0.0), (2.05, 0.2)])
+    text = links.links_text([(0, 80.0), (1, 70.0)], [1.0, 1.0], [(1.05, 0.0), (2.05, 0.2)])
     assert text == "0 down 80 Mb/s (1.00), 1 down 70 Mb/s (1.00); dips at the changes 0.0, 0.2 s"
 
 
