@@ -116,10 +116,13 @@ def _stopped_routes(routes: Sequence[Route], window: FaultWindow, horizon: float
             kept += 1
         # Its connection must have used another route meanwhile: a silence of the
         # whole connection is the job pausing (between iterations), not a failover.
-        elif quiet >= window.start and any(_sent_between(other, quiet + ROUTE_SILENCE_S, horizon)
-                                           for other in by_connection[(route.host, route.peer)]
-                                           if other is not route):
-            stopped.append((route, quiet))
+        # Its last packet may precede the fault by less than a gap between two of its
+        # packets (the element failed before the next was due, which a mapper's denial
+        # or a NIC's port event then kept off it): out of use from the fault's start.
+        elif quiet >= window.start - ROUTE_SILENCE_S and any(
+                _sent_between(other, quiet + ROUTE_SILENCE_S, horizon)
+                for other in by_connection[(route.host, route.peer)] if other is not route):
+            stopped.append((route, max(quiet, window.start)))
     return stopped, kept
 
 

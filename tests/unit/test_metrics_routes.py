@@ -195,6 +195,14 @@ def test_a_fault_outlasting_the_data_measures_up_to_the_end_of_the_data():
     assert f.failover_s == pytest.approx(RUN_END - 2 * ROUTE_SILENCE_S - 10.0)
 
 
+def test_a_route_whose_last_packet_just_preceded_the_fault_failed_over_at_once():
+    # its last packet 10 ms before the fault, then silent until after the repair: the element
+    # failed before its next packet was due (the mapper denied it first), a failover of 0
+    dead = route(silences=[(9.99, 20.04)], acks=[(10.0, 20.05)])
+    f, = figures(stats(dead, BUSY), fault(10.0, 20.0))
+    assert f.routes_failed == 1 and f.failover_s == 0.0 and f.recovery_s == pytest.approx(0.05)
+
+
 def test_silences_that_are_not_the_faults():
     # idle since before the fault: not the fault's doing
     f, = figures(stats(route(silences=[(9.0, 25.0)]), BUSY), fault(10.0, 20.0))
