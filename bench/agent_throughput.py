@@ -1,7 +1,12 @@
 """Throughput of two host agents on loopback (no root needed).
 
 One sender and one receiver agent, each its own process; 127.0.x.y addresses
-stand in for planes (loopback accepts all of 127/8). The sender writes
+stand in for planes (loopback accepts all of 127/8). With ``--wire ipv6`` or
+``--wire paper`` (root) the benchmark moves into a network namespace of its own
+and puts IPv6 plane addresses on its loopback: the agents then send plain IPv6
+UDP as the srv6 data plane's baseline does, or the paper's IPv6-in-IPv6 packet
+as its MRC does (mrc_host/encap.py), each to the peer's own address as its
+route. The sender writes
 ``--mb`` MB as ``--msg-kb`` KB messages of ``--payload``-byte packets, keeping
 ``--outstanding`` messages in flight, and waits for every ack.
 
@@ -9,6 +14,7 @@ stand in for planes (loopback accepts all of 127/8). The sender writes
     .venv/bin/python bench/agent_throughput.py --mb 50 --transport baseline
     .venv/bin/python bench/agent_throughput.py --mb 20 --profile   # cProfile both agents
     .venv/bin/python bench/agent_throughput.py --mb 20 --payload 8192 --cc nscc --line-rate-mbps 10
+    sudo .venv/bin/python bench/agent_throughput.py --mb 50 --payload 8192 --wire paper
 
 Prints data packets/s, goodput, CPU seconds per packet of each process and
 the retransmit count.
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import ctypes
 import io
 import json
 import multiprocessing as mp
@@ -25,6 +32,7 @@ import os
 import pstats
 import queue
 import resource
+import subprocess
 import sys
 import time
 
@@ -33,18 +41,46 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from mrc_host.agent import Agent, AgentConfig  # noqa: E402
 
 
+WIRES = ("ipv4", "ipv6", "paper")
+
+
+def plane_addresses(wire: str, planes: int) -> dict[str, list[str]]:
+    if wire == "ipv4":
+        return {"tx": [f"127.0.{10 + p}.1" for p in range(planes)],
+                "rx": [f"127.0.{10 + p}.2" for p in range(planes)]}
+    return {"tx": [f"fd00:be:{p}::1" for p in range(planes)], "rx": [f"fd00:be:{p}::2" for p in range(planes)]}
+
+
 def make_configs(a):
-    ips = {"tx": [f"127.0.{10 + p}.1" for p in range(a.planes)],
-           "rx": [f"127.0.{10 + p}.2" for p in range(a.planes)]}
+    ips = plane_addresses(a.wire, a.planes)
     common = dict(evs=list(range(a.evs)), payload_size=a.payload, transport=a.transport,
                   cc=a.cc, params={"cwnd_init": a.cwnd, "cwnd_max": max(a.cwnd, 1024),
                                    "line_rate_bps": a.line_rate_mbps * 1e6},
                   recv_buffer_size=a.msg_kb * 1024 * a.outstanding * 2)
+    if a.wire != "ipv4":
+        # each route to a peer is the peer's own address (one "T1"), as within a rack
+        routes = {me: {peer: [[ip] for ip in ips[peer]]} for me, peer in (("tx", "rx"), ("rx", "tx"))}
+        common_of = {me: dict(common, t1s=1, route_addresses=routes[me], encapsulate=a.wire == "paper")
+                     for me in ("tx", "rx")}
+    else:
+        common_of = {"tx": common, "rx": common}
     return (AgentConfig(host_id="tx", plane_ips=ips["tx"], peers={"rx": ips["rx"]},
-                        listen_ips=ips["tx"], **common),
+                        listen_ips=ips["tx"], **common_of["tx"]),
             # one wildcard receive socket, as in a host namespace: arrival order is kept
             AgentConfig(host_id="rx", plane_ips=ips["rx"], peers={"tx": ips["tx"]},
-                        listen_ips=None, **common))
+                        listen_ips=None, **common_of["rx"]))
+
+
+def own_ipv6_loopback(planes: int) -> None:
+    """Move this process into a network namespace of its own, its loopback up with
+    both agents' IPv6 plane addresses (root)."""
+    if os.geteuid() != 0:
+        sys.exit("agent_throughput: --wire ipv6 and paper need root (a network namespace of their own)")
+    if ctypes.CDLL(None, use_errno=True).unshare(0x40000000) != 0:   # CLONE_NEWNET
+        sys.exit(f"agent_throughput: cannot make a network namespace: {os.strerror(ctypes.get_errno())}")
+    ips = plane_addresses("ipv6", planes)
+    batch = "link set dev lo up\n" + "".join(f"addr add {ip}/128 dev lo nodad\n" for ip in ips["tx"] + ips["rx"])
+    subprocess.run(["ip", "-batch", "-"], input=batch, text=True, check=True)
 
 
 def cpu_seconds():
@@ -157,11 +193,18 @@ def main(argv=None):
     ap.add_argument("--line-rate-mbps", type=float, default=0.0,
                     help="pace at this NIC line rate per plane, as the lab's NSCC runs do (0: unpaced)")
     ap.add_argument("--transport", default="mrc", choices=["mrc", "baseline"])
+    ap.add_argument("--wire", default="ipv4", choices=WIRES,
+                    help="ipv4: UDP on 127/8; ipv6: UDP over IPv6; paper: MRC's IPv6-in-IPv6 packet "
+                         "(ipv6 and paper: root, in a network namespace of its own)")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--linger", type=float, default=0.5)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json", action="store_true", help="print one JSON line instead of text")
     a = ap.parse_args(argv)
+    if a.wire == "paper" and a.transport != "mrc":
+        ap.error("--wire paper is MRC's packet: --transport mrc")
+    if a.wire != "ipv4":
+        own_ipv6_loopback(a.planes)
     n_msgs = max(1, int(a.mb * 1024 / a.msg_kb))
     tx_cfg, rx_cfg = make_configs(a)
     ctx = mp.get_context("fork")
@@ -178,7 +221,7 @@ def main(argv=None):
     pkts = t["stats"]["data_sent"]
     first = pkts - t["stats"]["retransmits"]
     out = {
-        "transport": a.transport, "complete": t["complete"] and r["complete"],
+        "transport": a.transport, "wire": a.wire, "complete": t["complete"] and r["complete"],
         "data_packets": pkts, "retransmits": t["stats"]["retransmits"],
         "timeouts": t["stats"]["timeouts"], "elapsed_s": round(t["elapsed"], 3),
         "data_pkts_per_s": round(first / t["elapsed"]),

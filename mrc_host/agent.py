@@ -19,7 +19,10 @@ TOS (IPV6_TCLASS, IPV6_RECVTCLASS) and the UDP checksum off at both ends
 (every router on the way rewrites the destination address the checksum
 covers). There the SENDER picks the path: each EV's packets, ACKs and
 probes included, go to the address of the route that EV takes
-(``route_addresses``), and a peer is known by its source address.
+(``route_addresses``), and a peer is known by its source address. With
+``encapsulate`` (the srv6 data plane's MRC) each datagram travels as the
+paper's IPv6-in-IPv6 packet (encap.py): raw sockets, the agent writing and
+stripping the headers as the paper's NIC does.
 
 Usage (inside a host's network namespace):
 
@@ -47,8 +50,9 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
-from . import wire
-from .agent_sockets import address_family, plane_sockets, receive_socket
+from . import encap, wire
+from .agent_sockets import (address_family, encap_receive_socket, encap_senders, plane_sockets,
+                            receive_socket)
 from .connection import make_paths
 from .denylist import DenylistFile, denied_routes
 from .events import MessageComplete, PathStateChanged, ProtocolError, WriteComplete
@@ -111,6 +115,9 @@ class AgentConfig:
         as, indexed by T1 (a peer in another rack; EV e takes routes.route_of's T1)
         or the peer's own address alone (same rack); None: send to the peer's
         plane address and let the fabric route (IPv4, OpenFlow). Needs t1s.
+    encapsulate: send and receive the MRC paper's packet, IPv6 in IPv6 with the route
+        as the outer destination and the peer's plane address as the inner one
+        (encap.py); needs IPv6 plane addresses and route_addresses
     """
 
     host_id: str
@@ -133,6 +140,7 @@ class AgentConfig:
     route_addresses: dict | None = None
     control_priority: int | None = None
     rx_moderation: float = 0.0
+    encapsulate: bool = False
 
     @classmethod
     def from_dict(cls, d: dict) -> "AgentConfig":
@@ -216,6 +224,7 @@ class Agent:
         self.sel = selectors.DefaultSelector()
         self._rbuf = bytearray(65536)
         self._rview = memoryview(self._rbuf)
+        self._headers = encap.INNER_HEADERS if config.encapsulate else 0   # stripped from each datagram read
         self._open_sockets()
         self._make_connections()
         self.nic = NicPorts(config.plane_ips)
@@ -239,18 +248,27 @@ class Agent:
         cfg = self.config
         family = address_family(cfg.plane_ips)
         self.ipv6 = family == socket.AF_INET6
-        self.recv_socks = [receive_socket(family, ip, self.port, cfg.rcvbuf)
-                           for ip in (cfg.listen_ips or ["::" if self.ipv6 else "0.0.0.0"])]
+        if cfg.encapsulate and not (self.ipv6 and cfg.route_addresses):
+            raise ValueError("encapsulate needs IPv6 plane addresses and route_addresses")
+        listen = cfg.listen_ips or ["::" if self.ipv6 else "0.0.0.0"]
+        if cfg.encapsulate:
+            self.recv_socks = [encap_receive_socket(ip, cfg.rcvbuf) for ip in listen]
+        else:
+            self.recv_socks = [receive_socket(family, ip, self.port, cfg.rcvbuf) for ip in listen]
         for s in self.recv_socks:
             self.sel.register(s, selectors.EVENT_READ)
         # send_socks[plane][ev]; control_socks[plane][ev]: the same, or their twins
         # that send at the control priority (a data socket and its twin share the EV's address)
         twins = cfg.control_priority is not None
-        self.send_socks = [plane_sockets(family, ip, cfg.evs, cfg.sndbuf, twins) for ip in cfg.plane_ips]
+
+        def senders(ip, priority=None):
+            if cfg.encapsulate:
+                return encap_senders(ip, cfg.evs, cfg.sndbuf, priority)
+            return plane_sockets(family, ip, cfg.evs, cfg.sndbuf, twins, priority)
+        self.send_socks = [senders(ip) for ip in cfg.plane_ips]
         self.control_socks = self.send_socks
         if twins:
-            self.control_socks = [plane_sockets(family, ip, cfg.evs, cfg.sndbuf, twins, cfg.control_priority)
-                                  for ip in cfg.plane_ips]
+            self.control_socks = [senders(ip, cfg.control_priority) for ip in cfg.plane_ips]
 
     def _make_connections(self) -> None:
         cfg = self.config
@@ -283,8 +301,13 @@ class Agent:
         if routes is None:
             return [{ev: (ip, self.port) for ev in cfg.evs} for ip in ips]
         try:
-            return [{ev: (address, self.port) for ev, address in plane.items()}
-                    for plane in ev_addresses(routes, cfg.evs, cfg.t1s, self._same_rack(peer))]
+            per_plane = ev_addresses(routes, cfg.evs, cfg.t1s, self._same_rack(peer))
+            if cfg.encapsulate:
+                # the sender's raw socket takes the whole packet: the headers, then the route
+                return [{ev: (encap.headers(cfg.plane_ips[plane], address, ips[plane], plane, ev, self.port),
+                              (address, 0)) for ev, address in per_ev.items()}
+                        for plane, per_ev in enumerate(per_plane)]
+            return [{ev: (address, self.port) for ev, address in per_ev.items()} for per_ev in per_plane]
         except ValueError as exc:
             raise ValueError(f"route_addresses of peer {peer}: {exc}") from None
 
@@ -454,6 +477,7 @@ class Agent:
         returns how many were read."""
         rview, rbuf = self._rview, [self._rview]
         handle = self.handle_datagram
+        headers, port = self._headers, self.port
         now = self.clock()
         budget = RECV_BATCH
         while socks and budget > 0:
@@ -464,8 +488,11 @@ class Agent:
                     socks.remove(sock)
                     continue
                 budget -= 1
+                if headers and not encap.inner_datagram(rview, n, port):
+                    self.garbage += 1     # not the paper's packet to this transport
+                    continue
                 # the TOS (1 byte) or the traffic class (an int): ECN is in its low bits
-                handle(rview[:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
+                handle(rview[headers:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
         return RECV_BATCH - budget
 
     def handle_datagram(self, data, addr, tos: int, now: float) -> None:

@@ -9,6 +9,11 @@
 
 IPv6 sockets carry no UDP checksum at either end: every srv6 router on the
 way rewrites the destination address the checksum covers (docs/srv6.md).
+
+The paper's packet (encap.py, srv6 only) takes raw sockets instead: one per
+plane address sends each datagram inside the headers the agent wrote (the EV is
+in them), and one per listen address receives every IPv6-in-IPv6 packet with
+the outer header stripped and its traffic class reported.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 
-from . import wire
+from . import encap, wire
 from .udp6 import zero_checksums
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
@@ -71,3 +76,47 @@ def plane_sockets(family: int, ip: str, evs, sndbuf: int, shared: bool,
         s.bind((ip, wire.ev_to_port(ev)))
         per_ev[ev] = s
     return per_ev
+
+
+class EncapSender:
+    """Sends one plane's datagrams inside the paper's headers (encap.py) over a raw
+    socket: ``sendto(datagram, (headers, (route, 0)))``, the headers those of the
+    datagram's EV and peer, their lengths set here."""
+
+    __slots__ = ("sock",)
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+
+    def sendto(self, datagram, dest) -> int:
+        headers, address = dest
+        encap.set_length(headers, len(datagram))
+        return self.sock.sendmsg((headers, datagram), (), 0, address)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def encap_senders(ip: str, evs, sndbuf: int, priority: int | None = None) -> dict[int, EncapSender]:
+    """ev -> one sender for every EV of the plane whose address is `ip` (the EV is in
+    the headers): a raw socket writing its own IPv6 headers, bound to `ip` so that the
+    host's routes for that plane's address apply, at `priority` if given."""
+    s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
+    if priority is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, priority)
+    s.bind((ip, 0))
+    sender = EncapSender(s)
+    return {ev: sender for ev in evs}
+
+
+def encap_receive_socket(ip: str, rcvbuf: int) -> socket.socket:
+    """A non-blocking raw socket taking the IPv6-in-IPv6 packets sent to `ip` ("::":
+    any of the namespace's), each without its outer header, with the outer traffic
+    class (where a router marks CE)."""
+    s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, encap.NEXT_IPV6)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
+    s.bind((ip, 0))
+    s.setblocking(False)
+    return s

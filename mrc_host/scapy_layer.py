@@ -15,6 +15,12 @@ form the switch port program accepts (docs/wire-format.md):
 
     >>> IPv6(dst="fcbb:bb00:500:601:501:701::", tc=2)/UDP(sport=0xC005, dport=4793, chksum=0)/MRC(ev=5)
     >>> IPv6()/IPv6ExtHdrSegmentRouting(addresses=[...])/UDP(dport=4793)/MRC(ev=5)
+
+MRC on the srv6 data plane travels as the paper's IPv6 in IPv6 (mrc_host/encap.py),
+which scapy dissects with its own IPv6-in-IPv6 binding; ``ev32_of`` reads the 32-bit
+EV back from the flow label and the source port:
+
+    >>> IPv6(dst=route, fl=plane)/IPv6(dst=nic, fl=plane)/UDP(sport=0xC005, dport=4793, chksum=0)/MRC(ev=5)
 """
 
 from __future__ import annotations
@@ -118,11 +124,19 @@ bind_layers(MRC, MRCProbe, type=wire.T_PROBE)
 bind_layers(MRC, MRCProbe, type=wire.T_PROBE_REPLY)
 
 
+def ev32_of(packet: Packet) -> int:
+    """The 32-bit EV of a captured MRC packet in the paper's form (encap.py): the flow
+    label of its outer IPv6 header (the high half) and its UDP source port (the low)."""
+    if IPv6 not in packet or UDP not in packet:
+        raise ValueError(f"not an IPv6 packet with UDP: {packet.summary()}")
+    return packet[IPv6].fl << 16 | packet[UDP].sport
+
+
 def ecn_of(packet: Packet) -> int:
     """The ECN codepoint of a captured packet: the IPv4 TOS byte's or the IPv6
     traffic class's low two bits (wire.ECT0, wire.ECN_CE, ...); ValueError if
     it carries neither header."""
-    if IPv6 in packet:
+    if IPv6 in packet:   # the outer header of the paper's packet: where a router marks CE
         return packet[IPv6].tc & wire.ECN_MASK
     if IP in packet:
         return packet[IP].tos & wire.ECN_MASK

@@ -63,10 +63,12 @@ ACK_HDR_LEN = ACK.size      # 32
 NACK_HDR_LEN = NACK.size    # 20
 PROBE_HDR_LEN = PROBE.size  # 24
 
-# A DATA packet's bytes on a NIC port besides its payload: Ethernet, IPv6 (the
-# larger of the lab's two IP headers, so a pacer at line rate is never faster
-# than the port), UDP and the MRC header.
-FRAME_OVERHEAD = 14 + 40 + 8 + DATA_HDR_LEN
+# A DATA packet's bytes besides its payload, as an IP packet (what an MTU bounds):
+# two IPv6 headers (the srv6 data plane's IPv6 in IPv6, encap.py: the largest of
+# the lab's IP headers, so a pacer at line rate is never faster than the port), UDP
+# and the MRC header; and on a NIC port, with Ethernet's header too.
+PACKET_OVERHEAD = 2 * 40 + 8 + DATA_HDR_LEN
+FRAME_OVERHEAD = 14 + PACKET_OVERHEAD
 
 HDR_LEN = {
     T_DATA: DATA_HDR_LEN,

@@ -139,7 +139,8 @@ enum kind { K_OTHER, K_OTHER_IP, K_CTRL, K_DATA, K_UDP };
 
 struct pkt {
 	__u32 ip_off;
-	__u32 l4_off;    /* UDP header (after the IPv6 SRH, if any) */
+	__u32 l4_off;    /* UDP header (after the IPv6 SRH or the inner IPv6 header, if any) */
+	__u32 inner_off; /* the inner IPv6 header of an IPv6-in-IPv6 packet, or 0 */
 	__u32 hdr_len;   /* MRC header length */
 	__u8 tos;        /* IPv4 TOS or IPv6 traffic class: ECN in the low 2 bits */
 	__u8 ipv6;
@@ -165,7 +166,9 @@ static __always_inline int parse_ipv4(struct __sk_buff *skb, struct pkt *p)
 }
 
 /* IPv6, then at most one extension header, a type-4 SRH (its length is
- * hdrlen * 8 + 8 bytes). Any other extension header (hop-by-hop,
+ * hdrlen * 8 + 8 bytes), or an inner IPv6 header (MRC's IPv6-in-IPv6
+ * packet: the outer header carries the route and the ECN mark, the inner one
+ * the receiving NIC's address). Any other extension header (hop-by-hop,
  * fragment, destination options, another routing type) is not the lab's:
  * the srv6 data plane sends none. */
 static __always_inline int parse_ipv6(struct __sk_buff *skb, struct pkt *p)
@@ -187,6 +190,12 @@ static __always_inline int parse_ipv6(struct __sk_buff *skb, struct pkt *p)
 			return K_OTHER_IP;
 		p->l4_off += rt.hdrlen * 8 + 8;
 		next = rt.nexthdr;
+	} else if (next == IPPROTO_IPV6) {
+		if (bpf_skb_load_bytes(skb, p->l4_off, &ip6, sizeof(ip6)) || ip6.version != 6)
+			return K_OTHER_IP;
+		p->inner_off = p->l4_off;
+		p->l4_off += sizeof(ip6);
+		next = ip6.nexthdr;
 	}
 	if (next == IPPROTO_ICMPV6 && !bpf_skb_load_bytes(skb, p->l4_off, &icmp_type, 1))
 		p->link_ctrl = icmp_type >= ND_FIRST && icmp_type <= ND_LAST;
@@ -245,13 +254,19 @@ static __always_inline int fix_ipv4_length(struct __sk_buff *skb, struct pkt *p,
 	return bpf_l3_csum_replace(skb, p->ip_off + 10, old_tot, new_tot, 2);
 }
 
-/* IPv6 after a trim: payload length (it counts the SRH too); no header checksum */
+/* IPv6 after a trim: payload length (it counts the SRH or the inner header
+ * too), and the inner header's own; no header checksum */
 static __always_inline int fix_ipv6_length(struct __sk_buff *skb, struct pkt *p,
 					   __u32 new_len)
 {
 	__u16 plen = bpf_htons(new_len - p->ip_off - sizeof(struct ipv6hdr));
 
-	return bpf_skb_store_bytes(skb, p->ip_off + 4, &plen, 2, 0);
+	if (bpf_skb_store_bytes(skb, p->ip_off + 4, &plen, 2, 0))
+		return -1;
+	if (!p->inner_off)
+		return 0;
+	plen = bpf_htons(new_len - p->inner_off - sizeof(struct ipv6hdr));
+	return bpf_skb_store_bytes(skb, p->inner_off + 4, &plen, 2, 0);
 }
 
 /* Cut the packet to Ethernet + IP (+ SRH) + UDP + MRC header, set TRIMMED,

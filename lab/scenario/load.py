@@ -51,8 +51,8 @@ from lab.scenario.schema import (
 )
 from lab.scenario.targets import links_of_switch
 from mrc_host.multirail import qps_problem
-from mrc_host.wire import DATA
-from topologies.fabric import IP_UDP_HEADER_BYTES, NAMED_FABRICS, FabricError
+from mrc_host.wire import PACKET_OVERHEAD
+from topologies.fabric import NAMED_FABRICS, FabricError
 from topologies.link_rate import AUTO, RateError, auto_link_mbps, load_budget
 from topologies.project import PROJECT_ROOT
 
@@ -195,7 +195,7 @@ def _build(path: Path, data: dict) -> Scenario:
         raise InvalidField("fabric.link_mbps", str(exc)) from None
     job = JobSettings(**model.job.model_dump())
     # only a size the file sets is held to its MTU, as before the default lived here
-    if "payload_size" in model.job.model_fields_set and job.payload_size + DATA.size + IP_UDP_HEADER_BYTES > spec.mtu:
+    if "payload_size" in model.job.model_fields_set and job.payload_size + PACKET_OVERHEAD > spec.mtu:
         raise InvalidField("job.payload_size",
                            f"{job.payload_size} bytes + headers do not fit the fabric's MTU ({spec.mtu})")
     if job.placement == "interleaved" and spec.racks < 2:  # lab.runners.job.ring_order's rule

@@ -5,8 +5,9 @@ scapy layer, on both data planes (root: packet capture, network namespaces).
   captured on loopback with two agents in this process.
 - srv6: two agents in the hosts of a small srv6 fabric (one host per rack, so
   every DATA packet crosses a T1), captured by tcpdump on the sender's T0
-  ports facing it, inside the routers' namespaces: DATA leaving the sender
-  with its route's uSID address, ACKs arriving at the sender's own address
+  ports facing it, inside the routers' namespaces: the paper's IPv6-in-IPv6
+  packet, DATA leaving the sender with its route's uSID address outside and
+  the receiver's address inside, ACKs arriving at the sender's own address
   (docs/wire-format.md, "The srv6 data plane"). The fabric exists only while
   the lab lock is held.
 """
@@ -28,10 +29,10 @@ from scapy.utils import rdpcap, wrpcap
 from lab.plumbing import cleanup
 from lab.plumbing.lock import lab_lock
 from lab.runners.agent_config import agent_config
-from mrc_host import wire
+from mrc_host import encap, wire
 from mrc_host.agent import Agent, AgentConfig
 from mrc_host.routes import route_of
-from mrc_host.scapy_layer import MRC, MRCAck, MRCData, ecn_of
+from mrc_host.scapy_layer import MRC, MRCAck, MRCData, ecn_of, ev32_of
 from tests.unit.test_agent import configs, drive
 from topologies import netns
 from topologies.fabric import FabricSpec
@@ -77,8 +78,9 @@ def srv6_agent(fabric, me: int, peer: int) -> Agent:
 @contextlib.contextmanager
 def tcpdump(pid: int, ifname: str, pcap):
     """tcpdump on `ifname` inside process `pid`'s namespace, writing `pcap`, for the block."""
+    # UDP, alone or inside IPv6 (next header 41: the paper's packet)
     proc = subprocess.Popen([*netns.nsenter(pid), "tcpdump", "-i", ifname, "-n", "-U", "-w", str(pcap),
-                             "udp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             "udp or ip6 proto 41"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         ready, _, _ = select.select([proc.stderr], [], [], CAPTURE_READY_S)
         said = proc.stderr.readline() if ready else ""
@@ -143,23 +145,28 @@ def test_pcap_of_a_real_exchange_decodes(captured):
     assert sum(lengths.values()) == len(MESSAGE)
 
 
-# ---- srv6 only: what the IPv6 header says ----------------------------------------------------
-def test_srv6_data_carries_its_route_address_and_the_ev_names_its_t1(srv6_capture):
+# ---- srv6 only: the paper's packet, IPv6 in IPv6 ----------------------------------------------
+def inner(p) -> IPv6:
+    """The inner IPv6 header of the paper's packet (the outer one's payload)."""
+    assert p[IPv6].nh == encap.NEXT_IPV6, f"not IPv6 in IPv6: {p.summary()}"
+    return p[IPv6].payload
+
+
+def test_srv6_data_carries_its_route_outside_the_receivers_address_inside(srv6_capture):
     plan = Srv6Plan(SRV6)
     for plane, packets in srv6_capture.items():
         data = [p for p in packets if p.haslayer(MRCData)]
         assert data, f"no DATA captured on plane {plane}"
         for p in data:
             ev = p[UDP].sport - wire.EV_PORT_BASE
-            assert p[IPv6].src == str(plan.host_address(SENDER, plane))
+            assert p[IPv6].src == inner(p).src == str(plan.host_address(SENDER, plane))
             assert plan.decode(p[IPv6].dst) == (plane, route_of(ev, plane, SRV6.spines)[1], RECEIVER)
-            assert p[MRC].plane == plane and p[UDP].dport == wire.MRC_PORT
-            assert p[UDP].chksum == 0                 # UDP_NO_CHECK6_TX: End rewrites the destination
+            assert inner(p).dst == str(plan.host_address(RECEIVER, plane))   # the NIC's own address
+            assert inner(p).nh == 17 and p[MRC].plane == plane and p[UDP].dport == wire.MRC_PORT
+            assert p[UDP].chksum == 0
+            assert ev32_of(p) == encap.ev32(plane, ev)   # the 32-bit EV: source port and flow label
             assert ecn_of(p) == wire.ECT0             # as sent: the host's own port marks nothing
         assert {p[UDP].sport - wire.EV_PORT_BASE for p in data} == set(SRV6.evs)   # sprayed on every EV
-        # the kernel gives each sending socket, one per (plane, EV), its own flow label
-        labels = {(p[UDP].sport, p[IPv6].fl) for p in data}
-        assert len(labels) == len({sport for sport, _ in labels})
 
 
 def test_srv6_acks_arrive_at_the_senders_own_address(srv6_capture):
@@ -170,8 +177,9 @@ def test_srv6_acks_arrive_at_the_senders_own_address(srv6_capture):
         sent_hop_limits = {p[IPv6].hlim for p in packets if p.haslayer(MRCData)}
         for p in (p for p in packets if p.haslayer(MRCAck)):
             acks += 1
-            assert p[IPv6].src == str(plan.host_address(RECEIVER, plane))
-            assert p[IPv6].dst == str(plan.host_address(SENDER, plane))   # every uSID consumed
+            assert p[IPv6].src == inner(p).src == str(plan.host_address(RECEIVER, plane))
+            assert p[IPv6].dst == inner(p).dst == str(plan.host_address(SENDER, plane))   # every uSID consumed
             assert p[MRC].plane == plane and p[UDP].chksum == 0
             assert {p[IPv6].hlim + ROUTERS_CROSSED} == sent_hop_limits    # both hosts send the same hop limit
+            assert inner(p).hlim == encap.HOP_LIMIT                        # routers decrement the outer only
     assert acks, "no ACK captured on any T0 port facing the sender"

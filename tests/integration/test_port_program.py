@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from mrc_host import wire
+from mrc_host import encap, wire
 from mrc_host.udp6 import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX
 from topologies import port_program as pp
 
@@ -501,21 +501,26 @@ def test_packet_conservation_with_trims_and_faults(net):
 class Ipv6Frame:
     payload_len: int     # IPv6 payload length field
     next_header: int     # of the IPv6 header
-    srh: bytes           # the Segment Routing Header, b"" without one
+    srh: bytes           # the Segment Routing Header or the inner IPv6 header, b"" without one
     udp_len: int
     udp_check: int
     datagram: bytes      # what follows the UDP header: the MRC datagram
+    inner_len: int = 0   # the inner IPv6 header's payload length (IPv6 in IPv6)
 
 
 def parse_ipv6_frame(frame: bytes) -> Ipv6Frame:
     payload_len, next_header = struct.unpack_from("!HB", frame, ETH + 4)
     off = ETH + IP6
-    srh = b""
+    srh, inner_len = b"", 0
     if next_header == socket.IPPROTO_ROUTING:
         srh = frame[off:off + frame[off + 1] * 8 + 8]
         off += len(srh)
+    elif next_header == encap.NEXT_IPV6:
+        srh = frame[off:off + IP6]
+        inner_len, = struct.unpack_from("!H", srh, 4)
+        off += IP6
     udp_len, udp_check = struct.unpack_from("!HH", frame, off + 4)
-    return Ipv6Frame(payload_len, next_header, srh, udp_len, udp_check, frame[off + UDP:])
+    return Ipv6Frame(payload_len, next_header, srh, udp_len, udp_check, frame[off + UDP:], inner_len)
 
 
 @contextmanager
@@ -656,6 +661,69 @@ def test_packets_with_segment_routing_header_are_lab_traffic(networks):
     cut = [f for f in frames if is_trimmed(f.datagram)]
     assert len(cut) == c["trimmed"]
     assert_trimmed_exactly(cut, srh_len=len(srh))
+    wait_drained()
+
+
+@contextmanager
+def encap_ends(net):
+    """The paper's packet between pt-a and pt-b: a raw sender writing both IPv6 headers
+    (as the srv6 data plane's agents do, mrc_host/encap.py) and a raw receiver of IPv6
+    in IPv6, which gets each packet without its outer header and with its outer class."""
+    tx = socket_in_ns("pt-a", socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    rx = socket_in_ns("pt-b", socket.AF_INET6, socket.SOCK_RAW, encap.NEXT_IPV6)
+    try:
+        tx.bind((A_IP6, 0))
+        rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+        rx.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVTCLASS, 1)
+        rx.bind((B_IP6, 0))
+        yield tx, rx
+    finally:
+        tx.close()
+        rx.close()
+
+
+def send_encapsulated(tx, datagrams) -> None:
+    """Each datagram in the paper's packet, from pt-a to pt-b (the route is pt-b's own address)."""
+    headers = encap.headers(A_IP6, B_IP6, B_IP6, 0, 8, wire.MRC_PORT)
+    for d in datagrams:
+        d = d() if callable(d) else d
+        encap.set_length(headers, len(d))
+        tx.sendto(bytes(headers) + d, (B_IP6, 0))
+
+
+def test_ipv6_in_ipv6_packets_are_lab_traffic_trimmed_exactly(networks):
+    pp.attach(PORT, trimming_port())
+    n = 200
+    pkts = [(lambda i=i: probe(i)) if i % 5 == 0 else (lambda i=i: data(i)) for i in range(n)]
+    with encap_ends(networks["ipv6"]) as (tx, rx), ipv6_capture() as cap:
+        send_encapsulated(tx, pkts)
+        got = drain(rx, n)
+        frames = captured(cap, n)
+    c = pp.counters(PORT)
+    assert len(got) == len(frames) == n == c["passed"] + c["trimmed"]
+    assert c["other"] == 0 and c["trimmed"] > n // 2
+    # the receiver's inner datagrams are whole MRC datagrams, trimmed ones included
+    inner = [d[encap.INNER_HEADERS:] for d, _, _ in got if encap.inner_datagram(d, len(d), wire.MRC_PORT)]
+    assert len(inner) == n and sum(is_trimmed(d) for d in inner) == c["trimmed"]
+    # on the wire each trimmed packet ends at its MRC header, with all three lengths saying so
+    cut = [f for f in frames if f.next_header == encap.NEXT_IPV6 and is_trimmed(f.datagram)]
+    assert len(cut) == c["trimmed"]
+    assert_trimmed_exactly(cut, srh_len=IP6)     # the inner header sits where an SRH would
+    assert all(f.inner_len == TRIMMED_UDP for f in cut)
+    wait_drained()
+
+
+def test_ipv6_in_ipv6_is_marked_ce_in_the_outer_class(networks):
+    pp.attach(PORT, pp.PortConfig(rate_bps=10_000_000, trim_threshold=400_000, ecn_threshold=10_000))
+    n = 100
+    with encap_ends(networks["ipv6"]) as (tx, rx):
+        send_encapsulated(tx, [lambda i=i: data(i) for i in range(n)])
+        got = drain(rx, n)
+    c = pp.counters(PORT)
+    marked = [d for d, _, tclass in got if tclass & wire.ECN_MASK == wire.ECN_CE]
+    assert len(got) == n and c["ecn_marked"] > 0 and len(marked) == c["ecn_marked"]
+    # the inner class is as sent: the receiving host reads the mark from the outer one
+    assert all(d[1] >> 4 & wire.ECN_MASK == wire.ECT0 for d, _, _ in got)
     wait_drained()
 
 

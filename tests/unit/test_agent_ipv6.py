@@ -19,7 +19,7 @@ from dataclasses import replace
 import pytest
 
 from lab.runners.agent_config import addresses, agent_config
-from mrc_host import wire
+from mrc_host import encap, wire
 from mrc_host.agent import Agent, AgentConfig, ev_addresses
 from mrc_host.udp6 import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX
 from mrc_host.nic_ports import ipv6_interface_of
@@ -115,13 +115,16 @@ def _in_child(body) -> dict:
     return result
 
 
-def _small_configs() -> tuple[AgentConfig, AgentConfig]:
+def _small_configs(encapsulate: bool = True) -> tuple[AgentConfig, AgentConfig]:
     """h0's and h1's configs on SMALL, each listening only on the addresses the other
-    writes to reach it (its own, and its routes' addresses)."""
+    writes to reach it (its own, and its routes' addresses); in the paper's packet
+    (the srv6 data plane's) or as plain UDP over IPv6."""
     made = []
     for me, peer in ((0, 1), (1, 0)):
         d = agent_config(SMALL, me, [peer], transport="mrc", payload_size=1024, params={}, stats_path=None,
                          recv_buffer_size=1 << 20)
+        assert d["encapsulate"]
+        d["encapsulate"] = encapsulate
         other = addresses(SMALL, peer, [me])
         d["listen_ips"] = sorted({a for plane in other["route_addresses"][SMALL.host_name(me)] for a in plane})
         made.append(AgentConfig.from_dict(d))
@@ -144,8 +147,8 @@ def _drive(agents, predicate) -> bool:
     return True
 
 
-def _exchange() -> dict:
-    ca, cb = _small_configs()
+def _exchange(encapsulate: bool) -> dict:
+    ca, cb = _small_configs(encapsulate)
     _put_on_lo([ca, cb])
     with Agent(ca) as a, Agent(cb) as b:
         buf = bytearray(200_000)
@@ -158,39 +161,98 @@ def _exchange() -> dict:
             "done": done, "intact": bytes(buf[:len(data)]) == data,
             "paths_used": sorted({(p["ev"], p["plane"]) for p in per_path if p["sent"]}),
             "garbage": [a.garbage, b.garbage],
-            "no_check_tx": [s.getsockopt(socket.SOL_UDP, UDP_NO_CHECK6_TX) for s in a.send_socks[0].values()],
-            "no_check_rx": [s.getsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX) for s in a.recv_socks],
+            "sockets": sorted({s.sock.type if encapsulate else s.type for s in a.send_socks[0].values()}
+                              | {s.type for s in a.recv_socks}),
+            "no_check_tx": [] if encapsulate else
+            [s.getsockopt(socket.SOL_UDP, UDP_NO_CHECK6_TX) for s in a.send_socks[0].values()],
+            "no_check_rx": [] if encapsulate else
+            [s.getsockopt(socket.SOL_UDP, UDP_NO_CHECK6_RX) for s in a.recv_socks],
             "nic_names": a.nic.names, "ports": a.nic.bitmap(),
         }
 
 
-def test_two_agents_exchange_over_their_route_addresses():
-    result = _in_child(_exchange)
+@pytest.mark.parametrize("encapsulate", [True, False], ids=["ipv6-in-ipv6", "plain-udp"])
+def test_two_agents_exchange_over_their_route_addresses(encapsulate):
+    result = _in_child(lambda: _exchange(encapsulate))
     assert result["done"] and result["intact"]
     assert len(result["paths_used"]) == SMALL.planes * SMALL.evs_per_plane  # sprayed over every (ev, plane)
     assert result["garbage"] == [0, 0]
-    assert set(result["no_check_tx"]) == {1} and set(result["no_check_rx"]) == {1}
+    if encapsulate:   # the agent writes and strips the headers itself, as the paper's NIC does
+        assert result["sockets"] == [socket.SOCK_RAW]
+    else:
+        assert result["sockets"] == [socket.SOCK_DGRAM]
+        assert set(result["no_check_tx"]) == {1} and set(result["no_check_rx"]) == {1}
     assert result["nic_names"] == ["lo", "lo"] and result["ports"] & 0b11 == 0b11
 
 
+def _raw_sender(src: str) -> socket.socket:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    s.bind((src, 0))
+    return s
+
+
 def _ce_marked_datagram() -> dict:
+    """h1 sends one DATA datagram in the paper's packet whose outer traffic class a
+    router marked CE (the inner one still ECT(0), as a router leaves it)."""
     ca, cb = _small_configs()
     _put_on_lo([ca, cb])
     with Agent(ca) as a:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, wire.ECN_CE)
-        s.setsockopt(socket.SOL_UDP, UDP_NO_CHECK6_TX, 1)
-        s.bind((cb.plane_ips[1], wire.EV_PORT_BASE + 2))   # h1, plane 1, EV 2: known by its source
-        s.sendto(wire.encode_data(0, 2, 1, 9, 1, 0, 0, 10, b"0123456789"), (ca.listen_ips[0], wire.MRC_PORT))
+        headers = encap.headers(cb.plane_ips[1], ca.listen_ips[0], ca.plane_ips[1], 1, 2, wire.MRC_PORT)
+        headers[1] |= wire.ECN_CE << 4          # the traffic class's low bits, in the first word
+        datagram = wire.encode_data(0, 2, 1, 9, 1, 0, 0, 10, b"0123456789")
+        encap.set_length(headers, len(datagram))
+        s = _raw_sender(cb.plane_ips[1])        # h1, plane 1: known by its source
+        s.sendto(bytes(headers) + datagram, (ca.listen_ips[0], 0))
         s.close()
         conn = a.conns["h1"]
         arrived = _drive([a], lambda: conn.counters.data_received == 1)
-        return {"arrived": arrived, "ce": conn.counters.ecn_ce_received, "data": bytes(conn.recv_buffer[:10]).hex()}
+        return {"arrived": arrived, "ce": conn.counters.ecn_ce_received, "data": bytes(conn.recv_buffer[:10]).hex(),
+                "inner_class": headers[encap.IPV6_HEADER + 1] >> 4 & 3}
 
 
-def test_ce_in_the_traffic_class_reaches_the_core_as_ecn():
+def test_ce_in_the_outer_traffic_class_reaches_the_core_as_ecn():
     result = _in_child(_ce_marked_datagram)
     assert result["arrived"] and result["ce"] == 1 and result["data"] == b"0123456789".hex()
+    assert result["inner_class"] == wire.ECT0
+
+
+def _garbage_on_the_raw_port() -> dict:
+    """IPv6-in-IPv6 packets that are not the paper's MRC packet to this transport, and one
+    that is, from a stranger's address: each counted and dropped, the agent still serving."""
+    ca, cb = _small_configs()
+    _put_on_lo([ca, cb])
+    with Agent(ca) as a:
+        good = encap.headers(cb.plane_ips[0], ca.listen_ips[0], ca.plane_ips[0], 0, 1, wire.MRC_PORT)
+        datagram = wire.encode_data(0, 1, 0, 9, 1, 0, 0, 4, b"abcd")
+        encap.set_length(good, len(datagram))
+        other_port = bytearray(good)
+        other_port[encap.HEADERS - 6:encap.HEADERS - 4] = wire.BASELINE_PORT.to_bytes(2, "big")
+        not_udp = bytearray(good)
+        not_udp[encap.IPV6_HEADER + 6] = 58
+        sent = [bytes(good[:encap.IPV6_HEADER]), bytes(good[:encap.IPV6_HEADER + 20]), bytes(other_port) + datagram, bytes(not_udp) + datagram,
+                bytes(good) + b"" * 40,      # the right headers, a malformed MRC header
+                random.Random(3).randbytes(700)]
+        # each behind a valid outer header, the kernel's (a raw socket of next header 41)
+        s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, encap.NEXT_IPV6)
+        s.bind((cb.plane_ips[0], 0))
+        for packet in sent:
+            s.sendto(packet[encap.IPV6_HEADER:], (ca.listen_ips[0], 0))
+        stranger = socket.socket(socket.AF_INET6, socket.SOCK_RAW, encap.NEXT_IPV6)
+        stranger.bind(("::1", 0))
+        stranger.sendto(bytes(good[encap.IPV6_HEADER:]) + datagram, (ca.listen_ips[0], 0))
+        s.sendto(bytes(good[encap.IPV6_HEADER:]) + datagram, (ca.listen_ips[0], 0))   # then a good one
+        s.close()
+        stranger.close()
+        conn = a.conns["h1"]
+        arrived = _drive([a], lambda: conn.counters.data_received == 1)
+        return {"arrived": arrived, "garbage": a.garbage, "dropped": conn.counters.dropped}
+
+
+def test_garbage_on_the_raw_port_is_counted_and_dropped():
+    result = _in_child(_garbage_on_the_raw_port)
+    assert result["arrived"]
+    # the empty, short, other-port and non-UDP packets, the stranger's; the malformed MRC header
+    assert result["garbage"] == 7 and result["dropped"] == 1
 
 
 def test_srv6_baseline_uses_plain_addresses_the_fabric_routes():

@@ -61,11 +61,13 @@ class Srv6DataPlane(DataPlane):
         return [str(self.plan.route_address(src, dst, plane, t1)) for t1 in range(self.spec.spines)]
 
     def transport_addresses(self, host: int, peers: list[int], transport: str) -> dict:
-        """For MRC also each peer's route_addresses: here the sender writes the path into the address."""
+        """For MRC also each peer's route_addresses (here the sender writes the path into the
+        address), carried as the paper's IPv6-in-IPv6 packet (mrc_host/encap.py)."""
         fields = super().transport_addresses(host, peers, transport)
         if transport == "mrc":
             fields["route_addresses"] = {self.spec.host_name(n): [self.route_addresses(host, n, p)
                                                                   for p in range(self.spec.planes)] for n in peers}
+            fields["encapsulate"] = True
         return fields
 
     def heartbeat_hops(self, src: int, dst: int) -> list[HeartbeatHop]:
