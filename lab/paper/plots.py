@@ -23,6 +23,7 @@ names its row's verdicts; an untrustworthy row is drawn and marked so.
 
 from __future__ import annotations
 
+import statistics
 import textwrap
 from pathlib import Path
 
@@ -320,27 +321,37 @@ def flap_cost(found: list[tuple[object, dict]], path: Path) -> Path:
 
 
 def point_to_point(found: list[tuple[object, dict]], path: Path) -> Path:
-    """Left: each pair's one-way latency, the paper's cross-T1 at its ratio over the lab's T0-local;
-    right: each pair's bandwidth share of the NIC's capacity, the paper's ~96 % across both."""
+    """Left: each pair's fabric latency (kernel pings, no agent), the paper's cross-T1 at its ratio
+    over the lab's T0-local; middle: MRC's one-way message latency, the middle half of its samples
+    as a bar; right: each pair's bandwidth share of the NIC's capacity, the paper's ~96 % across both."""
     (_, row), = found
     pairs = paper_rows.p2p_pairs(row)
     names = list(pairs)
-    fig, (lat, bw) = plt.subplots(1, 2, figsize=(10, 5))
+    fig, (fab, lat, bw) = plt.subplots(1, 3, figsize=(14, 5))
     for i, name in enumerate(names):
         f = pairs[name]
-        for ax, value, text in ((lat, None if f.latency_s is None else 1000 * f.latency_s, "{:.2f} ms"),
-                                (bw, f.bandwidth_share, "{:.2f}")):
-            ax.bar(i, value or 0.0, width=0.6, color=("tab:blue", "tab:cyan")[i % 2], label=f"MRC, {name}")
+        for ax, value, samples, scale, text in (
+                (fab, f.fabric_latency_s, f.fabric_samples_s, 1e6, "{:.0f} us"),
+                (lat, f.latency_s, f.latency_samples_s, 1000, "{:.2f} ms"),
+                (bw, f.bandwidth_share, (), 1, "{:.2f}")):
+            value = None if value is None else scale * value
+            spread = None
+            if len(samples) > 3:
+                q1, _, q3 = statistics.quantiles([scale * x for x in samples], n=4)
+                spread = [[max(0.0, (value or 0.0) - q1)], [max(0.0, q3 - (value or 0.0))]]
+            ax.bar(i, value or 0.0, width=0.6, color=("tab:blue", "tab:cyan")[i % 2], label=f"MRC, {name}",
+                   yerr=spread, capsize=4)
             ax.annotate("-" if value is None else text.format(value), (i, value or 0.0), ha="center",
-                        va="bottom", xytext=(0, 2), textcoords="offset points", fontsize=9)
+                        va="bottom", xytext=(8, 2), textcoords="offset points", fontsize=9)
     local = pairs["T0-local"] if "T0-local" in pairs else None
-    if local is not None and local.latency_s is not None and len(names) > 1:
+    if local is not None and local.fabric_latency_s is not None and len(names) > 1:
         s = shape.P2P_LATENCY_RATIO
-        lat.hlines(1000 * local.latency_s / s.value, 0.7, 1.3, **PAPER_STYLE,
+        fab.hlines(1e6 * local.fabric_latency_s / s.value, 0.7, 1.3, **PAPER_STYLE,
                    label=paper_label(s, "cross-T1 at T0-local's x 6.54/5.09:"))
     s = shape.P2P_BANDWIDTH
     bw.axhline(s.value, **PAPER_STYLE, label=paper_label(s, "both at"))
-    for ax, ylabel in ((lat, "one-way message latency (ms)"), (bw, "bandwidth / the NIC's capacity")):
+    for ax, ylabel in ((fab, "the fabric's one-way latency (us, kernel pings)"),
+                       (lat, "MRC's one-way message latency (ms)"), (bw, "bandwidth / the NIC's capacity")):
         ax.set_xticks(range(len(names)), names)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, axis="y")

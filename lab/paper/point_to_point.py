@@ -7,16 +7,26 @@ two racks of one), so that the job, which runs on every host of its fabric, is e
 pair. Latency: a ring all-reduce of two ranks over TINY_BYTES; each iteration is one message
 each way and back (reduce-scatter, then all-gather), so half its median is the one-way time
 from posting a write to its completion, ib_write_lat's "divided by two"; its agents take each
-datagram as it comes (no interrupt moderation), as ib_write_lat polls. Bandwidth: a
-bandwidth test (lab/runners/bandwidth.py) between the two, as a share of one host's NIC
-capacity (the paper's 96 % of the theoretical peak).
+datagram as it comes (no interrupt moderation), as ib_write_lat polls. The fabric's own
+latency: kernel pings between the two hosts' namespaces on one plane, before the job (no agent
+in the path: what the extra switch hops cost, the paper's reason for the difference).
+Bandwidth: a bandwidth test (lab/runners/bandwidth.py) between the two, as a share of one
+host's NIC capacity (the paper's 96 % of the theoretical peak).
+
+Each latency difference is judged with its 95 % confidence interval (a bootstrap of the two
+medians): the agents' wakeups vary by hundreds of microseconds, a router hop costs a few, so
+the message latency may not resolve what the fabric's does.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
+import subprocess
 from dataclasses import asdict, replace
 from typing import Callable, Iterator
+
+import numpy as np
 
 from lab.paper import thresholds
 from lab.paper.figures import claim
@@ -26,6 +36,7 @@ from lab.paper.settings import LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, p2p_title
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import run_bandwidth
 from lab.runners.job import JobSpec, run_job
+from topologies import netns
 from topologies.fabric import FabricSpec
 
 # two float32: each of the 2 ranks sends one element (4 B) per step, near ib_write_lat's 2 B
@@ -34,14 +45,36 @@ PAIRS = {"T0-local": replace(LINKS_FABRIC, racks=1, hosts_per_rack=2),
          "cross-T1": replace(LINKS_FABRIC, racks=2, hosts_per_rack=1)}
 
 
+PING_INTERVAL_S = 0.002       # root may ping this often; a ping's echo is the kernel's alone
+CONFIDENCE = 0.95
+RESAMPLES = 2000               # bootstrap resamples of each difference of medians
+
+
 def one_way_latency(durations: list[float]) -> float | None:
     """Half the median iteration of the two-rank tiny all-reduce (None: no iteration)."""
     return statistics.median(durations) / 2 if durations else None
 
 
+def ping_times(output: str) -> list[float]:
+    """The round-trip times (s) a ping printed, one per reply."""
+    return [float(ms) / 1000 for ms in re.findall(r"time=([\d.]+) ms", output)]
+
+
+def fabric_one_way(session, count: int) -> list[float]:
+    """One-way times (s, half each round trip) of `count` kernel pings from host 0 to host 1's
+    plain address on plane 0, in host 0's namespace: the fabric's hops, no agent in the path."""
+    dst = session.dataplane.host_addresses(1, "baseline")[0]
+    out = subprocess.run([*netns.nsenter(session.fabric.host(0).pid), "ping", "-n",
+                          "-c", str(count), "-i", str(PING_INTERVAL_S), "-W", "1", dst],
+                         capture_output=True, text=True, timeout=30 + count * PING_INTERVAL_S * 4)
+    return [t / 2 for t in ping_times(out.stdout)]
+
+
 def measure_pair(spec: FabricSpec, iterations: int, bandwidth_s: float) -> PairFigures:
-    """The pair's latency job, then its bandwidth test, on one build of `spec`."""
+    """The fabric's latency (pings, the fabric idle), the pair's latency job, then its bandwidth
+    test, on one build of `spec`."""
     with lab_session(spec) as session:
+        fabric = fabric_one_way(session, iterations)
         # ib_write_lat polls its completion queue: no interrupt moderation in the latency job
         job = run_job(session, JobSpec(collective="allreduce", placement="contiguous", iterations=iterations,
                                        buffer_bytes=TINY_BYTES, params=dict(MRC_PARAMS), moderated=False))
@@ -53,24 +86,58 @@ def measure_pair(spec: FabricSpec, iterations: int, bandwidth_s: float) -> PairF
         bandwidth_share=None if mean is None else mean / bw.capacity_mbps,
         verified=bool(durations) and all(it.verified for it in job.iterations) and not job.error
         and bw.verified and not bw.error,
-        cpu_bound=bw.cpu_bound, unexplained_loss=bw.unexplained)
+        cpu_bound=bw.cpu_bound, unexplained_loss=bw.unexplained,
+        fabric_latency_s=statistics.median(fabric) if fabric else None,
+        latency_samples_s=tuple(d / 2 for d in durations), fabric_samples_s=tuple(fabric))
+
+
+def median_difference(higher: tuple, lower: tuple) -> tuple[float, float, float] | None:
+    """median(higher) - median(lower), with its CONFIDENCE interval from a bootstrap of both
+    (seeded: a row reads the same from the same samples); None without samples."""
+    if not higher or not lower:
+        return None
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(higher), np.asarray(lower)
+    diffs = (np.median(rng.choice(a, (RESAMPLES, a.size)), axis=1)
+             - np.median(rng.choice(b, (RESAMPLES, b.size)), axis=1))
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(diffs, [tail, 100 - tail])
+    return float(np.median(a) - np.median(b)), float(low), float(high)
+
+
+def difference_text(diff: tuple[float, float, float]) -> str:
+    d, low, high = (1e6 * x for x in diff)
+    return f"{d:+.0f} us (95% CI {low:+.0f} to {high:+.0f})"
 
 
 def p2p_shape(local: PairFigures, cross: PairFigures) -> tuple[bool, str]:
-    """Section 5.2.1: cross-T1 latency is higher than T0-local (the extra switch hops), and
+    """Section 5.2.1: cross-T1 latency is higher than T0-local ("the extra switch hops"), and
     bandwidth is the same either way ("not constrained by whether traffic remains within a
-    single T0"): cross-T1's at least T0-local's within the run-to-run noise, and the other way."""
+    single T0"): cross-T1's at least T0-local's within the run-to-run noise, and the other way.
+    "Higher" is the fabric's latency (what the hops cost) above T0-local's with 95 % confidence;
+    MRC's message latency is printed with its own interval and said resolved or not."""
     if None in (local.latency_s, cross.latency_s, local.bandwidth_share, cross.bandwidth_share):
         return False, "no: a pair measured nothing"
-    higher = cross.latency_s > local.latency_s
+    fabric = median_difference(cross.fabric_samples_s, local.fabric_samples_s)
+    if fabric is None:
+        return False, "no: the fabric's latency was not measured (no ping came back)"
+    higher = fabric[1] > 0
+    message = median_difference(cross.latency_samples_s, local.latency_samples_s)
+    if message is None:
+        resolved = "no samples"
+    else:
+        resolved = ("higher" if message[1] > 0 else "lower" if message[2] < 0 else
+                    "not resolved: within the agents' noise")
+        resolved = f"{difference_text(message)}, {resolved}"
     tol = 1 - thresholds.PAPER_SHAPE_TOLERANCE
     same_bw = min(local.bandwidth_share, cross.bandwidth_share) >= max(local.bandwidth_share,
                                                                        cross.bandwidth_share) * tol
     same = higher and same_bw
-    extra_us = 1e6 * (cross.latency_s - local.latency_s)
-    return same, (f"{'yes' if same else 'no'}: cross-T1 latency x{cross.latency_s / local.latency_s:.2f} of "
-                  f"T0-local's, {extra_us:+.0f} us ({'higher' if higher else 'not higher'}; paper: 6.54 vs "
-                  f"5.09 us, x1.28, +1.45 us for two more switch hops); "
+    return same, (f"{'yes' if same else 'no'}: the fabric's one-way latency cross-T1 "
+                  f"{1e6 * cross.fabric_latency_s:.0f} us against T0-local {1e6 * local.fabric_latency_s:.0f} us, "
+                  f"{difference_text(fabric)}, {'higher' if higher else 'not higher'} (paper: 6.54 vs 5.09 us, "
+                  f"+1.45 us for two more switch hops); MRC's message latency "
+                  f"{1000 * cross.latency_s:.2f} vs {1000 * local.latency_s:.2f} ms, {resolved}; "
                   f"bandwidth {cross.bandwidth_share:.2f} vs {local.bandwidth_share:.2f} of the NIC's capacity "
                   f"({'the same' if same_bw else 'not the same'} within {thresholds.PAPER_SHAPE_TOLERANCE:.0%}; "
                   f"paper: ~96 % both)")
@@ -78,6 +145,8 @@ def p2p_shape(local: PairFigures, cross: PairFigures) -> tuple[bool, str]:
 
 def pair_text(f: PairFigures) -> str:
     latency = "no message completed" if f.latency_s is None else f"one-way latency {1000 * f.latency_s:.2f} ms"
+    if f.fabric_latency_s is not None:
+        latency += f" (the fabric's alone {1e6 * f.fabric_latency_s:.0f} us)"
     bandwidth = "no bandwidth figure" if f.bandwidth_share is None else \
         f"bandwidth {f.bandwidth_share:.2f} of the NIC's capacity"
     return f"{latency}, {bandwidth}"

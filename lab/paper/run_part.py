@@ -134,12 +134,17 @@ class FlapRecord:
 
 @dataclass(frozen=True)
 class PairFigures:
-    """One pair's figures: one-way message latency (s) and bandwidth (share of the NIC's capacity)."""
+    """One pair's figures: one-way message latency (s, the median) and bandwidth (share of the
+    NIC's capacity); the fabric's own one-way latency (s, half the median kernel ping, no agent
+    in the path); each measurement's samples (s, one-way), for the confidence of a difference."""
     latency_s: float | None
     bandwidth_share: float | None
     verified: bool
     cpu_bound: bool
     unexplained_loss: int
+    fabric_latency_s: float | None = None
+    latency_samples_s: tuple = ()
+    fabric_samples_s: tuple = ()
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "PairFigures":

@@ -2,6 +2,7 @@
 summary, row formatting, the scenarios it writes, and the command's bad arguments."""
 
 import json
+import statistics
 from dataclasses import replace
 
 import pytest
@@ -399,8 +400,15 @@ def test_a_links_run_names_each_phase_and_each_dip():
 
 
 # ---- section 5.2.1, point-to-point --------------------------------------------------------------------
-def pair(latency_s, bandwidth_share):
-    return PairFigures(latency_s, bandwidth_share, verified=True, cpu_bound=False, unexplained_loss=0)
+def pair(latency_s, bandwidth_share, fabric_us=(20, 21, 22, 23, 24), message_ms=None):
+    """A pair's figures with these fabric one-way samples (us) and message samples (ms; around
+    latency_s by default)."""
+    messages = message_ms or ((None,) if latency_s is None else
+                              tuple(1000 * latency_s + d for d in (-0.2, -0.1, 0.0, 0.1, 0.2)))
+    return PairFigures(latency_s, bandwidth_share, verified=True, cpu_bound=False, unexplained_loss=0,
+                       fabric_latency_s=statistics.median(fabric_us) / 1e6 if fabric_us else None,
+                       latency_samples_s=tuple(m / 1000 for m in messages if m is not None),
+                       fabric_samples_s=tuple(t / 1e6 for t in fabric_us))
 
 
 def test_one_way_latency_is_half_the_median_two_rank_iteration():
@@ -408,17 +416,45 @@ def test_one_way_latency_is_half_the_median_two_rank_iteration():
     assert point_to_point.one_way_latency([]) is None
 
 
-def test_point_to_point_holds_when_cross_t1_is_slower_and_bandwidth_the_same():
-    same, why = point_to_point.p2p_shape(pair(0.004, 0.93), pair(0.005, 0.91))
-    assert same and why.startswith("yes: cross-T1 latency x1.25 of T0-local's, +1000 us (higher")
+def test_ping_times_are_read_from_each_reply():
+    out = ("PING fd00::2 56 data bytes\n64 bytes from fd00::2: icmp_seq=1 ttl=62 time=0.061 ms\n"
+           "64 bytes from fd00::2: icmp_seq=2 ttl=62 time=0.048 ms\n\n--- fd00::2 ping statistics ---\n"
+           "rtt min/avg/max/mdev = 0.048/0.054/0.061/0.006 ms\n")
+    assert point_to_point.ping_times(out) == [0.061e-3, 0.048e-3]
+
+
+def test_a_difference_of_medians_comes_with_its_interval():
+    diff, low, high = point_to_point.median_difference((30, 31, 32, 33, 34), (20, 21, 22, 23, 24))
+    assert diff == 10 and 6 <= low <= 10 <= high <= 14
+    assert point_to_point.median_difference((), (1, 2)) is None
+    # the same samples read the same (a seeded bootstrap)
+    assert point_to_point.median_difference((3, 1, 2), (1, 1, 2)) == point_to_point.median_difference((3, 1, 2),
+                                                                                                     (1, 1, 2))
+
+
+def test_point_to_point_holds_when_the_fabric_is_slower_cross_t1_and_bandwidth_the_same():
+    same, why = point_to_point.p2p_shape(pair(0.004, 0.93), pair(0.005, 0.91, fabric_us=(30, 31, 32, 33, 34)))
+    assert same and why.startswith("yes: the fabric's one-way latency cross-T1 32 us against T0-local 22 us, "
+                                   "+10 us (95% CI")
+    assert ", higher (paper: 6.54 vs 5.09 us" in why
+    # the message latency's own difference is resolved here (its samples do not overlap)
+    assert "MRC's message latency 5.00 vs 4.00 ms, +1000 us (95% CI +" in why and "), higher;" in why
     assert "bandwidth 0.91 vs 0.93 of the NIC's capacity (the same within 5%" in why
 
 
+def test_message_latency_within_the_agents_noise_is_said_unresolved():
+    noisy = (3.0, 4.0, 5.0, 6.0, 7.0)
+    same, why = point_to_point.p2p_shape(pair(0.005, 0.93, message_ms=noisy),
+                                         pair(0.0049, 0.93, fabric_us=(30, 31, 32, 33, 34), message_ms=noisy))
+    assert same and "not resolved: within the agents' noise" in why
+
+
 @pytest.mark.parametrize("local, cross, words", [
-    (pair(0.005, 0.93), pair(0.005, 0.93), "(not higher"),            # the extra hops cost nothing
-    (pair(0.004, 0.93), pair(0.005, 0.80), "(not the same within"),   # cross-T1 lost bandwidth
-    (pair(0.004, 0.70), pair(0.005, 0.93), "(not the same within"),   # ...or T0-local did
+    (pair(0.005, 0.93), pair(0.005, 0.93), "not higher (paper"),          # the extra hops cost nothing
+    (pair(0.004, 0.93), pair(0.005, 0.80, fabric_us=(30, 31, 32, 33, 34)), "(not the same within"),
+    (pair(0.004, 0.70), pair(0.005, 0.93, fabric_us=(30, 31, 32, 33, 34)), "(not the same within"),
     (pair(None, 0.93), pair(0.005, 0.93), "a pair measured nothing"),
+    (pair(0.004, 0.93, fabric_us=()), pair(0.005, 0.93), "the fabric's latency was not measured"),
 ])
 def test_point_to_point_differs_when_either_half_fails(local, cross, words):
     same, why = point_to_point.p2p_shape(local, cross)
@@ -426,9 +462,9 @@ def test_point_to_point_differs_when_either_half_fails(local, cross, words):
 
 
 def test_a_pair_reads_as_the_paper_words_it():
-    assert point_to_point.pair_text(pair(0.00412, 0.934)) == ("one-way latency 4.12 ms, "
-                                                              "bandwidth 0.93 of the NIC's capacity")
-    assert point_to_point.pair_text(pair(None, None)) == "no message completed, no bandwidth figure"
+    assert point_to_point.pair_text(pair(0.00412, 0.934)) == ("one-way latency 4.12 ms (the fabric's alone "
+                                                              "22 us), bandwidth 0.93 of the NIC's capacity")
+    assert point_to_point.pair_text(pair(None, None, fabric_us=())) == "no message completed, no bandwidth figure"
 
 
 # ---- Fig. 4, a job that starts with links down ------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The srv6 fabric's route proof: a datagram on every (source, destination,
 plane, T1) route, each proved by its T1's End counter and by its arrival
-(docs/srv6.md).
+(docs/srv6.md). The datagrams travel as MRC's do, in the paper's IPv6-in-IPv6
+packet (mrc_host/encap.py): the route outside, the destination host's address
+inside.
 
     verify_routes(fabric)    # RouteProof, or RouteError naming every broken route
 """
@@ -14,6 +16,8 @@ import socket
 import time
 from dataclasses import dataclass
 
+from mrc_host import encap
+from mrc_host.agent_sockets import encap_receive_socket
 from mrc_host.udp6 import zero_checksums
 from topologies import netns
 from topologies.build import BuildError
@@ -87,6 +91,21 @@ def socket_in(node, receive: bool) -> socket.socket:
     return zero_checksums(sock, send=not receive, receive=receive)
 
 
+def paper_socket_in(node, address: str, receive: bool) -> socket.socket:
+    """A raw socket in `node`'s network namespace bound to `address`, for the paper's
+    packet: one taking the IPv6-in-IPv6 packets sent to it (receive), or one sending
+    whole packets the caller writes."""
+    try:
+        with netns.entered(node.pid):
+            if receive:
+                return encap_receive_socket(address, 1 << 20)
+            sock = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    except OSError as exc:
+        raise RouteError(f"cannot make a socket in {node.name}'s namespace: {exc}") from None
+    sock.bind((address, 0))
+    return sock
+
+
 def end_counters(fabric: Srv6Fabric, switches: list[Switch]) -> dict[Switch, int]:
     """Packets each router's End route has processed (its seg6local counter), all
     routers read at once (one command in each router's shell, then every answer)."""
@@ -136,8 +155,7 @@ def verify_routes(fabric: Srv6Fabric, packets: int = 3, timeout: float = 5.0) ->
 def _endpoint(fabric: Srv6Fabric, cache: dict, h: int, plane: int, receive: bool) -> socket.socket:
     """Host h's socket on `plane`, bound to its own address there (made once)."""
     if (h, plane) not in cache:
-        sock = socket_in(fabric.host(h), receive)
-        sock.bind((str(fabric.plan.host_address(h, plane)), VERIFY_PORT if receive else 0))
+        sock = paper_socket_in(fabric.host(h), str(fabric.plan.host_address(h, plane)), receive)
         sock.setblocking(False)
         cache[h, plane] = sock
     return cache[h, plane]
@@ -153,9 +171,13 @@ def _send_round(fabric: Srv6Fabric, probes: list[Probe], packets: int, timeout: 
     for probe in probes:
         sock = _endpoint(fabric, senders, probe.src, probe.plane, receive=False)
         payload = f"{probe.src} {probe.dst} {probe.plane} {probe.t1}".encode()
+        route = str(plan.route_address(probe.src, probe.dst, probe.plane, probe.t1))
+        headers = encap.headers(str(plan.host_address(probe.src, probe.plane)), route,
+                                str(plan.host_address(probe.dst, probe.plane)), probe.plane, probe.t1 or 0,
+                                VERIFY_PORT)
+        encap.set_length(headers, len(payload))
         for _ in range(packets):
-            sock.sendto(payload, (str(plan.route_address(probe.src, probe.dst, probe.plane, probe.t1)),
-                                  VERIFY_PORT))
+            sock.sendto(bytes(headers) + payload, (route, 0))
     received: dict = {}
     owners = {sock: key for key, sock in receivers.items()}
     deadline = time.monotonic() + timeout
@@ -169,12 +191,17 @@ def _send_round(fabric: Srv6Fabric, probes: list[Probe], packets: int, timeout: 
 
 
 def _drain(sock: socket.socket) -> list[bytes]:
+    """The payloads of the route proof's packets waiting on `sock` (what follows the
+    inner IPv6 and UDP headers); anything else as an empty payload (a stray)."""
     found = []
     while True:
         try:
-            found.append(sock.recv(2048))
+            packet = sock.recv(2048)
         except BlockingIOError:
             return found
+        ours = len(packet) > encap.INNER_HEADERS and packet[0] >> 4 == 6 and packet[6] == encap.NEXT_UDP \
+            and int.from_bytes(packet[42:44], "big") == VERIFY_PORT
+        found.append(packet[encap.INNER_HEADERS:] if ours else b"")
 
 
 def _probe_of(payload: bytes) -> Probe | None:
