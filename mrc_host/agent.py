@@ -224,7 +224,7 @@ class Agent:
         self.sel = selectors.DefaultSelector()
         self._rbuf = bytearray(65536)
         self._rview = memoryview(self._rbuf)
-        self._headers = encap.INNER_HEADERS if config.encapsulate else 0   # stripped from each datagram read
+        self._strip = encap.INNER_HEADERS if config.encapsulate else 0   # header bytes before each datagram read
         self._open_sockets()
         self._make_connections()
         self.nic = NicPorts(config.plane_ips)
@@ -477,7 +477,7 @@ class Agent:
         returns how many were read."""
         rview, rbuf = self._rview, [self._rview]
         handle = self.handle_datagram
-        headers, port = self._headers, self.port
+        strip, port = self._strip, self.port
         now = self.clock()
         budget = RECV_BATCH
         while socks and budget > 0:
@@ -488,11 +488,11 @@ class Agent:
                     socks.remove(sock)
                     continue
                 budget -= 1
-                if headers and not encap.inner_datagram(rview, n, port):
+                if strip and not encap.inner_datagram(rview, n, port):
                     self.garbage += 1     # not the paper's packet to this transport
                     continue
                 # the TOS (1 byte) or the traffic class (an int): ECN is in its low bits
-                handle(rview[headers:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
+                handle(rview[strip:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
         return RECV_BATCH - budget
 
     def handle_datagram(self, data, addr, tos: int, now: float) -> None:
