@@ -8,8 +8,9 @@ pair. Latency: a ring all-reduce of two ranks over TINY_BYTES; each iteration is
 each way and back (reduce-scatter, then all-gather), so half its median is the one-way time
 from posting a write to its completion, ib_write_lat's "divided by two"; its agents take each
 datagram as it comes (no interrupt moderation), as ib_write_lat polls. The fabric's own
-latency: kernel pings between the two hosts' namespaces on one plane, before the job (no agent
-in the path: what the extra switch hops cost, the paper's reason for the difference).
+latency: kernel pings on one plane from a host to another of its rack and to one of the other
+rack, in turns on one build of the four-host fabric, so that the machine's state weighs on
+both alike (no agent in the path: what the extra switch hops cost, the paper's reason).
 Bandwidth: a bandwidth test (lab/runners/bandwidth.py) between the two, as a share of one
 host's NIC capacity (the paper's 96 % of the theoretical peak).
 
@@ -43,6 +44,11 @@ from topologies.fabric import FabricSpec
 TINY_BYTES = 8
 PAIRS = {"T0-local": replace(LINKS_FABRIC, racks=1, hosts_per_rack=2),
          "cross-T1": replace(LINKS_FABRIC, racks=2, hosts_per_rack=1)}
+# the fabric's latency: from host 0 of the two-rack, two-host-rack fabric to a host of its own rack
+# and to one of the other rack, in PING_TURNS turns
+PING_FABRIC = replace(LINKS_FABRIC, racks=2, hosts_per_rack=2)
+PING_PEERS = {"T0-local": 1, "cross-T1": 2}
+PING_TURNS = 10
 
 
 PING_INTERVAL_S = 0.002       # root may ping this often; a ping's echo is the kernel's alone
@@ -60,21 +66,32 @@ def ping_times(output: str) -> list[float]:
     return [float(ms) / 1000 for ms in re.findall(r"time=([\d.]+) ms", output)]
 
 
-def fabric_one_way(session, count: int) -> list[float]:
-    """One-way times (s, half each round trip) of `count` kernel pings from host 0 to host 1's
+def one_way_pings(session, dst_host: int, count: int) -> list[float]:
+    """One-way times (s, half each round trip) of `count` kernel pings from host 0 to `dst_host`'s
     plain address on plane 0, in host 0's namespace: the fabric's hops, no agent in the path."""
-    dst = session.dataplane.host_addresses(1, "baseline")[0]
+    dst = session.dataplane.host_addresses(dst_host, "baseline")[0]
     out = subprocess.run([*netns.nsenter(session.fabric.host(0).pid), "ping", "-n",
                           "-c", str(count), "-i", str(PING_INTERVAL_S), "-W", "1", dst],
                          capture_output=True, text=True, timeout=30 + count * PING_INTERVAL_S * 4)
     return [t / 2 for t in ping_times(out.stdout)]
 
 
-def measure_pair(spec: FabricSpec, iterations: int, bandwidth_s: float) -> PairFigures:
-    """The fabric's latency (pings, the fabric idle), the pair's latency job, then its bandwidth
-    test, on one build of `spec`."""
+def fabric_latencies(count: int) -> dict[str, list[float]]:
+    """{pair: one-way times (s)} of `count` pings each, T0-local and cross-T1 in PING_TURNS turns
+    on one build of PING_FABRIC."""
+    samples: dict[str, list[float]] = {where: [] for where in PING_PEERS}
+    per_turn = max(1, count // PING_TURNS)
+    with lab_session(PING_FABRIC) as session:
+        for _ in range(PING_TURNS):
+            for where, dst in PING_PEERS.items():
+                samples[where] += one_way_pings(session, dst, per_turn)
+    return samples
+
+
+def measure_pair(spec: FabricSpec, iterations: int, bandwidth_s: float, fabric: list[float]) -> PairFigures:
+    """The pair's latency job, then its bandwidth test, on one build of `spec`; `fabric`: the
+    fabric's one-way times for a pair like it (fabric_latencies)."""
     with lab_session(spec) as session:
-        fabric = fabric_one_way(session, iterations)
         # ib_write_lat polls its completion queue: no interrupt moderation in the latency job
         job = run_job(session, JobSpec(collective="allreduce", placement="contiguous", iterations=iterations,
                                        buffer_bytes=TINY_BYTES, params=dict(MRC_PARAMS), moderated=False))
@@ -154,11 +171,14 @@ def pair_text(f: PairFigures) -> str:
 
 def p2p_row(quick: bool, say: Callable[[str], None]) -> Iterator[PaperRow]:
     run = PASSES[quick]
+    say(f"paper: point-to-point, the fabric's latency: {run.p2p_iterations} pings T0-local and cross-T1, "
+        f"in {PING_TURNS} turns...")
+    fabric = fabric_latencies(run.p2p_iterations)
     figures = {}
     for where, spec in PAIRS.items():
         say(f"paper: point-to-point, {where}: {run.p2p_iterations} tiny all-reduces, "
             f"then {run.p2p_bandwidth_s:g} s of bandwidth test...")
-        figures[where] = measure_pair(spec, run.p2p_iterations, run.p2p_bandwidth_s)
+        figures[where] = measure_pair(spec, run.p2p_iterations, run.p2p_bandwidth_s, fabric[where])
     same, why = p2p_shape(figures["T0-local"], figures["cross-T1"])
     ok, trust_why = trust({f"{MRC}, {where}": f.verdict() for where, f in figures.items()})
     yield PaperRow(p2p_title(), claim("p2p").result, {f"{MRC}, {where}": pair_text(f) for where, f in figures.items()},
