@@ -18,7 +18,8 @@ command -v apt-get >/dev/null || die "needs apt (Debian 12 or Ubuntu 22.04+)"
 
 APT_PACKAGES=(mininet openvswitch-switch ethtool iputils-ping iproute2 tcpdump
               clang llvm libbpf-dev linux-libc-dev gcc python3-venv python3-dev
-              python-is-python3)  # the README's `sudo python ...`: sudo's PATH has only /usr/bin-like dirs
+              python-is-python3   # the README's `sudo python ...`: sudo's PATH has only /usr/bin-like dirs
+              openssh-server)     # sshd for the tests' second server (tests/cluster_harness.py, docs/cluster.md)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -30,6 +31,20 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
     say "apt packages present"
+fi
+# The tests start an sshd of their own, inside a namespace; the lab opens no port. So when this
+# script installed openssh-server, the system service the package starts and enables is stopped
+# and disabled (an sshd someone installed before is left alone).
+if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
+    if [ -d /run/systemd/system ]; then
+        for unit in ssh.socket ssh.service; do
+            if systemctl cat "$unit" >/dev/null 2>&1; then systemctl disable --now -q "$unit"; fi
+        done
+    elif [ -x /etc/init.d/ssh ]; then   # no systemd: the package's init script may have started it
+        update-rc.d ssh disable >/dev/null 2>&1 || true
+        invoke-rc.d ssh stop >/dev/null 2>&1 || true   # refused where policy-rc.d kept it from starting
+    fi
+    say "openssh-server installed for the tests; its system service is stopped and disabled"
 fi
 # bpftool (the port program's loader uses it): its own package on Debian,
 # part of linux-tools on Ubuntu.

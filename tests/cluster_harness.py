@@ -1,5 +1,5 @@
 """A second "server" on this one machine, reached over ssh, for tests of the lab spread over
-several servers (CLUSTER_PLAN.md): what Mininet's cluster edition and the lab would drive on
+several servers (docs/cluster.md): what Mininet's cluster edition and the lab would drive on
 a real second machine, made from namespaces and an sshd of its own.
 
     server = SecondServer("B", index=1)  # netns mrcsrv-B, veth mrcsrv-B <-> mrcsrv-B-in, 198.18.1.0/30
@@ -73,9 +73,14 @@ def missing() -> str | None:
     if os.geteuid() != 0:
         return "a second server needs root"
     if not Path(SSHD).exists():
-        return f"{SSHD} missing: apt-get install -y openssh-server (setup.sh does not install it yet)"
+        return f"{SSHD} missing: sudo ./setup.sh installs openssh-server"
+    return None
+
+
+def missing_tun() -> str | None:
+    """Why ssh's own tunnels (`ssh -w`) cannot run here (None: they can)."""
     if not Path("/dev/net/tun").exists():
-        return "/dev/net/tun missing (ssh tunnels need the tun driver)"
+        return "/dev/net/tun missing (ssh -w tunnels need the tun driver)"
     return None
 
 
