@@ -96,7 +96,7 @@ def has_multipath_hash_seed() -> bool:
 FIRST_IFINDEX = 1_000_000_000
 
 
-def _mininet_node_class():
+def mininet_node_classes():
     # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.node import Node
 
@@ -193,7 +193,7 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     setLogLevel("error")
     started = time.monotonic()
     fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec))
-    node_class, router_class = _mininet_node_class()
+    node_class, router_class = mininet_node_classes()
     try:
         for name in spec.host_names:  # one by one: stop() ends those made before a failure
             fabric.hosts[name] = node_class(name)
@@ -216,7 +216,7 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     return fabric
 
 
-def _cable_end(spec: FabricSpec, name: str, port: int) -> tuple[str, str]:
+def cable_end(spec: FabricSpec, name: str, port: int) -> tuple[str, str]:
     """(interface, MAC) of one end of a cable: a host's NIC port (port = plane) or a router port."""
     if Host.match(name) is not None:
         host = Host.parse(name).index
@@ -246,7 +246,7 @@ def _veth_batch(fabric: Srv6Fabric) -> str:
     for cable, link in enumerate(spec.links):
         ends = []
         for end, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
-            ifname, mac = _cable_end(spec, name, port)
+            ifname, mac = cable_end(spec, name, port)
             ends.append(f"name {ifname} address {mac} mtu {spec.mtu} index {port_ifindex(cable, end)} "
                         f"netns {fabric.port_node(ifname).pid}")
         lines.append(f"link add {ends[0]} type veth peer {ends[1]}\n")
