@@ -83,11 +83,15 @@ def mark_ecn_on_last_hops(spec: FabricSpec) -> None:
 def run_node_script(node, lines: list[str]) -> None:
     """Run shell `lines` inside a Mininet node, stopping at the first failure;
     BuildError naming the node and what the script printed if it did not finish."""
-    # Mininet's cmd() takes one line: run the script from a file instead.
-    with tempfile.NamedTemporaryFile("w", prefix="mrclab-node-", suffix=".sh") as script:
-        script.write("set -e\n" + "\n".join(lines) + "\necho mrclab-configured\n")
-        script.flush()
-        out = node.cmd(f"bash {script.name} 2>&1")
+    text = "set -e\n" + "\n".join(lines) + "\necho mrclab-configured\n"
+    if getattr(node, "isRemote", False):   # on another server (topologies/remote.py): no file of ours there
+        out = node.run_script(text)
+    else:
+        # Mininet's cmd() takes one line: run the script from a file instead.
+        with tempfile.NamedTemporaryFile("w", prefix="mrclab-node-", suffix=".sh") as script:
+            script.write(text)
+            script.flush()
+            out = node.cmd(f"bash {script.name} 2>&1")
     if "mrclab-configured" not in out:
         raise BuildError(f"configuring {node.name} failed: {out.strip()[-300:]}")
 

@@ -3,10 +3,11 @@
 servers (docs/cluster.md). The first step: the classes, not yet used by the srv6 builder.
 
     RemoteRouter, CrossingCable = remote_classes()
-    router = RemoteRouter("t0p1r0", server="198.18.1.2", ssh_config="/path/ssh_config")
-    cable = CrossingCable(host, router, spec=spec, cable=3)   # spec.links[3], host end here
-    cable.set_port(1, up=False)   # the router's port down; the host's NIC loses carrier
-    cable.stop()                  # both ends, both tunnels ends
+    router = RemoteRouter("t0p1r0", server="198.18.1.2", ssh_config_file="/path/ssh_config")
+    cable = CrossingCable(host, router, spec=spec, cable=8)   # spec.links[8], host end here
+    relay = CarrierRelay(router)  # ports' state across every cable between the two servers
+    ...                           # a port set down: the far port loses carrier
+    relay.stop(); cable.stop()    # the relays; both ports, both tunnel ends
     clean_patch_namespace()       # this server's crossings, whatever a killed run left
 
 RemoteRouter is the srv6 builder's Router (its sysctls, its hash seed) on another server.
@@ -26,9 +27,10 @@ Each vxlan is made in its server's root namespace, where the underlay is (its UD
 stays there), then moved into the patch namespace. Why not the tunnel device as the port, as
 the cluster edition does: a vxlan's operstate is UNKNOWN, `carrier off` is refused, and the
 far end going down changes nothing at the near end; a NIC-link fault relies on the host's
-veth losing carrier. A tunnel does not carry carrier either, so `set_port` carries it: a
-port set down also sets the far side's stub down, and the far port loses carrier as the
-other end of a veth does. (A port set down by other means does not: that is a later step.)
+veth losing carrier. A tunnel does not carry carrier either: CarrierRelay does, one relay
+in each server's patch namespace (topologies/carrier_relay.py), so a port set down by any
+means (the lab's link faults set it in its node) takes the far port's carrier, as the other
+end of a veth does.
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 from topologies.build import BuildError
+from topologies.carrier_relay import STUB_PREFIX
 from topologies.fabric import FabricSpec
 
 SSH_CONFIG_ENV = "MRCLAB_SSH_CONFIG"
@@ -50,6 +54,8 @@ VXLAN_PORT = 4789       # IANA's VXLAN port
 VXLAN_OVERHEAD = 50
 # tc's "match everything": this kernel has u32 but no matchall classifier
 MATCH_ALL = "u32 match u32 0 0"
+TUNNEL_PREFIX = "mrclab-xv"      # + the cable's index, as the stubs' STUB_PREFIX
+IFNAMSIZ = 15
 
 
 class RemoteError(BuildError):
@@ -60,7 +66,7 @@ def ssh_config(path: str | os.PathLike | None = None) -> Path:
     """The ssh config file every ssh to a server takes: `path`, else $MRCLAB_SSH_CONFIG."""
     given = path or os.environ.get(SSH_CONFIG_ENV)
     if not given:
-        raise RemoteError(f"no ssh config for the servers: pass ssh_config= or set {SSH_CONFIG_ENV}")
+        raise RemoteError(f"no ssh config for the servers: pass ssh_config_file= or set {SSH_CONFIG_ENV}")
     if not Path(given).is_file():
         raise RemoteError(f"ssh config {given} does not exist")
     return Path(given)
@@ -78,8 +84,8 @@ def remote_classes():
     class RemoteRouter(RemoteMixin, router_class):
         """A fabric router on `server` (its address, or a name `getent ahostsv4` resolves)."""
 
-        def __init__(self, name, server, ssh_config_path=None, user="root", **params):
-            self.ssh_config = ssh_config(ssh_config_path)
+        def __init__(self, name, server, ssh_config_file=None, user="root", **params):
+            self.ssh_config = ssh_config(ssh_config_file)
             super().__init__(name, server=server, user=user, **params)
             if not self.isRemote:
                 raise RemoteError(f"{name}: server {server!r} is this one; use the builder's Router")
@@ -95,6 +101,18 @@ def remote_classes():
                        "-tt" if tt else "-T", self.dest, *elevate, *cmd]
             params.update(preexec_fn=os.setpgrp)   # as RemoteMixin: ^C here does not reach it
             return Node._popen(self, cmd, **params)
+
+        def run_script(self, text: str, timeout: float = 60) -> str:
+            """Run a shell script in this node's network namespace over one ssh, the script on
+            stdin (the build's scripts live in this server's /tmp, not there); its output."""
+            proc = self._popen(["nsenter", "-t", str(self.pid), "-n", "bash", "-s"], tt=False,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            try:
+                return proc.communicate(text, timeout=timeout)[0]
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise RemoteError(f"a script in {self.name} on {self.server} did not finish within {timeout:g} s") from None
 
     class CrossingCable(RemoteLink):
         """Cable `cable` of spec.links between node1 and node2 on different servers (either may be
@@ -112,8 +130,10 @@ def remote_classes():
             ends = ((link.a, link.a_port), (link.b, link.b_port))
             self.ports = [cable_end(spec, name, port) for name, port in ends]   # (ifname, MAC) per end
             self.ifindexes = [port_ifindex(cable, end) for end in (0, 1)]
-            self.stub = f"mrclab-xs{cable}"
-            self.tunnel_end = f"mrclab-xv{cable}"
+            self.stub, self.tunnel_end = f"{STUB_PREFIX}{cable}", f"{TUNNEL_PREFIX}{cable}"
+            if len(self.stub) > IFNAMSIZ:
+                raise RemoteError(f"cable {cable}: crossing cables are numbered below "
+                                  f"{10 ** (IFNAMSIZ - len(STUB_PREFIX))} (interface names)")
             super().__init__(node1, node2, intfName1=self.ports[0][0], intfName2=self.ports[1][0], **params)
 
         # ---- making it ----------------------------------------------------------------------
@@ -138,6 +158,11 @@ def remote_classes():
             stub, tunnel, ns = self.stub, self.tunnel_end, PATCH_NETNS
             return "\n".join([
                 "set -e",
+                # the underlay carries the fabric's frames whole, or they would be fragmented
+                f"dev=$(ip -o route get {remote} | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p')",
+                f"mtu=$(cat /sys/class/net/$dev/mtu)",
+                f"[ \"$mtu\" -ge {mtu + VXLAN_OVERHEAD} ] || {{ echo \"the underlay to {remote}, $dev, has MTU $mtu: "
+                f"the fabric's {mtu} needs {mtu + VXLAN_OVERHEAD} (VXLAN adds {VXLAN_OVERHEAD})\" >&2; exit 1; }}",
                 f"[ -e /run/netns/{ns} ] || ip netns add {ns}",
                 f"ip -n {ns} link set dev lo up",
                 f"ip link add name {ifname} address {mac} mtu {mtu} index {self.ifindexes[end]} netns {node.pid} "
@@ -167,20 +192,6 @@ def remote_classes():
                 "exit 0",
             ])
 
-        # ---- using it -----------------------------------------------------------------------
-        def set_port(self, end: int, up: bool) -> None:
-            """Set the port at `end` (0: node1's, 1: node2's) up or down, and the far side's stub
-            with it, so the far port gains or loses carrier as the other end of a veth does."""
-            if end not in (0, 1):
-                raise RemoteError(f"cable end {end}: 0 or 1")
-            state = "up" if up else "down"
-            nodes = (self.node1, self.node2)
-            ifname = self.ports[end][0]
-            out = nodes[end].cmd(f"ip link set dev {ifname} {state} && echo mrclab-port-ok")
-            if "mrclab-port-ok" not in out:
-                raise RemoteError(f"setting {ifname} {state} on {nodes[end].name} failed: {out.strip()[-300:]}")
-            on_server(nodes[1 - end], f"ip -n {PATCH_NETNS} link set dev {self.stub} {state}")
-
         def stop(self) -> None:
             for node in (self.node1, self.node2):
                 on_server(node, self._removal_script(), check=False)
@@ -192,6 +203,42 @@ def remote_classes():
             return f"({self.ports[0][0]}<->{self.ports[1][0]} vxlan {self.vni})"
 
     return RemoteRouter, CrossingCable
+
+
+class CarrierRelay:
+    """The carrier relays of this server and `remote`'s (a RemoteRouter), joined by their stdin
+    and stdout, the far one over ssh. Start it once the cables between the two servers exist;
+    it serves cables made later too. It ends when stopped or when either side goes."""
+
+    def __init__(self, remote):
+        from topologies import carrier_relay
+
+        source = Path(carrier_relay.__file__).read_text()   # the far server needs no copy of the lab
+        there_to_here, here_to_there = os.pipe(), os.pipe()
+        try:
+            self.here = subprocess.Popen(["ip", "netns", "exec", PATCH_NETNS, sys.executable, "-u", "-c", source],
+                                         stdin=there_to_here[0], stdout=here_to_there[1],
+                                         stderr=subprocess.DEVNULL, start_new_session=True)
+            self.there = remote._popen(["ip", "netns", "exec", PATCH_NETNS, "python3", "-u", "-c",
+                                        shlex.quote(source)], tt=False, stdin=here_to_there[0],
+                                       stdout=there_to_here[1], stderr=subprocess.DEVNULL)
+        finally:
+            for fd in (*there_to_here, *here_to_there):
+                os.close(fd)
+
+    def alive(self) -> bool:
+        return self.here.poll() is None and self.there.poll() is None
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End the ssh: the far relay reads the end of its input and exits, then this one."""
+        for proc in (self.there, self.here):
+            if proc.poll() is None:
+                proc.terminate()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def on_server(node, script: str, check: bool = True, timeout: float = 30) -> str:
@@ -230,10 +277,15 @@ def underlay_address(node, peer) -> str:
     return words[words.index("src") + 1]
 
 
+def patch_namespaces() -> list[str]:
+    """This server's patch namespace, if there is one: [] or [PATCH_NETNS]."""
+    return [PATCH_NETNS] if Path("/run/netns", PATCH_NETNS).exists() else []
+
+
 def clean_patch_namespace() -> bool:
     """Remove this server's patch namespace, and every crossing cable with it (whatever a
     killed run left); True if there was one."""
-    if not Path("/run/netns", PATCH_NETNS).exists():
+    if not patch_namespaces():
         return False
     subprocess.run(["ip", "netns", "del", PATCH_NETNS], capture_output=True, text=True, check=False)
     return True

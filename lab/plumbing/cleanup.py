@@ -8,8 +8,8 @@ switches, root-namespace veths named like fabric switch ports, processes
 whose command line names a lab module or a Mininet node of the lab, every
 process inside a network namespace that holds a lab host NIC (`h<H>-eth<P>`),
 tc attachments of the port program on any interface, the BPF pin directory
-of the port program. Sysctls the lab changed are restored from the state
-file written before the change.
+of the port program, the patch namespace of crossing cables (topologies/remote.py). Sysctls
+the lab changed are restored from the state file written before the change.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from topologies.commands import run_command
 from topologies import port_program
 from topologies.names import Host, NicPort, Switch, SwitchPort
 from topologies.port_program import LAB_PIN_ROOT
+from topologies.remote import clean_patch_namespace, patch_namespaces
 from topologies.waiting import wait_until
 
 STATE_DIR = Path("/run/mrclab")
@@ -203,6 +204,7 @@ def leftovers() -> dict[str, list]:
         "bpf_pins": [str(p) for p in BPF_PIN_DIR.rglob("*")] if BPF_PIN_DIR.exists() else [],
         "sysctls": list(saved_sysctls()),
         "paused": [p.name for p in PAUSED_DIR.iterdir()] if PAUSED_DIR.exists() else [],
+        "patch_namespaces": patch_namespaces(),
     }
 
 
@@ -288,6 +290,7 @@ def _clean() -> dict[str, int]:
     detach_tc_filters(filters)
     remove_bpf_pins()
     sysctls = restore_sysctls()
+    patches = clean_patch_namespace()
     return {
         "processes": processes,
         "resumed": resumed,
@@ -295,4 +298,5 @@ def _clean() -> dict[str, int]:
         "links": len(links),
         "tc_filters": len(filters),
         "sysctls": len(sysctls),
+        "patch_namespaces": int(patches),
     }

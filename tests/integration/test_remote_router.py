@@ -2,8 +2,8 @@
 router on server B (Mininet's cluster edition's RemoteMixin, no sudo, the harness's ssh
 config), one crossing cable of the default fabric between them with the lab's names, MACs and
 ifindexes; IPv6 across it, the switch port program at the router's port attached and counted
-on server B over one ssh session, carrier carried across the tunnel both ways, and nothing
-left on either side.
+on server B over one ssh session, carrier carried across the tunnel both ways (a port set
+down in its node: the far port loses carrier, as with a veth), and nothing left on either side.
 
 Root only; hold the machine's lock around it (`flock /tmp/labrun.lock python -m pytest ...`)."""
 
@@ -11,6 +11,7 @@ import json
 import os
 import select
 import shlex
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -113,8 +114,9 @@ def pings(node, address: str, count: int = PINGS) -> str:
 
 
 def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
+    from topologies.build import run_node_script
     from topologies.fabric import DEFAULT_FABRIC as spec
-    from topologies.remote import PATCH_NETNS, SSH_CONFIG_ENV, remote_classes
+    from topologies.remote import PATCH_NETNS, SSH_CONFIG_ENV, CarrierRelay, remote_classes
     from topologies.srv6.builder import cable_end, mininet_node_classes, port_ifindex
 
     if not (ROOT / "build" / "port_program.o").exists():
@@ -125,7 +127,7 @@ def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
     link = spec.links[CABLE]
     host_port, router_port = (cable_end(spec, name, port)[0] for name, port in ((link.a, link.a_port),
                                                                                    (link.b, link.b_port)))
-    host = router = cable = channel = None
+    host = router = cable = relay = channel = None
     timings = {}
     try:
         started = time.monotonic()
@@ -133,7 +135,8 @@ def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
         router = remote_router(link.b, server=server.ip)
         timings["router"] = time.monotonic() - started
         cable = crossing_cable(host, router, spec=spec, cable=CABLE)
-        timings["router+cable"] = time.monotonic() - started
+        relay = CarrierRelay(router)
+        timings["router+cable+relay"] = time.monotonic() - started
 
         # the router runs on server B; each port is a veth with the lab's name, MAC and ifindex
         assert router.cmd("hostname").strip() == server.hostname
@@ -155,10 +158,14 @@ def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
             """(again: the kernel drops a port's IPv6 addresses when it is set down)"""
             host.cmd(f"ip link set {host_port} up; ip addr replace {HOST_ADDRESS}/64 dev {host_port} nodad; "
                      f"ip neigh replace {ROUTER_ADDRESS} lladdr {router_mac} dev {host_port} nud permanent")
-            router.cmd(f"ip link set {router_port} up; ip addr replace {ROUTER_ADDRESS}/64 dev {router_port} nodad; "
-                       f"ip neigh replace {HOST_ADDRESS} lladdr {host_mac} dev {router_port} nud permanent")
+            # as the builder configures a node: one script (run_node_script), here sent over ssh
+            run_node_script(router, [f"ip link set {router_port} up",
+                                     f"ip addr replace {ROUTER_ADDRESS}/64 dev {router_port} nodad",
+                                     f"ip neigh replace {HOST_ADDRESS} lladdr {host_mac} dev {router_port} nud permanent"])
 
         address_ports()
+        wait_carrier(host, host_port, "1")
+        wait_carrier(router, router_port, "1")
         assert " 0% packet loss" in pings(host, ROUTER_ADDRESS, count=2)
 
         # the port program at the router's port, attached from inside server B (its bpffs)
@@ -173,25 +180,29 @@ def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
         assert after["passed"] - before["passed"] >= PINGS and after["other"] - before["other"] >= PINGS
         assert after["dropped_queue"] == after["dropped_fault"] == 0
 
-        # carrier across the tunnel: the router's port down, the host's NIC loses carrier (as the
-        # other end of a veth does), and back; then the host's NIC down, the router's port
+        # carrier across the tunnel: the router's port set down in the router (as the lab's link
+        # faults do), the host's NIC loses carrier, as the other end of a veth does; and back;
+        # then the host's NIC down, the router's port
         assert carrier(host, host_port) == "1"
-        cable.set_port(1, up=False)
+        router.cmd(f"ip link set dev {router_port} down")
         timings["carrier lost here"] = wait_carrier(host, host_port, "0")
         assert "100% packet loss" in pings(host, ROUTER_ADDRESS, count=1)
-        cable.set_port(1, up=True)
+        router.cmd(f"ip link set dev {router_port} up")
         timings["carrier back here"] = wait_carrier(host, host_port, "1")
-        cable.set_port(0, up=False)
+        host.cmd(f"ip link set dev {host_port} down")
         timings["carrier lost on B"] = wait_carrier(router, router_port, "0")
-        cable.set_port(0, up=True)
+        host.cmd(f"ip link set dev {host_port} up")
         wait_carrier(router, router_port, "1")
         address_ports()
         assert " 0% packet loss" in pings(host, ROUTER_ADDRESS, count=2)
         channel.ask("clean")
         assert channel.ask("pins") == []
+        assert relay.alive()
     finally:
         if channel is not None:
             channel.close()
+        if relay is not None:
+            relay.stop()
         if cable is not None:
             cable.stop()
         for node in (router, host):
@@ -215,3 +226,34 @@ def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
         time.sleep(0.05)
     assert left_on_b() == ([], 0), server.ssh(["ip", "-o", "link"])
     assert "mrclab" not in server.ssh("ls /sys/fs/bpf").split()      # no pins of the lab
+
+
+def test_after_a_killed_run_clean_on_each_server_leaves_nothing(server, monkeypatch):
+    """The runner SIGKILLed with a crossing cable and its relays up: the lab's `clean` here,
+    and the same command run on server B, remove every piece of it on its own server."""
+    from lab.plumbing import cleanup
+    from topologies.fabric import DEFAULT_FABRIC as spec
+    from topologies.remote import SSH_CONFIG_ENV, CarrierRelay, patch_namespaces, remote_classes
+    from topologies.srv6.builder import mininet_node_classes
+
+    monkeypatch.setenv(SSH_CONFIG_ENV, str(server.ssh_config))
+    remote_router, crossing_cable = remote_classes()
+    local_node, _ = mininet_node_classes()
+    link = spec.links[CABLE]
+    host = local_node(link.a)
+    router = remote_router(link.b, server=server.ip)
+    crossing_cable(host, router, spec=spec, cable=CABLE)
+    relay = CarrierRelay(router)
+    # what a SIGKILL of the runner leaves: the node shells end with it (here, and on server B
+    # with their ssh), the relays run on in their own sessions
+    for pid in (host.shell.pid, router.shell.pid):
+        os.kill(pid, signal.SIGKILL)
+    assert patch_namespaces() and relay.alive()
+
+    cleanup.clean()
+    assert patch_namespaces() == []
+    assert relay.here.wait(timeout=5) is not None and relay.there.wait(timeout=5) is not None
+    assert "mrclab-xlink" in server.ssh(["ip", "netns", "list"])
+    server.ssh(f"cd {shlex.quote(str(ROOT))} && .venv/bin/python lab/run.py clean", timeout=60)
+    assert server.ssh(["ip", "netns", "list"]).strip() == ""
+    assert server.ssh(["ip", "-o", "link"]).count("\n") == 2        # lo and the harness's own veth
