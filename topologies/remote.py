@@ -112,7 +112,8 @@ def remote_classes():
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-                raise RemoteError(f"a script in {self.name} on {self.server} did not finish within {timeout:g} s") from None
+                raise RemoteError(f"a script in {self.name} on {self.server} did not finish "
+                                  f"within {timeout:g} s") from None
 
     class CrossingCable(RemoteLink):
         """Cable `cable` of spec.links between node1 and node2 on different servers (either may be

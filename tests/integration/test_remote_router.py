@@ -161,7 +161,8 @@ def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
             # as the builder configures a node: one script (run_node_script), here sent over ssh
             run_node_script(router, [f"ip link set {router_port} up",
                                      f"ip addr replace {ROUTER_ADDRESS}/64 dev {router_port} nodad",
-                                     f"ip neigh replace {HOST_ADDRESS} lladdr {host_mac} dev {router_port} nud permanent"])
+                                     f"ip neigh replace {HOST_ADDRESS} lladdr {host_mac} dev {router_port} "
+                                     "nud permanent"])
 
         address_ports()
         wait_carrier(host, host_port, "1")

@@ -52,3 +52,11 @@ def test_a_server_list_it_cannot_use_gets_a_clear_error(spec, servers, says):
 def test_a_plane_outside_the_fabric_is_named():
     with pytest.raises(FabricError, match="plane 8 is not in the fabric"):
         place_planes(DEFAULT_FABRIC, ["localhost", B]).server_of_plane(8)
+
+
+def test_the_srv6_builder_refuses_to_shape_on_another_server_before_building_anything():
+    from topologies.build import BuildError
+    from topologies.srv6.builder import build_srv6_fabric
+
+    with pytest.raises(BuildError, match="shaping on other servers is not built yet"):
+        build_srv6_fabric(DEFAULT_FABRIC, placement=place_planes(DEFAULT_FABRIC, ["localhost", B]))

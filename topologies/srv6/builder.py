@@ -22,6 +22,11 @@ every static route. No interface needs a link-local address, nothing runs
 neighbour discovery or duplicate address detection, and the ports carry no
 IPv6 chatter of their own.
 
+Over several servers (`placement=`, topologies/placement.py, docs/cluster.md): each plane's
+routers run on its server (topologies/remote.py RemoteRouter), the cables within a server are
+veths made there the same way, and the host-T0 cables to another server's planes are
+CrossingCables (veths at both ports, VXLAN between). Shaping there is not built yet.
+
 Shaping as on the OpenFlow fabric: a host's NIC ports by the same tbf with a
 control band (topologies/build.py host_nic_shaper); every router port by the switch port program
 (trimming, ECN, priority classes, fault hooks; switch_port_configs),
@@ -47,6 +52,7 @@ from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
 from topologies.pause_controller import PauseController
+from topologies.placement import Placement
 from topologies.srv6.plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
 
 DATAPATH = "kernel IPv6 router"  # what forwards: the kernel, in each router namespace
@@ -142,6 +148,9 @@ class Srv6Fabric:
     hosts: dict = field(default_factory=dict)    # name -> Mininet node
     routers: dict = field(default_factory=dict)  # name -> Mininet node
     pauses: PauseController | None = None        # the lossless mode's (spec.lossless)
+    placement: Placement | None = None           # planes on other servers (topologies/placement.py)
+    crossings: list = field(default_factory=list)  # the cables between servers (CrossingCable, topologies/remote.py)
+    relays: list = field(default_factory=list)     # and their CarrierRelays, one per other server
 
     def host(self, h: int):
         return self.hosts[self.spec.host_name(h)]
@@ -158,10 +167,13 @@ class Srv6Fabric:
         return [self.spec.switch_intf(switch, port) for switch in self.spec.switches
                 for port in self.plan.ports(switch)]
 
+    def node(self, name: str):
+        """The Mininet node (router or host) named `name`."""
+        return self.routers.get(name) or self.hosts[name]
+
     def port_node(self, ifname: str):
         """The Mininet node (router or host) whose namespace holds interface `ifname`."""
-        owner = ifname.rsplit("-eth", 1)[0]
-        return self.routers.get(owner) or self.hosts[owner]
+        return self.node(ifname.rsplit("-eth", 1)[0])
 
     def port_pids(self) -> dict[str, int]:
         """Every router port -> the pid of its router's shell (a process in its namespace)."""
@@ -172,34 +184,48 @@ class Srv6Fabric:
         only once the processes started in it have ended too: the lab's cleanup ends them)."""
         if self.pauses is not None:
             self.pauses.stop()
+        for relay in self.relays:
+            relay.stop()
+        for cable in self.crossings:     # their tunnel ends and patch namespaces
+            cable.stop()
         for node in [*self.hosts.values(), *self.routers.values()]:
             node.terminate()
-        self.hosts, self.routers = {}, {}
+        self.hosts, self.routers, self.crossings, self.relays = {}, {}, [], []
 
 
-def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True) -> Srv6Fabric:
+def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True,
+                      placement: Placement | None = None) -> Srv6Fabric:
     """Build the srv6 fabric and return it running, every static route installed.
 
     shaping: shape every port to spec.link_mbps (host NICs by host_nic_shaper, router ports
         through the switch port program); off only for functional tests
-    trimming: router ports trim DATA packets on congestion (True) or tail-drop them"""
+    trimming: router ports trim DATA packets on congestion (True) or tail-drop them
+    placement: whole planes on other servers (topologies/placement.py, docs/cluster.md), the
+        hosts and the first server's planes here; None: all here"""
     # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.log import setLogLevel
 
+    spread = placement is not None and len(placement.servers) > 1
+    if spread and shaping:
+        raise BuildError("shaping on other servers is not built yet (the port program there needs that "
+                         "server's agent, docs/cluster.md): build a spread fabric with shaping off")
     require_root()
     if shaping:
         check_port_program()
     check_ifindex_range(spec)
     setLogLevel("error")
     started = time.monotonic()
-    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec))
+    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec), placement=placement if spread else None)
     node_class, router_class = mininet_node_classes()
     try:
         for name in spec.host_names:  # one by one: stop() ends those made before a failure
             fabric.hosts[name] = node_class(name)
-        for name in spec.switch_names:
-            fabric.routers[name] = router_class(name)
-        sh(["ip", "-batch", "-"], input=_veth_batch(fabric))
+        if spread:
+            _make_spread(fabric, router_class)
+        else:
+            for name in spec.switch_names:
+                fabric.routers[name] = router_class(name)
+            sh(["ip", "-batch", "-"], input=_veth_batch(fabric, range(len(spec.links))))
         for h in range(spec.hosts):
             run_node_script(fabric.host(h), _host_script(fabric, h, shaping))
         for switch in spec.switches:
@@ -239,11 +265,41 @@ def check_ifindex_range(spec: FabricSpec) -> None:
                          f"fabric reserves ({FIRST_IFINDEX}-{last}): remove them (`ip link delete NAME`)")
 
 
-def _veth_batch(fabric: Srv6Fabric) -> str:
-    """`ip -batch` lines creating every cable as a veth whose ends are born in their
-    nodes' namespaces, with their MACs, fabric-unique ifindexes and the fabric's MTU."""
+def _make_spread(fabric: Srv6Fabric, router_class) -> None:
+    """The routers and cables of a fabric over several servers: each router on its plane's
+    server, the cables within one server as veths made there, the crossing ones (host-T0)
+    as CrossingCable (topologies/remote.py), then a carrier relay to each other server."""
+    from topologies.remote import CarrierRelay, on_server, remote_classes
+
+    spec, placement = fabric.spec, fabric.placement
+    here = placement.servers[0]
+    remote_router, crossing_cable = remote_classes()
+    for name in spec.switch_names:
+        server = placement.server_of(name)
+        fabric.routers[name] = router_class(name) if server == here else remote_router(name, server=server)
+    crossing = set(placement.crossing_cables())
+    for server in placement.servers:
+        cables = [i for i, link in enumerate(spec.links) if i not in crossing and placement.server_of(link.a) == server]
+        if not cables:
+            continue
+        if server == here:
+            sh(["ip", "-batch", "-"], input=_veth_batch(fabric, cables))
+        else:   # the pids are that server's, as its routers' shells are
+            router = fabric.router(spec.links[cables[0]].a)
+            on_server(router, f"ip -batch - <<'EOF'\n{_veth_batch(fabric, cables)}EOF\n")
+    for cable in sorted(crossing):
+        link = spec.links[cable]
+        fabric.crossings.append(crossing_cable(fabric.node(link.a), fabric.node(link.b), spec=spec, cable=cable))
+    for server in placement.servers[1:]:     # each holds a plane: place_planes gives none more servers
+        fabric.relays.append(CarrierRelay(fabric.router(Switch.t0(placement.planes_of(server)[0], 0))))
+
+
+def _veth_batch(fabric: Srv6Fabric, cables) -> str:
+    """`ip -batch` lines creating cables (indices in spec.links) as veths whose ends are born
+    in their nodes' namespaces, with their MACs, fabric-unique ifindexes and the fabric's MTU."""
     spec, lines = fabric.spec, []
-    for cable, link in enumerate(spec.links):
+    for cable in cables:
+        link = spec.links[cable]
         ends = []
         for end, (name, port) in enumerate(((link.a, link.a_port), (link.b, link.b_port))):
             ifname, mac = cable_end(spec, name, port)
