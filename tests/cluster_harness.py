@@ -59,6 +59,9 @@ from pathlib import Path
 
 PREFIX = "mrcsrv-"
 STATE_ROOT = Path("/var/tmp/mrcsrv")
+# the project checkout, which server B runs from the same path; the directories B has its own of
+CHECKOUT = Path(__file__).resolve().parents[1]
+OWN_DIRS = (Path("/run"), Path("/tmp"), Path("/var/log"))
 NETWORK = ipaddress.IPv4Network("198.18.0.0/15")     # RFC 2544: benchmarking, never routed
 SSHD = "/usr/sbin/sshd"
 NAME_RE = re.compile(r"^[A-Za-z0-9]{1,5}$")          # "mrcsrv-" + name + "-in" fits IFNAMSIZ (15)
@@ -339,15 +342,21 @@ Host {self.ip}
 
     def _start_sshd(self) -> None:
         state = self.state
+        # the checkout runs on B from the same path, as a deployed copy would: when it lies under
+        # a directory B gets its own of (a clone in /tmp), it is bound back in at its path
+        kept = next((d for d in OWN_DIRS if CHECKOUT.is_relative_to(d)), None) is not None
+        hold, path = shlex.quote(str(state / "checkout")), shlex.quote(str(CHECKOUT))
         inside = "; ".join([
             "set -e",
             f"hostname {self.hostname}",
+            *([f"mkdir -p {hold}", f"mount --bind {path} {hold}"] if kept else []),
             # server B's own /run (the lab lock, sshd's privilege separation directory), /tmp,
             # /var/log (login records) and bpffs (the port program's pins)
             "mount -t tmpfs -o mode=0755,size=16m mrcsrv-run /run",
             "mkdir -m 0755 /run/sshd",
             "mount -t tmpfs -o mode=1777,size=256m mrcsrv-tmp /tmp",
             "mount -t tmpfs -o mode=0755,size=16m mrcsrv-log /var/log",
+            *([f"mkdir -p {path}", f"mount --bind {hold} {path}"] if kept else []),
             # sshd records logins there; without the files it prints `lastlog_openseek: Couldn't
             # stat /var/log/lastlog` into a tty session, which Mininet's rcmd takes for an error
             "touch /var/log/lastlog /var/log/wtmp /var/log/btmp",
