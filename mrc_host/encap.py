@@ -25,8 +25,8 @@ as RFC 6040's decapsulation would copy it inward.
 
 The inner UDP checksum is 0: the inner addresses never change, so it could be
 valid, but Python's cheapest checksum over an 8 KB payload costs 12 µs at each
-end, a third of the agents' whole cost per packet (docs/wire-format.md); the MRC
-header is parsed strictly instead.
+end, a fifth to a third of the agents' whole cost per packet (docs/wire-format.md);
+the MRC header is parsed strictly instead.
 """
 
 from __future__ import annotations
