@@ -54,6 +54,7 @@ import shutil
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -583,3 +584,14 @@ def remote_vxlan_link_class():
             return None
 
     return RemoteVXLANLink
+
+
+@contextmanager
+def second_server(name: str = "B", index: int = 1):
+    """Server `name` set up for the block, torn down after it, leaving nothing of any server."""
+    srv = SecondServer(name, index=index).setup()
+    try:
+        yield srv
+    finally:
+        srv.teardown()
+    assert leftovers() == {}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster_harness import SecondServer, leftovers, missing, missing_tun, remote_vxlan_link_class
+from tests.cluster_harness import missing, missing_tun, remote_vxlan_link_class, second_server
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 cluster = pytest.importorskip("mininet.examples.cluster")
@@ -31,12 +31,8 @@ def server():
     from mininet.log import setLogLevel
 
     setLogLevel("warning")
-    srv = SecondServer("B", index=1).setup()
-    try:
+    with second_server() as srv:
         yield srv
-    finally:
-        srv.teardown()
-    assert leftovers() == {}
 
 
 def link_names(text: str) -> set[str]:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.cluster_harness import SecondServer, leftovers, missing
+from tests.cluster_harness import missing, second_server
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 pytest.importorskip("mininet.examples.cluster")
@@ -44,12 +44,8 @@ else:
 
 @pytest.fixture
 def server(no_leftovers):
-    srv = SecondServer("B", index=1).setup()
-    try:
+    with second_server() as srv:
         yield srv
-    finally:
-        srv.teardown()
-    assert leftovers() == {}
 
 
 def test_planes_on_server_b_carry_every_path(server, monkeypatch):

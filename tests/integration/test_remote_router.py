@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster_harness import SecondServer, leftovers, missing
+from tests.cluster_harness import SecondServer, missing, second_server
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 pytest.importorskip("mininet.examples.cluster")
@@ -88,12 +88,8 @@ class Channel:
 @pytest.fixture
 def server(no_leftovers):
     """Server B, on a machine clean of the lab (and left so: no_leftovers checks after B is gone)."""
-    srv = SecondServer("B", index=1).setup()
-    try:
+    with second_server() as srv:
         yield srv
-    finally:
-        srv.teardown()
-    assert leftovers() == {}
 
 
 def carrier(node, ifname: str) -> str:
