@@ -58,7 +58,7 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC,
                                 ROCE_QPS, MESSAGE_SIZES_MB, flaps_title, incast_title, links_title, loss_title, roce_label,
-                                sizes_title)
+                                size_iterations, sizes_title)
 from lab.paper.switch_rows import path_loss_row, switches_row
 from lab.paper.thresholds import at_least
 from lab.plumbing.session import lab_session
@@ -108,7 +108,7 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
     data = {"description": f"lab/run.py paper: {setup.name}",
             "fabric": roce_fabric(setup) if setup.single_plane else {"dataplane": DATAPLANE},
             "job": {"collective": setup.collective, "placement": PLACEMENT, "buffer_mb": setup.buffer_mb,
-                    "iterations": PASSES[quick].iterations, "max_seconds": PASSES[quick].max_seconds},
+                    "iterations": size_iterations(setup.buffer_mb, quick), "max_seconds": PASSES[quick].max_seconds},
             "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
             "seed": 1, "faults": []}
     # one scenario's transport_params reach both of its transports; each reads only its own keys
@@ -407,7 +407,8 @@ def plan(quick: bool) -> list[str]:
                                        f"T0-T1 links down (one per plane, of rack 0, one by one then together; "
                                        f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)",
                                        "message sizes (the all-reduce of the collisions row at "
-                                       + ", ".join(f"{mb:g}" for mb in MESSAGE_SIZES_MB) + " MB per rank)",
+                                       + ", ".join(f"{mb:g} MB ({size_iterations(mb, quick)} iterations)" for mb in MESSAGE_SIZES_MB)
+                                       + " per rank)",
                                        f"two flows forced onto one EV ({4 * PASSES[quick].link_phase_s:g} s of "
                                        "two streams on one plane)"]
 

@@ -9,6 +9,7 @@ by these titles. docs/paper.md describes each row.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from lab.paper.figures import claim
@@ -84,6 +85,17 @@ PASSES = {True: Pass(iterations=8, max_seconds=30, link_phase_s=1.0, victim_s=VI
           False: Pass(iterations=30, max_seconds=60, link_phase_s=2.0, victim_s=VICTIM_STREAM_S[False], flaps=8,
                       flap_s=1.0, switch_phase_s=2.0, path_loss_phase_s=4.0, p2p_iterations=1000,
                       p2p_bandwidth_s=10.0, hash_outcomes=8)}
+
+
+def size_iterations(buffer_mb: float, quick: bool) -> int:
+    """Iterations of a job at `buffer_mb` per rank: at least the pass's, and as many as move the bytes
+    of a BUFFER_MB job. Why: the fidelity monitor samples every 0.5 s, and 8 iterations at 32 KB took
+    0.18 s, so only the sample that covered the agents' start-up (both cores busy) judged the job
+    and every small job was marked CPU-bound; at 512 iterations (12 s) none was."""
+    iterations = PASSES[quick].iterations
+    return max(iterations, math.ceil(iterations * BUFFER_MB / buffer_mb))
+
+
 # Only 1 QP is re-drawn: 16 QPs take every EV of ROCE_FABRIC's plane, so a salt only reorders them
 # (the same source ports, the same paths); their one outcome is printed beside its expectation.
 REDRAWN_QPS = 1

@@ -542,6 +542,17 @@ def test_a_size_setup_is_named_by_its_size_unless_it_is_the_collisions_rows():
     assert runner.scenario_data(Setup("allreduce", buffer_mb=0.03125), True)["job"]["buffer_mb"] == 0.03125
 
 
+@pytest.mark.parametrize("quick", [True, False])
+def test_a_small_size_job_moves_the_bytes_of_the_collisions_rows_job(quick):
+    """A 32 KB job of the pass's iterations ends before the fidelity monitor's first steady sample."""
+    job = lambda mb: runner.scenario_data(Setup("allreduce", buffer_mb=mb), quick)["job"]
+    iterations = settings.PASSES[quick].iterations
+    assert job(settings.BUFFER_MB)["iterations"] == iterations
+    small = job(0.03125)
+    assert small["iterations"] * small["buffer_mb"] == iterations * settings.BUFFER_MB
+    assert job(8)["iterations"] == iterations     # never fewer than the pass's
+
+
 # ---- Fig. 14, two flows on one EV --------------------------------------------------------------------
 def test_a_flow_moved_when_its_backup_ev_became_active():
     assert ev_balance.moved_at({0: [(0.0, True), (0.3, False)], 1: [(0.0, False), (0.3, True)]}) == 0.3
