@@ -96,6 +96,8 @@ class FabricSpec:
     dataplane: how the fabric is made real, one of DATAPLANES (DEFAULT_DATAPLANE)
     lossless: PFC-like hop-by-hop pause of DATA instead of trimming and dropping it
         (docs/lossless.md); srv6 only, for the RoCE-like baseline's fabric (False)
+    servers: the servers whole planes are placed on, this one (the runner, with every host)
+        first (topologies/placement.py, docs/cluster.md); () or one: this server alone
     """
 
     planes: int = 8
@@ -107,6 +109,7 @@ class FabricSpec:
     mtu: int = 9000
     dataplane: str = DEFAULT_DATAPLANE
     lossless: bool = False
+    servers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         limits = {
@@ -134,6 +137,10 @@ class FabricSpec:
         if self.lossless and max(self.hosts_per_rack + self.spines, self.racks) > MAX_PORTS_PER_SWITCH:
             raise FabricError(f"lossless needs at most {MAX_PORTS_PER_SWITCH} ports per switch (its pause "
                               "requests are bits of a 64-bit mask)")
+        from topologies.placement import servers_problem   # placement describes this class's fabrics
+        placing = servers_problem(self.servers, self.planes, self.dataplane, self.lossless)
+        if placing:
+            raise FabricError(placing)
 
     @property
     def time_scale(self) -> float:
@@ -342,23 +349,27 @@ class FabricSpec:
             "dataplane": self.dataplane,
             # only when on: every record written before the mode existed reads the same
             **({"lossless": True} if self.lossless else {}),
+            **({"servers": list(self.servers)} if len(self.servers) > 1 else {}),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> "FabricSpec":
         """The inverse of to_dict: every key required (a record missing one
         was not written by to_dict, and a default would hide that), except
-        `dataplane`: records written before it existed all ran on LEGACY_DATAPLANE, and
-        `lossless`, written only when on."""
+        `dataplane`: records written before it existed all ran on LEGACY_DATAPLANE,
+        `lossless`, written only when on, and `servers`, written only when several."""
         if not isinstance(data, dict):
             raise FabricError(f"a fabric must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise FabricError(f"unknown fabric key(s): {', '.join(sorted(unknown))}")
-        missing = set(cls.__dataclass_fields__) - set(data) - {"dataplane", "lossless"}
+        missing = set(cls.__dataclass_fields__) - set(data) - {"dataplane", "lossless", "servers"}
         if missing:
             raise FabricError(f"fabric key(s) missing: {', '.join(sorted(missing))}")
-        return cls(**{"dataplane": LEGACY_DATAPLANE, **data})
+        servers = data.get("servers", [])
+        if not isinstance(servers, list):
+            raise FabricError(f"servers must be a list, got {type(servers).__name__}")
+        return cls(**{"dataplane": LEGACY_DATAPLANE, **data, "servers": tuple(servers)})
 
 
 DEFAULT_FABRIC = FabricSpec()

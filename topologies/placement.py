@@ -47,18 +47,32 @@ class Placement:
                 if self.server_of(link.a) != self.server_of(link.b)]
 
 
+def servers_problem(servers: tuple[str, ...], planes: int, dataplane: str, lossless: bool) -> str | None:
+    """Why a fabric of these planes, data plane and mode cannot be placed over `servers` (the
+    runner first), in one line; None: it can (no servers: this one alone)."""
+    if not isinstance(servers, tuple) or any(not isinstance(s, str) or not s.strip() or "," in s or s != s.strip()
+                                             for s in servers):
+        return f"servers must be names or addresses, the runner first, got {list(servers)!r}"
+    if len(set(servers)) != len(servers):
+        return f"a server is named twice in {','.join(servers)}"
+    if len(servers) > planes:
+        return f"{len(servers)} servers for {planes} planes: a server holds whole planes"
+    if len(servers) > 1 and dataplane != SERVERS_DATAPLANE:
+        return f"the {dataplane} data plane runs on one server; several servers need {SERVERS_DATAPLANE}"
+    if len(servers) > 1 and lossless:
+        return "the lossless mode's pauses run on one server: several servers are not built for it"
+    return None
+
+
 def place_planes(spec: FabricSpec, servers: list[str] | tuple[str, ...]) -> Placement:
     """Planes in blocks over `servers` (the runner first); FabricError on a list it cannot use."""
     servers = tuple(servers)
-    if not servers or any(not isinstance(s, str) or not s.strip() or "," in s for s in servers):
-        raise FabricError(f"servers must be names or addresses, the runner first, got {list(servers)!r}")
-    if len(set(servers)) != len(servers):
-        raise FabricError(f"a server is named twice in {','.join(servers)}")
-    if len(servers) > spec.planes:
-        raise FabricError(f"{len(servers)} servers for {spec.planes} planes: a server holds whole planes")
-    if len(servers) > 1 and spec.dataplane != SERVERS_DATAPLANE:
-        raise FabricError(f"the {spec.dataplane} data plane runs on one server; several servers need "
-                          f"{SERVERS_DATAPLANE}")
-    if len(servers) > 1 and spec.lossless:
-        raise FabricError("the lossless mode's pauses run on one server: several servers are not built for it")
+    problem = servers_problem(servers, spec.planes, spec.dataplane, spec.lossless)
+    if problem or not servers:
+        raise FabricError(problem or f"servers must be names or addresses, the runner first, got {list(servers)!r}")
     return Placement(spec, servers)
+
+
+def placement_of(spec: FabricSpec) -> Placement | None:
+    """The placement spec.servers gives; None when the fabric is on this server alone."""
+    return place_planes(spec, spec.servers) if len(spec.servers) > 1 else None

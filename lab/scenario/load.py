@@ -184,6 +184,8 @@ def _build(path: Path, data: dict) -> Scenario:
     try:
         base = NAMED_FABRICS[model.fabric.base]
         overrides = model.fabric.model_dump(include=model.fabric.model_fields_set - {"base"})
+        if "servers" in overrides:
+            overrides["servers"] = tuple(overrides["servers"])
         link_rate = ""
         if model.fabric.link_mbps == AUTO:   # the rate for the fabric's size, the size its other keys give
             sized = replace(base, **{k: v for k, v in overrides.items() if k != "link_mbps"})

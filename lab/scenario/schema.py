@@ -95,6 +95,7 @@ class _FabricModel(_Strict):
     mtu: int = DEFAULT_FABRIC.mtu
     dataplane: Literal[DATAPLANES] = DEFAULT_FABRIC.dataplane
     lossless: bool = DEFAULT_FABRIC.lossless
+    servers: list[str] = Field(default_factory=list)   # this server first (docs/cluster.md)
 
 
 class _JobModel(_Strict):

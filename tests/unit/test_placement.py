@@ -5,7 +5,7 @@ import pytest
 
 from topologies.fabric import DEFAULT_FABRIC, NAMED_FABRICS, FabricSpec
 from topologies.names import FabricError
-from topologies.placement import place_planes
+from topologies.placement import place_planes, placement_of
 
 B = "198.18.1.2"
 
@@ -60,3 +60,21 @@ def test_the_srv6_builder_refuses_to_shape_on_another_server_before_building_any
 
     with pytest.raises(BuildError, match="shaping on other servers is not built yet"):
         build_srv6_fabric(DEFAULT_FABRIC, placement=place_planes(DEFAULT_FABRIC, ["localhost", B]))
+
+
+def test_a_fabric_names_its_servers_and_its_record_keeps_them():
+    spec = FabricSpec(servers=("localhost", B))
+    assert placement_of(spec).planes_of(B) == [4, 5, 6, 7]
+    assert FabricSpec.from_dict(spec.to_dict()) == spec
+    assert placement_of(DEFAULT_FABRIC) is None and "servers" not in DEFAULT_FABRIC.to_dict()
+    assert placement_of(FabricSpec(servers=("localhost",))) is None    # this server alone
+
+
+@pytest.mark.parametrize("servers, says", [
+    (("localhost", "localhost"), "named twice"),
+    (("localhost", " b"), "names or addresses"),
+    (["localhost", B], "names or addresses"),        # a tuple: the spec is frozen and hashable
+])
+def test_a_fabric_refuses_servers_it_cannot_place(servers, says):
+    with pytest.raises(FabricError, match=says):
+        FabricSpec(servers=servers)

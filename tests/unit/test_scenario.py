@@ -396,3 +396,14 @@ def test_a_named_fabric_as_it_is_or_with_keys_changed(tmp_path):
 def test_an_unknown_fabric_name_is_one_line_naming_the_choices(tmp_path):
     with pytest.raises(ScenarioError, match=r"fabric\.base: .*'default' or 'paper', got 'papr'"):
         load_scenario(write(tmp_path, "description: x\nfabric: papr\n"))
+
+
+def test_a_scenario_places_its_planes_on_the_servers_it_names(tmp_path):
+    spread = load_scenario(write(tmp_path, "description: x\nfabric: {servers: [localhost, 198.18.1.2]}\n"))
+    assert spread.fabric.servers == ("localhost", "198.18.1.2")
+    assert spread.to_dict()["fabric"]["servers"] == ["localhost", "198.18.1.2"]
+    for bad, says in (("[localhost, localhost]", "named twice"), ("localhost", "list"),
+                      ("[localhost, b]\n  dataplane: openflow", "one server")):
+        with pytest.raises(ScenarioError, match=says) as raised:
+            load_scenario(write(tmp_path, f"description: x\nfabric:\n  servers: {bad}\n", "bad.yaml"))
+        assert "\n" not in str(raised.value)
