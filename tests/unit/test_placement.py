@@ -78,3 +78,13 @@ def test_a_fabric_names_its_servers_and_its_record_keeps_them():
 def test_a_fabric_refuses_servers_it_cannot_place(servers, says):
     with pytest.raises(FabricError, match=says):
         FabricSpec(servers=servers)
+
+
+def test_each_server_routes_its_own_planes():
+    from topologies.srv6.routing import planes_of_server
+
+    spread = FabricSpec(servers=("localhost", B))
+    assert planes_of_server(spread, "localhost") == [0, 1, 2, 3] and planes_of_server(spread, B) == [4, 5, 6, 7]
+    assert planes_of_server(spread, None) == planes_of_server(DEFAULT_FABRIC, "localhost") == list(range(8))
+    with pytest.raises(FabricError, match="not one of the fabric's"):
+        planes_of_server(spread, "elsewhere")

@@ -62,7 +62,8 @@ from topologies.routing import (DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, RO
 from topologies.atomic import write_json_atomic
 from topologies.child_process import ChildProcess
 from topologies.build import BuildError
-from topologies.fabric import FabricSpec
+from topologies.fabric import FabricError, FabricSpec
+from topologies.placement import placement_of
 from topologies.names import Switch, T0T1Link
 from topologies.project import PROJECT_ROOT
 from topologies.srv6.builder import PEER
@@ -84,8 +85,12 @@ class Srv6RoutingProcess(ChildProcess):
     port = None  # it listens on nothing: faults.injectors' controller_kill checks no port
 
     def __init__(self, spec: FabricSpec, workdir: Path, convergence_delay: float = DEFAULT_CONVERGENCE_DELAY,
-                 hold_down: float = DEFAULT_HOLD_DOWN):
-        self.spec = spec
+                 hold_down: float = DEFAULT_HOLD_DOWN, server: str | None = None):
+        """server: over several servers, this one's name in spec.servers: it routes this
+        server's planes (the other servers run their own)."""
+        self.spec, self.server = spec, server
+        planes = planes_of_server(spec, server)
+        self.router_names = {name for name in spec.switch_names if Switch.parse(name).plane in planes}
         self.fabric_file = Path(workdir) / "fabric.json"
         write_json_atomic(self.fabric_file, spec.to_dict(), indent=None)
         self.log_path = Path(workdir) / PROCESS_LOG
@@ -100,7 +105,7 @@ class Srv6RoutingProcess(ChildProcess):
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "topologies.srv6.routing", "--fabric", str(self.fabric_file),
                  "--convergence-delay", str(self.convergence_delay), "--hold-down", str(self.hold_down),
-                 "--routing-log", str(self.routing_log)],
+                 "--routing-log", str(self.routing_log), *(["--server", self.server] if self.server else [])],
                 cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         if not wait_until(lambda: self._watching(since), timeout, interval=0.1):
             self.stop()
@@ -111,7 +116,7 @@ class Srv6RoutingProcess(ChildProcess):
         """True once every router is watched (logged after `since`); BuildError if it exited."""
         if self.proc.poll() is not None:
             raise BuildError(f"srv6 routing exited at start; see {self.log_path}:\n{self.log_tail()}")
-        return set(self.spec.switch_names) <= connected_since(self.routing_log, since)
+        return self.router_names <= connected_since(self.routing_log, since)
 
 
 
@@ -243,17 +248,24 @@ class Srv6Routing:
     run()'s thread; timers only queue the plane to bring up to date."""
 
     def __init__(self, spec: FabricSpec, pids: dict[str, int], convergence_delay: float, hold_down: float,
-                 log_path: Path | None):
+                 log_path: Path | None, planes: list[int] | None = None):
+        """planes: the planes whose routers it runs (None: all); a fabric over several servers
+        runs one per server, over that server's planes (a plane's routing never leaves it)."""
         self.spec, self.plan = spec, Srv6Plan(spec)
+        self.planes = list(range(spec.planes)) if planes is None else sorted(planes)
         self.events: queue.Queue = queue.Queue()
         self.pids = pids
-        self.routers = {switch: RouterNamespace(spec, switch, pids[str(switch)]) for switch in spec.switches}
+        self.routers = {switch: RouterNamespace(spec, switch, pids[str(switch)]) for switch in spec.switches
+                        if switch.plane in self.planes}
         self.emulation = RoutingEmulation(spec, convergence_delay, hold_down, on_apply=self._on_apply,
                                           log_path=log_path)
         self.link_of_end: dict[str, T0T1Link] = {}  # a T0-T1 link's two interfaces -> the link
-        for link in spec.t0_t1_links():
+        for link in self._links():
             self.link_of_end[self._t0_end(link)] = self.link_of_end[self._t1_end(link)] = link
         self.end_up: dict[str, bool] = {}
+
+    def _links(self) -> list[T0T1Link]:
+        return [link for link in self.spec.t0_t1_links() if link.plane in self.planes]
 
     def _t0_end(self, link: T0T1Link) -> str:
         return self.spec.switch_intf(link.t0, self.spec.t0_uplink_port(link.spine))
@@ -272,9 +284,9 @@ class Srv6Routing:
                 installed = {ecmp_group(rack): list(ports)
                              for rack, ports in self._held_by_rack(switch, router).items()}
                 self.emulation.adopt(str(switch), installed)
-        for link in self.spec.t0_t1_links():
+        for link in self._links():
             self._report(link, source="netlink_dump")
-        for plane in range(self.spec.planes):
+        for plane in self.planes:
             self.sync_plane(plane)
         for switch in self.routers:
             self.emulation.note("switch_connected", str(switch), table="kept", via="netlink")
@@ -287,7 +299,7 @@ class Srv6Routing:
                 for rack in range(self.spec.racks) if rack != switch.index}
 
     def _start_watchers(self) -> None:
-        for switch, pid in ((s, self.pids[str(s)]) for s in self.spec.switches):
+        for switch, pid in ((s, self.pids[str(s)]) for s in self.routers):
             ifnames = {name for name, link in self.link_of_end.items() if switch in (link.t0, link.t1)}
             bound = threading.Event()
             threading.Thread(target=watch_links, args=(pid, ifnames, self.events, bound),
@@ -357,6 +369,17 @@ class Srv6Routing:
             router.close()
 
 
+def planes_of_server(spec: FabricSpec, server: str | None) -> list[int]:
+    """The planes a routing process on `server` runs: every plane when the fabric is on one
+    server (or no server is named); FabricError for a server the fabric does not name."""
+    placement = placement_of(spec)
+    if placement is None or server is None:
+        return list(range(spec.planes))
+    if server not in placement.servers:
+        raise FabricError(f"server {server!r} is not one of the fabric's: {', '.join(placement.servers)}")
+    return placement.planes_of(server)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fabric", required=True, help="fabric description (JSON)")
@@ -365,6 +388,8 @@ def main(argv=None) -> int:
     parser.add_argument("--hold-down", type=float, default=DEFAULT_HOLD_DOWN,
                         help="s from a withdrawn link's up to its restore (default %(default)s)")
     parser.add_argument("--routing-log", help="JSON-lines log of route withdrawals/restores")
+    parser.add_argument("--server", help="over several servers: the one this runs on, as the fabric's "
+                                         "servers name it (its planes only; default: every plane)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stdout)
     from pyroute2.netlink.exceptions import NetlinkError  # the routing process's alone (_ipr says why)
@@ -372,11 +397,13 @@ def main(argv=None) -> int:
     try:
         with open(args.fabric) as f:
             spec = FabricSpec.from_dict(json.load(f))
-        routing = Srv6Routing(spec, router_pids(spec.switch_names), args.convergence_delay, args.hold_down,
-                              Path(args.routing_log) if args.routing_log else None)
+        planes = planes_of_server(spec, args.server)
+        names = [name for name in spec.switch_names if Switch.parse(name).plane in planes]
+        routing = Srv6Routing(spec, router_pids(names), args.convergence_delay, args.hold_down,
+                              Path(args.routing_log) if args.routing_log else None, planes)
         routing.start()
         routing.run()
-    except (OSError, ValueError, NetlinkError, RoutingSetupError) as exc:
+    except (OSError, ValueError, NetlinkError, RoutingSetupError, FabricError) as exc:
         print(f"srv6 routing: {exc}", file=sys.stderr)
         return 1
     return 0
