@@ -143,6 +143,13 @@ class SwitchReboot(Injector):
 
 
 # ---- port-program faults (gray failure, random loss) -------------------------------
+def _port_call(end: End, call: str, *args):
+    """port_program.<call>(end's port, *args): here, or through its server's agent."""
+    if end.remote is not None:
+        return end.remote.port_program(call, end.ifname, *args)
+    return getattr(port_program, call)(end.ifname, *args)
+
+
 def _t0t1_ends(session, target: str, kind: str) -> list[End]:
     fabric_element(session.spec, target, T0T1Link, what=kind)
     return list(resolve_link(session.fabric, target))
@@ -159,9 +166,9 @@ class Blackhole(Injector):
 
     def _set(self, on: bool) -> None:
         for end in self.ends:
-            port_program.set_blackhole(end.ifname, on)
+            _port_call(end, "set_blackhole", on)
         wrong = [e.ifname for e in self.ends
-                 if bool(port_program.port_cfg(e.ifname).flags & port_program.CFG_BLACKHOLE) != on]
+                 if bool(_port_call(e, "port_cfg").flags & port_program.CFG_BLACKHOLE) != on]
         if wrong:
             raise FaultError(f"{self}: black-hole flag not {'set' if on else 'cleared'} on {wrong}")
         down = {n: s for n, s in operstates(self.ends).items() if s != "UP"}
@@ -194,9 +201,9 @@ class _PortLoss(Injector):
 
     def _set(self, p: float) -> None:
         for end in self.ends:
-            port_program.set_drop_probability(end.ifname, p)
+            _port_call(end, "set_drop_probability", p)
         want = port_program._prob_u32(p)
-        wrong = [e.ifname for e in self.ends if port_program.port_cfg(e.ifname).drop_prob != want]
+        wrong = [e.ifname for e in self.ends if _port_call(e, "port_cfg").drop_prob != want]
         if wrong:
             raise FaultError(f"{self}: drop probability {p} not set on {wrong}")
 
@@ -413,7 +420,7 @@ def fabric_healthy(session, timeout: float = 10.0) -> None:
     faulty = {}
     for e in ends:
         if e.switch is not None:
-            cfg = port_program.port_cfg(e.ifname)
+            cfg = _port_call(e, "port_cfg")
             blackhole = bool(cfg.flags & port_program.CFG_BLACKHOLE)
             if cfg.drop_prob or blackhole:
                 faulty[e.ifname] = {"drop_prob": cfg.drop_prob, "blackhole": blackhole}

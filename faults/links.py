@@ -1,12 +1,13 @@
 """Fabric links and switches by name, and their state, on a live fabric.
 
 An interface end is (ifname, namespace pid or None for the root namespace,
-the switch it belongs to or None for a host NIC): OpenFlow switch ports live
-in the root namespace, srv6 router ports in their router's namespace, host
-NIC ports in their Mininet host's namespace. State changes and reads go
-through `ip` (via nsenter for other namespaces), never through Mininet's
-per-node shells, so a fault thread never interleaves with a job using those
-shells.
+the switch it belongs to or None for a host NIC, and for a router on another
+server its RemoteNode): OpenFlow switch ports live in the root namespace, srv6
+router ports in their router's namespace, host NIC ports in their Mininet
+host's namespace. State changes and reads go through `ip` (via nsenter for
+other namespaces, through the server's agent for another server's router,
+topologies/node_access.py), never through Mininet's per-node shells, so a
+fault thread never interleaves with a job using those shells.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import json
 import operator
 from dataclasses import dataclass
 
-from topologies.commands import run_command
 from topologies.fabric import FabricError, FabricSpec
 from topologies.names import NicPort, Switch, T0T1Link
+from topologies.node_access import LocalNode, RemoteNode
 from topologies.waiting import wait_until
 
 
@@ -30,6 +31,12 @@ class End:
     ifname: str
     ns_pid: int | None = None  # None: root namespace
     switch: str | None = None  # the switch whose port it is; None: a host's NIC port
+    remote: RemoteNode | None = None  # its router on another server (then ns_pid is None)
+
+    @property
+    def node(self) -> LocalNode | RemoteNode:
+        """Where commands on this end run (ends of one namespace give equal nodes)."""
+        return self.remote or LocalNode(self.ns_pid)
 
     @property
     def port(self) -> int:
@@ -64,6 +71,9 @@ def resolve_link(fabric, target: str) -> tuple[End, End]:
 
 def switch_end(fabric, switch: Switch | str, port: int) -> End:
     """A switch port, in the namespace that holds its switch's ports."""
+    remote = fabric.access(switch) if hasattr(fabric, "access") else None
+    if isinstance(remote, RemoteNode):
+        return End(fabric.spec.switch_intf(switch, port), None, str(switch), remote)
     return End(fabric.spec.switch_intf(switch, port), fabric.switch_namespace_pid(switch), str(switch))
 
 
@@ -85,25 +95,24 @@ def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:
 IP_TIMEOUT_S = 20.0  # one `ip` call, a whole batch of link changes included
 
 
-def _ip(ns_pid: int | None, args: list[str], input: str | None = None) -> str:
-    cmd = (["nsenter", f"--net=/proc/{ns_pid}/ns/net"] if ns_pid else []) + ["ip", *args]
-    return run_command(cmd, timeout=IP_TIMEOUT_S, input=input, error=FaultError).stdout
+def _ip(node: LocalNode | RemoteNode, args: list[str], input: str | None = None) -> str:
+    return node.ip(args, input=input, timeout=IP_TIMEOUT_S, error=FaultError)
 
 
 def set_admin(ends: list[End], up: bool) -> None:
     """Set interfaces administratively up or down: one `ip -batch` per namespace."""
-    by_ns: dict[int | None, list[str]] = {}
+    by_ns: dict[LocalNode | RemoteNode, list[str]] = {}
     for end in ends:
-        by_ns.setdefault(end.ns_pid, []).append(end.ifname)
+        by_ns.setdefault(end.node, []).append(end.ifname)
     for ns, names in by_ns.items():
         _ip(ns, ["-batch", "-"], input="".join(f"link set dev {n} {'up' if up else 'down'}\n" for n in names))
 
 
 def operstates(ends: list[End]) -> dict[str, str]:
     """ifname -> kernel operstate ('UP', 'DOWN', 'LOWERLAYERDOWN', ...)."""
-    by_ns: dict[int | None, set[str]] = {}
+    by_ns: dict[LocalNode | RemoteNode, set[str]] = {}
     for end in ends:
-        by_ns.setdefault(end.ns_pid, set()).add(end.ifname)
+        by_ns.setdefault(end.node, set()).add(end.ifname)
     states = {}
     for ns, names in by_ns.items():
         for link in json.loads(_ip(ns, ["-j", "link", "show"]) or "[]"):

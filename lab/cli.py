@@ -474,7 +474,7 @@ def check_figures(spec: FabricSpec, result, timings: dict) -> dict:
 def clean(json_path: JsonPath = None) -> None:
     """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
     # imported here: start-up time (the module docstring)
-    from lab.plumbing import cleanup
+    from lab.plumbing import cleanup, servers
 
     if os.geteuid() != 0:
         fail("clean needs root: run it with sudo")
@@ -484,8 +484,12 @@ def clean(json_path: JsonPath = None) -> None:
     remaining = {k: v for k, v in left.items() if v}
     if remaining:
         console.print(f"[red]still present:[/] {remaining}", highlight=False)
-    write_json(json_path, {"removed": removed, "remaining": remaining})
-    raise typer.Exit(1 if remaining else 0)
+    elsewhere = servers.clean_servers()   # the last session's other servers, if it had any
+    for server, said in elsewhere.items():
+        console.print(f"server {server}: {said}", highlight=False)
+    unclean = sorted(server for server, said in elsewhere.items() if said.startswith("failed"))
+    write_json(json_path, {"removed": removed, "remaining": remaining, "servers": elsewhere})
+    raise typer.Exit(1 if remaining or unclean else 0)
 
 
 @app.command("fabric-size")

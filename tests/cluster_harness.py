@@ -586,10 +586,18 @@ def remote_vxlan_link_class():
     return RemoteVXLANLink
 
 
+# What the tests that check clock conversion give server B: its CLOCK_MONOTONIC this far ahead,
+# so a remote timestamp not put on the runner's clock is 1000 s off (0 without time namespaces)
+SKEWED_CLOCK_S = 1000 if has_time_namespaces() else 0
+
+
 @contextmanager
-def second_server(name: str = "B", index: int = 1):
-    """Server `name` set up for the block, torn down after it, leaving nothing of any server."""
-    srv = SecondServer(name, index=index).setup()
+def second_server(name: str = "B", index: int = 1, clock_offset_s: float = 0):
+    """Server `name` set up for the block, torn down after it, leaving nothing of any server;
+    ClusterHarnessError first if an earlier run left a server."""
+    if leftovers():
+        raise ClusterHarnessError(f"second servers left by an earlier run: {leftovers()} (teardown_all())")
+    srv = SecondServer(name, index=index, clock_offset_s=clock_offset_s).setup()
     try:
         yield srv
     finally:

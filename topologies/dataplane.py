@@ -135,6 +135,9 @@ class DataPlane(ABC):
             raise FabricError(f"lossless does not run on the {self.name} data plane (no pause controller holds "
                               "its ports' queues); use the srv6 data plane")
         self.spec = spec
+        # over several servers (spec.servers): each other server's agent, open, set by the
+        # session before control_process() and build() (lab/plumbing/servers.py)
+        self.agents: dict = {}
 
     # ---- build and control --------------------------------------------------------
     @abstractmethod

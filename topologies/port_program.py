@@ -34,6 +34,7 @@ Public API (all need root)::
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -101,6 +102,23 @@ class PortConfig:
             raise ValueError("rate_bps must be >= 0 and trim_threshold > 0")
         if not 0.0 <= self.drop_probability <= 1.0:
             raise ValueError("drop_probability must be in [0, 1]")
+
+    def to_json(self) -> dict:
+        """Its fields as JSON (a server's agent gets its ports' configs so, docs/cluster.md)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, fields: dict) -> "PortConfig":
+        """The config to_json() wrote; ValueError naming what is wrong."""
+        if not isinstance(fields, dict):
+            raise ValueError(f"a port config is an object, got {type(fields).__name__}")
+        fields = dict(fields)
+        if isinstance(fields.get("lossless"), dict):
+            fields["lossless"] = Thresholds(**fields["lossless"])
+        try:
+            return cls(**fields)
+        except TypeError as exc:
+            raise ValueError(f"bad port config: {exc}") from None
 
     @property
     def effective_ecn_threshold(self) -> int:

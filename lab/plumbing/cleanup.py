@@ -109,8 +109,19 @@ def restore_sysctls() -> list[str]:
 
 # ---- what is left -----------------------------------------------------------
 def _other_pids() -> list[int]:
+    """Every other process of this PID namespace: on a machine that is several servers of one
+    fabric (tests/cluster_harness.py), another server's processes are that server's to clean."""
     me = os.getpid()
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and int(p.name) != me]
+    ours = _pid_namespace("self")
+    return [int(p.name) for p in Path("/proc").iterdir()
+            if p.name.isdigit() and int(p.name) != me and _pid_namespace(p.name) == ours]
+
+
+def _pid_namespace(pid: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
 
 
 def lab_processes() -> list[tuple[int, str]]:

@@ -13,6 +13,10 @@ On entry, leftovers of an earlier run (even one killed with SIGKILL) are
 removed first. On exit, normal or not (exception, Ctrl-C, SIGTERM), the
 fabric and the controller are stopped and `lab.plumbing.cleanup.clean()` removes
 anything that is left.
+
+A fabric over several servers (spec.servers, docs/cluster.md) gets an agent on
+each other server (lab/plumbing/servers.py) before the build, handed to the data
+plane; closing them last has each clean its server.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.plumbing import cleanup
+from lab.plumbing import cleanup, servers
 from lab.plumbing.lock import lab_lock
 from topologies.dataplane import ControlProcess, DataPlane, Fabric
 from topologies.dataplanes import dataplane_for
@@ -40,6 +44,7 @@ class Session:
     dataplane: DataPlane
     controller: ControlProcess  # the data plane's control process
     fabric: Fabric | None = None
+    agents: dict = field(default_factory=dict)  # other servers' agents (lab/plumbing/servers.py)
     timings: dict = field(default_factory=dict)
 
 
@@ -62,12 +67,23 @@ def lab_session(spec: FabricSpec, workdir: Path | None = None, shaping: bool = T
 def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bool,
              convergence_delay: float, hold_down: float):
     cleanup.clean()  # a previous run may have been killed with SIGKILL
+    servers.clean_servers()   # and its other servers, if it had any
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     made_workdir = workdir is None
     workdir = Path(workdir or tempfile.mkdtemp(prefix="mrclab-"))
     workdir.mkdir(parents=True, exist_ok=True)
     dataplane = dataplane_for(spec)
-    session = Session(spec, workdir, dataplane, dataplane.control_process(workdir, convergence_delay, hold_down))
+    agents = {}
+    try:
+        agents = dataplane.agents = servers.open_agents(spec, workdir)
+        session = Session(spec, workdir, dataplane, dataplane.control_process(workdir, convergence_delay, hold_down),
+                          agents=agents)
+    except BaseException:
+        servers.close_agents(agents)
+        signal.signal(signal.SIGTERM, old_term)
+        if made_workdir:
+            shutil.rmtree(workdir)
+        raise
     try:
         session.fabric = dataplane.build(session.controller, cleanup, shaping=shaping, trimming=trimming)
         session.timings["build_s"] = session.fabric.build_s
@@ -81,6 +97,7 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
                 session.fabric.stop()
             session.controller.stop()
         finally:
+            servers.close_agents(session.agents)
             cleanup.clean()
             session.timings["teardown_s"] = time.monotonic() - started
             signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,9 +1,10 @@
 """The srv6 fabric built over two servers (topologies/srv6/builder.py with a placement,
 topologies/placement.py): the default fabric's planes 4-7 on the second server of
 tests/cluster_harness.py, the hosts and planes 0-3 here, the 16 host-T0 cables of planes
-4-7 crossing. Every uSID path between hosts in different racks carries a packet, on every
-plane, and nothing is left on either side. Shaping is off: the port program on another
-server is not built yet (docs/cluster.md).
+4-7 crossing, shaped as on one server: the port program on B's routers attached through B's
+agent (lab/plumbing/server_agent.py). Every uSID path between hosts in different racks carries
+a packet, on every plane; each path crosses three router ports of its plane's server, each
+counted by the port program there, and nothing is left on either side.
 
 Root only; hold the machine's lock around it (`flock /tmp/labrun.lock python -m pytest ...`)."""
 
@@ -49,14 +50,23 @@ def server(no_leftovers):
 
 
 def test_planes_on_server_b_carry_every_path(server, monkeypatch):
+    from lab.plumbing import cleanup
+    from topologies import port_program
     from topologies.fabric import DEFAULT_FABRIC as spec
+    from topologies.names import Switch
     from topologies.placement import place_planes
     from topologies.remote import SSH_CONFIG_ENV, patch_namespaces
+    from topologies.server_channel import ServerChannel
     from topologies.srv6.builder import build_srv6_fabric
 
     monkeypatch.setenv(SSH_CONFIG_ENV, str(server.ssh_config))
     placement = place_planes(spec, ["localhost", server.ip])
-    fabric = build_srv6_fabric(spec, shaping=False, placement=placement)
+    agent = ServerChannel(server.ip).open()
+    try:
+        fabric = build_srv6_fabric(spec, placement=placement, agents={server.ip: agent})
+    except BaseException:
+        agent.close()
+        raise
     try:
         print(f"\nbuilt in {fabric.build_s:.1f} s")
         assert fabric.router("t1p5s1").cmd("hostname").strip() == server.hostname
@@ -85,11 +95,25 @@ def test_planes_on_server_b_carry_every_path(server, monkeypatch):
         missed = {h: sorted(set(wanted[h]) - set(got[h])) for h in got if set(wanted[h]) - set(got[h])}
         assert not missed, f"paths that carried nothing: {missed}"
         assert got == wanted      # each packet once: 4 hosts x 2 in the other rack x 8 planes x 2 T1s
+
+        def passed(counters: dict, planes: list[int]) -> int:
+            return sum(c["passed"] for port, c in counters.items()
+                       if Switch.parse(port.rsplit("-eth", 1)[0]).plane in planes)
+
+        paths_per_server = len(pairs) * len(placement.planes_of(server.ip)) * spec.spines
+        here = passed(port_program.all_counters(), placement.planes_of("localhost"))
+        there = passed(agent.call("port_program", call="all_counters"), placement.planes_of(server.ip))
+        # every probe crossed three router ports on its plane's server, counted there; B's ports
+        # have also counted a packet or two more than the probes on one plane (docs/cluster.md)
+        assert here == 3 * paths_per_server and there >= 3 * paths_per_server, (here, there)
     finally:
         fabric.stop()
+        agent.close()      # B's agent cleans B
+        cleanup.clean()    # and the lab's cleanup this machine (the port program's pins)
     assert patch_namespaces() == []
     deadline = time.monotonic() + 3
     while server.ssh(["ip", "-o", "link"]).count("\n") != 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.ssh(["ip", "-o", "link"]).count("\n") == 2      # lo and the harness's own veth
     assert server.ssh(["ip", "netns", "list"]).strip() == ""
+    assert server.ssh("ls /sys/fs/bpf/mrclab 2>/dev/null || true").strip() == ""

@@ -11,13 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster_harness import PREFIX, SecondServer, has_time_namespaces, leftovers, missing
+from tests.cluster_harness import PREFIX, SKEWED_CLOCK_S, missing, second_server
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 ROOT = Path(__file__).resolve().parents[2]
-# server B's CLOCK_MONOTONIC runs this far ahead (a time namespace), so a remote timestamp
-# not put on this machine's clock is 1000 s off
-CLOCK_OFFSET_S = 1000 if has_time_namespaces() else 0
 
 
 def link_names(text: str) -> set[str]:
@@ -27,14 +24,8 @@ def link_names(text: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def server():
-    if leftovers():
-        pytest.fail(f"second servers left by an earlier run: {leftovers()} (tests/cluster_harness.py teardown_all)")
-    srv = SecondServer("B", index=1, clock_offset_s=CLOCK_OFFSET_S).setup()
-    try:
+    with second_server(clock_offset_s=SKEWED_CLOCK_S) as srv:
         yield srv
-    finally:
-        srv.teardown()
-    assert leftovers() == {}
 
 
 def test_ssh_runs_the_command_inside_server_b(server):
@@ -75,7 +66,7 @@ def test_the_sudo_shim_runs_as_root_on_both_sides(server):
 def test_clock_offset_is_measured(server):
     offset, uncertainty = server.clock_offset()
     assert uncertainty < 0.05
-    assert abs(offset - CLOCK_OFFSET_S) <= uncertainty + 0.002
+    assert abs(offset - SKEWED_CLOCK_S) <= uncertainty + 0.002
 
 
 ON_SERVER_B = """

@@ -58,7 +58,7 @@ def test_the_srv6_builder_refuses_to_shape_on_another_server_before_building_any
     from topologies.build import BuildError
     from topologies.srv6.builder import build_srv6_fabric
 
-    with pytest.raises(BuildError, match="shaping on other servers is not built yet"):
+    with pytest.raises(BuildError, match=r"shaping on server\(s\) 198.18.1.2 needs their agent"):
         build_srv6_fabric(DEFAULT_FABRIC, placement=place_planes(DEFAULT_FABRIC, ["localhost", B]))
 
 

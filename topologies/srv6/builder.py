@@ -25,7 +25,8 @@ IPv6 chatter of their own.
 Over several servers (`placement=`, topologies/placement.py, docs/cluster.md): each plane's
 routers run on its server (topologies/remote.py RemoteRouter), the cables within a server are
 veths made there the same way, and the host-T0 cables to another server's planes are
-CrossingCables (veths at both ports, VXLAN between). Shaping there is not built yet.
+CrossingCables (veths at both ports, VXLAN between). Each other server's router ports get the
+port program through that server's agent (`agents=`, topologies/server_channel.py).
 
 Shaping as on the OpenFlow fabric: a host's NIC ports by the same tbf with a
 control band (topologies/build.py host_nic_shaper); every router port by the switch port program
@@ -51,6 +52,7 @@ from topologies.build import (BuildError, check_port_program, host_nic_shaper, r
 from topologies import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
+from topologies.node_access import LocalNode, RemoteNode
 from topologies.pause_controller import PauseController
 from topologies.placement import Placement
 from topologies.srv6.plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
@@ -151,6 +153,7 @@ class Srv6Fabric:
     placement: Placement | None = None           # planes on other servers (topologies/placement.py)
     crossings: list = field(default_factory=list)  # the cables between servers (CrossingCable, topologies/remote.py)
     relays: list = field(default_factory=list)     # and their CarrierRelays, one per other server
+    agents: dict = field(default_factory=dict)     # server -> its agent's channel (topologies/server_channel.py)
 
     def host(self, h: int):
         return self.hosts[self.spec.host_name(h)]
@@ -159,8 +162,16 @@ class Srv6Fabric:
         return self.routers[str(switch)]
 
     def switch_namespace_pid(self, switch: Switch | str) -> int:
-        """A router's ports live in its own namespace: its shell's pid."""
+        """A router's ports live in its own namespace: its shell's pid (on another server, a
+        pid of that server's: reach it with access())."""
         return self.router(switch).pid
+
+    def access(self, name: Switch | str) -> LocalNode | RemoteNode:
+        """Where a node's commands run: its namespace here, or its server's agent."""
+        server = self.server_of(str(name))
+        if server is None:
+            return LocalNode(self.node(str(name)).pid, str(name))
+        return RemoteNode(server, str(name), self.agents[server])
 
     def switch_ports(self) -> list[str]:
         """Every router port; each lives in its router's namespace (`port_node`)."""
@@ -175,9 +186,18 @@ class Srv6Fabric:
         """The Mininet node (router or host) whose namespace holds interface `ifname`."""
         return self.node(ifname.rsplit("-eth", 1)[0])
 
+    def server_of(self, name: str) -> str | None:
+        """The server a node (router or host) runs on; None: this one (the runner's)."""
+        if self.placement is None:
+            return None
+        server = self.placement.server_of(name)
+        return None if server == self.placement.servers[0] else server
+
     def port_pids(self) -> dict[str, int]:
-        """Every router port -> the pid of its router's shell (a process in its namespace)."""
-        return {port: self.port_node(port).pid for port in self.switch_ports()}
+        """Every router port here -> the pid of its router's shell (a process in its namespace);
+        another server's ports are reached through its agent, by their router's name."""
+        return {port: self.port_node(port).pid for port in self.switch_ports()
+                if self.server_of(self.port_node(port).name) is None}
 
     def stop(self) -> None:
         """End every node's shell: its namespace goes, and the veths in it (a host's
@@ -194,28 +214,34 @@ class Srv6Fabric:
 
 
 def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True,
-                      placement: Placement | None = None) -> Srv6Fabric:
+                      placement: Placement | None = None, agents: dict | None = None) -> Srv6Fabric:
     """Build the srv6 fabric and return it running, every static route installed.
 
     shaping: shape every port to spec.link_mbps (host NICs by host_nic_shaper, router ports
         through the switch port program); off only for functional tests
     trimming: router ports trim DATA packets on congestion (True) or tail-drop them
     placement: whole planes on other servers (topologies/placement.py, docs/cluster.md), the
-        hosts and the first server's planes here; None: all here"""
+        hosts and the first server's planes here; None: all here
+    agents: over several servers, each other server's agent (topologies/server_channel.py
+        ServerChannel, open): the port program there is attached through it"""
     # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.log import setLogLevel
 
     spread = placement is not None and len(placement.servers) > 1
-    if spread and shaping:
-        raise BuildError("shaping on other servers is not built yet (the port program there needs that "
-                         "server's agent, docs/cluster.md): build a spread fabric with shaping off")
+    agents = dict(agents or {})
+    without = [server for server in (placement.servers[1:] if spread else []) if server not in agents]
+    if shaping and without:
+        raise BuildError(f"shaping on server(s) {', '.join(without)} needs their agent (topologies/server_channel.py, "
+                         "docs/cluster.md): open one to each, or build the fabric with shaping off")
     require_root()
     if shaping:
         check_port_program()
+        for server, agent in agents.items():
+            agent.call("port_program", call="check_prerequisites")
     check_ifindex_range(spec)
     setLogLevel("error")
     started = time.monotonic()
-    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec), placement=placement if spread else None)
+    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec), placement=placement if spread else None, agents=agents)
     node_class, router_class = mininet_node_classes()
     try:
         for name in spec.host_names:  # one by one: stop() ends those made before a failure
@@ -377,43 +403,41 @@ def _peer_mac(fabric: Srv6Fabric, switch: Switch, port: int) -> str:
 
 
 # ---- after a fault: put a port's or a router's static configuration back, and check it --------
-def _in_namespace(pid: int, args: list[str], input: str | None = None) -> str:
-    """`ip` in the namespace of process `pid` by nsenter: never through the node's Mininet
-    shell, which a job may be using from another thread."""
-    return sh(["nsenter", f"--net=/proc/{pid}/ns/net", "ip", *args], input=input)
+def _in_namespace(fabric: Srv6Fabric, switch: Switch, args: list[str], input: str | None = None) -> str:
+    """`ip` in a router's namespace (by nsenter here, through its server's agent elsewhere):
+    never through the node's Mininet shell, which a job may be using from another thread."""
+    return fabric.access(switch).ip(args, input=input, error=BuildError)
 
 
 def restore_port(fabric: Srv6Fabric, switch: Switch, port: int) -> None:
     """Bring a router port up with what the kernel deleted when it was set down
     (port_lines); the baseline's rack routes are the routing process's to write."""
-    _in_namespace(fabric.router(switch).pid, ["-batch", "-"], "\n".join(port_lines(fabric, switch, port)) + "\n")
+    _in_namespace(fabric, switch, ["-batch", "-"], "\n".join(port_lines(fabric, switch, port)) + "\n")
 
 
 def restore_router(fabric: Srv6Fabric, switch: Switch) -> None:
     """A rebooted router's whole static configuration back (router_lines), as the
     OpenFlow controller reinstalls a rebooted switch's flows."""
-    _in_namespace(fabric.router(switch).pid, ["-batch", "-"], "\n".join(router_lines(fabric, switch)) + "\n")
+    _in_namespace(fabric, switch, ["-batch", "-"], "\n".join(router_lines(fabric, switch)) + "\n")
 
 
 def flush_router(fabric: Srv6Fabric, switch: Switch) -> None:
     """Wipe a router's tables, as a reboot does: every route and neighbour (its ports
     are set down first, which already deletes most of them)."""
-    _in_namespace(fabric.router(switch).pid, ["-6", "-batch", "-"],
-                  "route flush table main\nneigh flush all nud all\n")
+    _in_namespace(fabric, switch, ["-6", "-batch", "-"], "route flush table main\nneigh flush all nud all\n")
 
 
 def held_static(fabric: Srv6Fabric, switch: Switch) -> tuple[dict[str, str], dict[str, str]]:
     """What a router holds now: {prefix: device} of its IPv6 routes (every nexthop's
     device, comma-joined, for a multipath one) and {device: MAC} of its fe80::1 neighbours."""
-    pid = fabric.router(switch).pid
     routes = {}
-    for route in json.loads(_in_namespace(pid, ["-j", "-6", "route", "show"]) or "[]"):
+    for route in json.loads(_in_namespace(fabric, switch, ["-j", "-6", "route", "show"]) or "[]"):
         # a blackhole route shows `dev lo`: it is known by its type
         devices = [hop.get("dev") for hop in route.get("nexthops", [])] or [route.get("type") or route.get("dev")]
         dst = DEFAULT_ROUTE if route["dst"] == "default" else route["dst"]
         routes[str(ipaddress.IPv6Network(dst))] = ",".join(sorted(str(d) for d in devices))
-    neighbours = {n["dev"]: n.get("lladdr", "") for n in json.loads(_in_namespace(pid, ["-j", "-6", "neigh", "show"])
-                                                                       or "[]")
+    held = json.loads(_in_namespace(fabric, switch, ["-j", "-6", "neigh", "show"]) or "[]")
+    neighbours = {n["dev"]: n.get("lladdr", "") for n in held
                   if n.get("dst") == PEER and "PERMANENT" in n.get("state", [])}
     return routes, neighbours
 
@@ -445,10 +469,15 @@ def _attach_port_program(fabric: Srv6Fabric, trimming: bool) -> None:
     """Every router port configured as the OpenFlow fabric's switch ports, the program
     attached from inside its router's namespace (one tc batch per router)."""
     configs = switch_port_configs(fabric.spec, fabric.switch_ports(), trimming)
+    here = fabric.port_pids()
     try:
-        port_program.attach_many(configs, netns=fabric.port_pids())
+        port_program.attach_many({port: configs[port] for port in here}, netns=here)
     except port_program.PortProgramError as exc:
         raise BuildError(f"switch port program on the srv6 routers: {exc}") from None
+    for server, agent in fabric.agents.items():   # every other server's ports, in one request each
+        ports = [port for port in configs if fabric.server_of(fabric.port_node(port).name) == server]
+        agent.call("port_program", call="attach_many", args=[{port: configs[port].to_json() for port in ports}],
+                   netns={port: fabric.port_node(port).name for port in ports})
 
 
 def _port_towards(spec: FabricSpec, switch: Switch, neighbour: Switch) -> int:

@@ -10,12 +10,14 @@ from pathlib import Path
 from mrc_host.udp6 import zero_checksums
 from topologies.dataplane import DataPlane, HeartbeatHop, RouteCheck, WorkerRunner
 from topologies.fabric import FabricSpec
+from topologies.placement import placement_of
 from topologies.srv6 import faults
 from topologies.srv6.builder import Srv6Fabric, build_srv6_fabric
 from topologies.srv6.mapper_probes import Srv6Probes
 from topologies.srv6.plan import Srv6Plan
 from topologies.srv6.route_proof import check_routes
 from topologies.srv6.routing import Srv6RoutingProcess
+from topologies.srv6.spread_routing import SpreadRouting
 
 
 class Srv6DataPlane(DataPlane):
@@ -34,12 +36,16 @@ class Srv6DataPlane(DataPlane):
         self.plan = Srv6Plan(spec)
 
     # ---- build and control --------------------------------------------------------
-    def control_process(self, workdir: Path, convergence_delay: float, hold_down: float) -> Srv6RoutingProcess:
+    def control_process(self, workdir: Path, convergence_delay: float, hold_down: float):
+        """Srv6RoutingProcess; over several servers one per server, their logs one (SpreadRouting)."""
+        if self.agents:
+            return SpreadRouting(self.spec, workdir, convergence_delay, hold_down, self.agents)
         return Srv6RoutingProcess(self.spec, workdir, convergence_delay, hold_down)
 
     def build(self, control, settings, shaping: bool, trimming: bool) -> Srv6Fabric:
         """The routers first: the routing process watches them, they must exist."""
-        fabric = build_srv6_fabric(self.spec, shaping=shaping, trimming=trimming)
+        fabric = build_srv6_fabric(self.spec, shaping=shaping, trimming=trimming, placement=placement_of(self.spec),
+                                   agents=self.agents)
         try:
             control.start()
         except BaseException:
