@@ -65,18 +65,27 @@ def fail(message: str, code: int = 2) -> None:
 
 # --dataplane's choices: topologies.fabric.DATAPLANES, as the Enum typer lists and checks
 Dataplane = enum.Enum("Dataplane", {name: name for name in DATAPLANES}, type=str)
+ServersOption = Annotated[Optional[str], typer.Option(
+    "--servers", help="Override: the servers the fabric's planes are placed on, comma-separated, this one "
+                      "first (localhost or its name); the others reached by ssh with $MRCLAB_SSH_CONFIG "
+                      "(docs/cluster.md).")]
 DataplaneOption = Annotated[Optional[Dataplane], typer.Option(
     "--dataplane", help="Override: the fabric's data plane, OpenFlow switches or kernel IPv6 routers "
                         "with uSID source routing (docs/srv6.md).")]
 
 
 def fabric_options(planes: int, racks: int, spines: int, hosts_per_rack: int, link_mbps: float,
-                   dataplane: str = DEFAULT_FABRIC.dataplane) -> FabricSpec:
+                   dataplane: str = DEFAULT_FABRIC.dataplane, servers: Optional[str] = None) -> FabricSpec:
     try:
         return FabricSpec(planes=planes, racks=racks, spines=spines, hosts_per_rack=hosts_per_rack,
-                          link_mbps=link_mbps, dataplane=dataplane)
+                          link_mbps=link_mbps, dataplane=dataplane, servers=servers_option(servers))
     except FabricError as exc:
         fail(str(exc))
+
+
+def servers_option(value: Optional[str]) -> tuple[str, ...]:
+    """--servers A,B -> ("A", "B"); () when not given (one server)."""
+    return tuple(name.strip() for name in value.split(",")) if value else ()
 
 
 @app.callback()
@@ -100,6 +109,7 @@ def run(
     trimming: Annotated[Optional[bool], typer.Option(
         "--trimming/--no-trimming", help="Override: switch ports trim on congestion, or tail-drop.")] = None,
     dataplane: DataplaneOption = None,
+    servers: ServersOption = None,
     link_mbps: Annotated[Optional[str], typer.Option(
         help=f"Override: rate of every link, Mb/s, or {AUTO}: the rate this machine carries faithfully for the "
              "fabric's size, from its measured budget (bench/cpu_budget.py).")] = None,
@@ -115,7 +125,8 @@ def run(
     from topologies.build import BuildError
 
     loaded_run = load_run(scenario, iterations=iterations, max_seconds=max_seconds, buffer_mb=buffer_mb,
-                          trimming=trimming, dataplane=dataplane and dataplane.value, link_mbps=link_mbps)
+                          trimming=trimming, dataplane=dataplane and dataplane.value, link_mbps=link_mbps,
+                          servers=servers)
     describe_run(loaded_run)
     ensure_writable(results)
     try:
@@ -163,7 +174,7 @@ def link_rate_option(value: Optional[str]) -> float | str | None:
 
 def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
              buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None,
-             link_mbps: Optional[str] = None) -> Scenario:
+             link_mbps: Optional[str] = None, servers: Optional[str] = None) -> Scenario:
     """The scenario with the command line's overrides (None: keep the file's)."""
     # imported here: start-up time (the module docstring)
     from lab.scenario.load import ScenarioError, load_scenario
@@ -175,7 +186,16 @@ def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[flo
         fail(str(exc))
     job_overrides = {"iterations": iterations, "max_seconds": max_seconds, "buffer_mb": buffer_mb}
     job = replace(loaded.job, **{k: v for k, v in job_overrides.items() if v is not None})
-    return replace(loaded, job=job, trimming=loaded.trimming if trimming is None else trimming)
+    fabric = loaded.fabric
+    if servers is not None:
+        try:
+            fabric = replace(fabric, servers=servers_option(servers))
+        except FabricError as exc:
+            fail(str(exc))
+        refused = dataplane_for(fabric).refusal([fault.kind for fault in loaded.faults])
+        if refused:
+            fail(refused)
+    return replace(loaded, job=job, fabric=fabric, trimming=loaded.trimming if trimming is None else trimming)
 
 
 def describe_run(scenario: Scenario) -> None:
@@ -398,6 +418,7 @@ def check(
     link_mbps: float = typer.Option(DEFAULT_FABRIC.link_mbps, help="Rate of every link, Mb/s."),
     seconds: float = typer.Option(3.0, help="Length of the conservation pass, s."),
     dataplane: DataplaneOption = None,
+    servers: ServersOption = None,
     json_path: JsonPath = None,
 ) -> None:
     """Build the fabric, verify every path and packet conservation, tear down."""
@@ -407,7 +428,7 @@ def check(
     from topologies.build import BuildError
 
     spec = fabric_options(planes, racks, spines, hosts_per_rack, link_mbps,
-                          (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value)
+                          (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value, servers)
     console.print(f"building {spec.planes}-plane fabric: {spec.switch_count} switches, {spec.hosts} hosts, "
                   f"{spec.link_mbps:g} Mb/s links")
     try:

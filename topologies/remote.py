@@ -35,6 +35,7 @@ end of a veth does.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -165,6 +166,9 @@ def remote_classes():
                 f"[ \"$mtu\" -ge {mtu + VXLAN_OVERHEAD} ] || {{ echo \"the underlay to {remote}, $dev, has MTU $mtu: "
                 f"the fabric's {mtu} needs {mtu + VXLAN_OVERHEAD} (VXLAN adds {VXLAN_OVERHEAD})\" >&2; exit 1; }}",
                 f"[ -e /run/netns/{ns} ] || ip netns add {ns}",
+                # no IPv6 of their own on the stubs and tunnel ends (set before they arrive): a stub's
+                # MLD report would reach its router as a packet no port sent, and the audit counts them
+                f"ip netns exec {ns} sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1",
                 f"ip -n {ns} link set dev lo up",
                 f"ip link add name {ifname} address {mac} mtu {mtu} index {self.ifindexes[end]} netns {node.pid} "
                 f"type veth peer name {stub} mtu {mtu} netns {ns}",
@@ -290,3 +294,31 @@ def clean_patch_namespace() -> bool:
         return False
     subprocess.run(["ip", "netns", "del", PATCH_NETNS], capture_output=True, text=True, check=False)
     return True
+
+
+# What the crossing cables' stubs have counted on a server: `ip` run there prints it, this
+# parses it (the audit reads another server's through its agent, the same command)
+STUB_COUNTERS_COMMAND = ["ip", "-n", PATCH_NETNS, "-j", "-s", "link", "show"]
+
+
+def parse_stub_counters(text: str) -> dict[int, dict[str, int]]:
+    """STUB_COUNTERS_COMMAND's output -> cable -> the stub's {rx,tx}_{packets,bytes}: rx is
+    what it took from its port into the tunnel, tx what it gave its port from the tunnel."""
+    counters = {}
+    for link in json.loads(text or "[]"):
+        name = link["ifname"]
+        if name.startswith(STUB_PREFIX):
+            stats = link["stats64"]
+            counters[int(name[len(STUB_PREFIX):])] = {f"{way}_{unit}": stats[way][unit]
+                                                      for way in ("rx", "tx") for unit in ("packets", "bytes")}
+    return counters
+
+
+def stub_counters() -> dict[int, dict[str, int]]:
+    """This server's crossing cables' stub counters (parse_stub_counters); {} with none."""
+    if not patch_namespaces():
+        return {}
+    done = subprocess.run(STUB_COUNTERS_COMMAND, capture_output=True, text=True, timeout=10, check=False)
+    if done.returncode:
+        raise RemoteError(f"{' '.join(STUB_COUNTERS_COMMAND)}: {done.stderr.strip()}")
+    return parse_stub_counters(done.stdout)

@@ -31,6 +31,15 @@ CLOSE_TIMEOUT_S = 60.0      # the agent cleans the server before it exits
 CLOCK_SAMPLES = 16
 
 
+_open: dict[str, "ServerChannel"] = {}   # server -> its channel, while open
+
+
+def open_channels() -> dict[str, "ServerChannel"]:
+    """The channels open now, by server: what reads counters over every server finds them by
+    (the audit), as the port program finds its ports' namespaces."""
+    return dict(_open)
+
+
 class ChannelError(RemoteError):
     """The agent on a server failed, refused or did not answer; the message says which."""
 
@@ -68,6 +77,7 @@ class ServerChannel:
         greeting = self._waiter(0)
         threading.Thread(target=self._read_replies, name=f"agent-{self.server}", daemon=True).start()
         self.hello = self._wait(0, greeting, timeout, "start")
+        _open[self.server] = self
         return self
 
     def __enter__(self) -> "ServerChannel":
@@ -79,6 +89,8 @@ class ServerChannel:
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> int | None:
         """End the session: the agent cleans its server and exits. Its exit status (None if
         it had to be killed)."""
+        if _open.get(self.server) is self:
+            del _open[self.server]
         if self.proc is None:
             return None
         try:

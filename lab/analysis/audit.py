@@ -38,6 +38,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 
 from faults.model import DOWN_KINDS
 from lab.analysis.conservation_record import Conservation
@@ -45,8 +46,12 @@ from lab.analysis.fidelity import read_counter
 from topologies import netns, port_program
 from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Plane, Switch, T0T1Link
+from topologies.placement import placement_of
+from topologies.remote import STUB_COUNTERS_COMMAND, parse_stub_counters, stub_counters
+from topologies.server_channel import open_channels
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
+TUNNEL = "tunnel:"   # a crossing cable's entry (tunnel_entries): its loss is named, not unexplained
 OVS_RX_BATCH = 32  # packets ovs-vswitchd reads from a port at once (NETDEV_MAX_BURST)
 # srv6 routers: the kernel counters (snmp6) that count a packet the router received and
 # then dropped, by the reason the audit names. A port's tx_dropped (a send to a port going
@@ -71,21 +76,28 @@ KERNEL_OWN_TAKEN = ("Ip6InDelivers", "Ip6InMcastPkts")
 SNAPSHOT_TRIES = 3   # reads of one router's ports until its own counters held still across them
 
 
-def snapshot(spec: FabricSpec) -> dict:
+def snapshot(spec: FabricSpec, switches: list[str] | None = None) -> dict:
     """Every switch port's counters by port name; on srv6 also each router's kernel
-    counters by router name (router_entry).
+    counters by router name (router_entry). `switches`: theirs only (None: every switch;
+    over several servers each other server's through its agent, and the crossing cables'
+    own counts, tunnel_entries).
 
     A router's ports are read between two reads of its own counters, again (up to
     SNAPSHOT_TRIES times) until those held still: a packet of the router's own (an
     ICMPv6 neighbour or MLD message on a kernel timer) sent or taken in between the
     two files' reads would otherwise read as one lost, or one made up, at a router
     no fault touched."""
+    placement = placement_of(spec)
+    if switches is None and placement is not None:
+        return _spread_snapshot(spec, placement)
+    wanted = None if switches is None else set(switches)
     bpf = port_program.all_counters()
     ports_of: dict = defaultdict(list)
     for link in spec.links:
         ends = [(link.b, link.b_port)] + ([(link.a, link.a_port)] if link.kind == "t0-t1" else [])
         for switch, port in ends:
-            ports_of[switch].append((spec.switch_intf(switch, port), link.kind == "host-t0"))
+            if wanted is None or str(switch) in wanted:
+                ports_of[switch].append((spec.switch_intf(switch, port), link.kind == "host-t0"))
     out = {}
     for switch, names in ports_of.items():
         pid = port_program.port_namespace(names[0][0])  # None: an OpenFlow switch, audited as before
@@ -102,6 +114,52 @@ def snapshot(spec: FabricSpec) -> dict:
         if pid is not None:
             out[str(switch)] = own
     return out
+
+
+def _spread_snapshot(spec: FabricSpec, placement) -> dict:
+    """snapshot() of a fabric over several servers: this server's switches here, each other
+    server's through its agent (all at once), and the crossing cables (tunnel_entries)."""
+    here = placement.servers[0]
+    channels = open_channels()
+    missing = [server for server in placement.servers[1:] if server not in channels]
+    if missing:
+        raise RuntimeError(f"the audit needs the agents of {', '.join(missing)}: no channel to them is open")
+    with ThreadPoolExecutor(len(placement.servers) - 1) as pool:
+        theirs = [pool.submit(channels[server].call, "audit_snapshot", fabric=spec.to_dict(),
+                              switches=[s for s in spec.switch_names if placement.server_of(s) == server])
+                  for server in placement.servers[1:]]
+        out = snapshot(spec, [s for s in spec.switch_names if placement.server_of(s) == here])
+        cables = {server: pool.submit(_stub_counts, channels[server]) for server in placement.servers[1:]}
+        stubs_here = _stub_counts(None)
+        for future in theirs:
+            out |= future.result()
+        return out | tunnel_entries(placement, stubs_here, {server: f.result() for server, f in cables.items()})
+
+
+def _stub_counts(channel) -> dict[int, tuple[int, int]]:
+    """Each crossing cable's stub in this server's patch namespace (channel None) or another's:
+    cable -> (packets it took from its port into the tunnel, packets it gave its port)."""
+    if channel is None:
+        counters = stub_counters()
+    else:
+        done = channel.call("run", argv=STUB_COUNTERS_COMMAND)
+        if done["rc"]:
+            raise RuntimeError(f"{channel.server}: {' '.join(STUB_COUNTERS_COMMAND)}: {done['stderr'].strip()}")
+        counters = parse_stub_counters(done["stdout"])
+    return {cable: (c["rx_packets"], c["tx_packets"]) for cable, c in counters.items()}
+
+
+def tunnel_entries(placement, here: dict, elsewhere: dict) -> dict:
+    """A snapshot entry per crossing cable, named "tunnel:<cable>": rx the packets its two
+    stubs took from their ports into the tunnel, tx those they gave out at the far ends. Its
+    balance is what the tunnel lost (conservation() names it "tunnel")."""
+    entries = {}
+    for cable in placement.crossing_cables():
+        far = next(counts[cable] for counts in elsewhere.values() if cable in counts)
+        near = here[cable]
+        entries[f"tunnel:{cable}"] = {"switch": f"tunnel:{cable}", "router": False, "host_facing": False,
+                                      "rx": near[0] + far[0], "tx": near[1] + far[1]}
+    return entries
 
 
 def _port_entry(name: str, switch, host_facing: bool, counters: dict, router: bool) -> dict:
@@ -208,6 +266,9 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> Conser
             down_link += named_here
     named_drops = {"trimmed": named["trimmed"], "queue": named["dropped_queue"],
                    "fault": named["dropped_fault"], "down_link": down_link}
+    tunnels = [name for name in per_switch if str(name).startswith(TUNNEL)]
+    if tunnels:   # a fabric over several servers: what its crossing cables lost, by their own counts
+        named_drops["tunnel"] = sum(per_switch.pop(name) for name in tunnels)
     srv6 = any(end["router"] for end in after.values())
     if srv6:  # the kernel's own counts
         named_drops |= {k: named[k] for k in KERNEL_DROPS}

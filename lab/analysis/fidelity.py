@@ -26,6 +26,8 @@ from lab.analysis.fault_windows import FaultWindow
 from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.route_records import Route
 from topologies import port_program
+from topologies.placement import placement_of
+from topologies.remote import stub_counters
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -51,6 +53,16 @@ def host_facing_ports(spec: FabricSpec) -> dict[int, list[str]]:
         if link.kind == "host-t0":
             ports[link.plane].append(spec.switch_intf(link.b, link.b_port))
     return ports
+
+
+def crossing_ports(spec: FabricSpec) -> dict[str, int]:
+    """Over several servers: each host-facing T0 port on another server -> its cable, whose
+    stub here counts what the host sent into it ({} on one server)."""
+    placement = placement_of(spec)
+    if placement is None:
+        return {}
+    return {spec.switch_intf(spec.links[cable].b, spec.links[cable].b_port): cable
+            for cable in placement.crossing_cables()}
 
 
 def read_counter(port: str, name: str) -> int:
@@ -85,6 +97,7 @@ class FidelityMonitor:
     def __init__(self, spec: FabricSpec, t0: float, interval: float = 0.5):
         self.spec, self.t0, self.interval = spec, t0, interval
         self.ports = host_facing_ports(spec)
+        self.crossing = crossing_ports(spec)
         self.samples: list[FidelitySample] = []
         self.busy_core_s = 0.0  # CPU time the whole machine spent busy while watched, in core-seconds
         self._taken_at: list[float] = []  # CLOCK_MONOTONIC of each sample, for rebase()
@@ -92,7 +105,12 @@ class FidelityMonitor:
         self._thread = threading.Thread(target=self._run, name="fidelity", daemon=True)
 
     def _plane_bytes(self) -> list[int]:
-        return [sum(read_counter(p, "rx_bytes") for p in self.ports[plane]) for plane in range(self.spec.planes)]
+        stubs = stub_counters() if self.crossing else {}
+
+        def sent_into(port: str) -> int:   # another server's T0: what the host sent into its cable
+            return stubs[self.crossing[port]]["rx_bytes"] if port in self.crossing else read_counter(port, "rx_bytes")
+
+        return [sum(sent_into(p) for p in self.ports[plane]) for plane in range(self.spec.planes)]
 
     def _run(self) -> None:
         cpu, planes, last = read_cpu_times(), self._plane_bytes(), time.monotonic()

@@ -48,7 +48,8 @@ HOST_NIC_RE = re.compile(rf"^(?:{NicPort.SHAPE})$")
 # running; tests/unit/test_lock.py fails if the code launches one not listed.
 LAB_MODULES = ("topologies.openflow.controller", "lab.inhost.pathprobe", "lab.inhost.jobworker",
                "lab.inhost.incastworker", "lab.inhost.bwworker", "faults.incast", "mrc_host.agent", "lab.inhost.heartbeat",
-               "faults.background_load", "lab.inhost.mapper", "topologies.srv6.routing")
+               "faults.background_load", "lab.inhost.mapper", "topologies.srv6.routing",
+               "lab.plumbing.server_agent")   # here: the ssh to another server's agent (its end cleans that server)
 # Mininet's shell of each node the builder creates: hosts, switches, the controller c0.
 MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
 # Command lines of processes the lab starts (`mrclab-`: the lab's temp files and tags).

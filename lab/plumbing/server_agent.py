@@ -16,7 +16,8 @@ it stops what it started, cleans the lab's traces off the server and exits, free
 The requests (ServerAgent.OPS): the server's name and clock, the pids of its Mininet node
 shells, a command or a shell script in a node's network namespace or the server's own, the switch port
 program's calls by name (a fixed list), kernel files under /proc and /sys, the srv6 routing
-process of this server's planes and its log, and a clean. A line that is not a request gets
+process of this server's planes and its log, the conservation audit's snapshot of its
+switches, and a clean. A line that is not a request gets
 an error reply and is counted; the agent carries on.
 
 Stdout carries replies only: everything else the agent says goes to stderr, which ssh hands
@@ -102,7 +103,7 @@ class ServerAgent:
             "hello": self.hello, "clock": self.clock, "node_pids": self.node_pids,
             "script": self.script, "run": self.run, "port_program": self.port_program, "read": self.read,
             "routing_start": self.routing_start, "routing_stop": self.routing_stop,
-            "routing_log": self.routing_log, "clean": self.clean,
+            "routing_log": self.routing_log, "audit_snapshot": self.audit_snapshot, "clean": self.clean,
         }
 
     # --- the pipe ---------------------------------------------------------------
@@ -248,6 +249,13 @@ class ServerAgent:
             data = f.read()
         end = data.rfind(b"\n") + 1   # whole lines only: the process may be writing one
         return {"text": data[:end].decode(errors="replace"), "next": offset + end}
+
+    def audit_snapshot(self, fabric: dict, switches: list[str]) -> dict:
+        """The conservation audit's snapshot of this server's switches (lab/analysis/audit.py)."""
+        from lab.analysis.audit import snapshot
+        from topologies.fabric import FabricSpec
+
+        return snapshot(FabricSpec.from_dict(fabric), switches)
 
     def clean(self) -> dict:
         """What the lab left on this server, removed (the lab's cleanup, under the lock held)."""

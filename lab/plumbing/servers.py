@@ -29,6 +29,7 @@ from topologies.server_channel import ServerChannel
 
 SERVERS_RECORD = STATE_DIR / "servers.json"
 CLEAN_TIMEOUT_S = 120.0
+AGENT_CLEAN_WAIT_S = 60.0
 
 
 def open_agents(spec: FabricSpec, workdir: Path) -> dict[str, ServerChannel]:
@@ -90,7 +91,9 @@ def clean_servers() -> dict[str, str]:
         return {}
     outcomes, clean = {}, True
     for server in record.servers:
-        remote = f"cd {shlex.quote(record.checkout)} && exec .venv/bin/python lab/run.py clean"
+        # waits for the lock: an agent whose runner died may still be cleaning its server
+        remote = (f"cd {shlex.quote(record.checkout)} && MRCLAB_LOCK_WAIT={AGENT_CLEAN_WAIT_S:g} "
+                  "exec .venv/bin/python lab/run.py clean")
         try:
             done = subprocess.run(["ssh", "-F", record.ssh_config, "-T", "-o", "BatchMode=yes", server, remote],
                                   capture_output=True, text=True, timeout=CLEAN_TIMEOUT_S)

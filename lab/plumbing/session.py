@@ -87,6 +87,12 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
     try:
         session.fabric = dataplane.build(session.controller, cleanup, shaping=shaping, trimming=trimming)
         session.timings["build_s"] = session.fabric.build_s
+        if agents:  # each server's clock against this one's, as its routing records were converted
+            for server, (offset, bound) in session.controller.offsets.items():
+                session.timings[f"clock_offset_s {server}"] = offset
+                session.timings[f"clock_bound_us {server}"] = bound * 1e6
+                print(f"server {server}: its clock {offset:+.6f} s from this one's, within {bound * 1e6:.0f} us "
+                      "(the times it reports are put on this clock)", flush=True)
         yield session
     finally:
         # Teardown must not be cut short by a second Ctrl-C.

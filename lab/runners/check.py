@@ -135,7 +135,10 @@ def run_check(session: Session, seconds: float = 3.0, payload: int = 4096) -> Ch
     result = CheckResult()
     verify_routes(session, result)
     ports = session.fabric.switch_ports()
-    attached = len(set(ports) & set(port_program.all_counters()))
+    counted = set(port_program.all_counters())
+    for agent in session.agents.values():   # another server's ports: its own port program's
+        counted |= set(agent.call("port_program", call="all_counters"))
+    attached = len(set(ports) & counted)
     result.port_program_ports = (attached, len(ports))
     if attached != len(ports):
         result.failures.append(f"the port program is attached to {attached} of {len(ports)} switch ports")

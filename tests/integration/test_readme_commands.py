@@ -54,8 +54,8 @@ COMMAND_PAGES = (README, *(ROOT / "docs" / name for name in
 RESULTS = ROOT / "results"   # where a command typed in the project root writes
 
 # the lab's environment variables a sudo'd command must still see (lock
-# delegation from the no_leftovers fixture, queueing, plan-only)
-LAB_ENV = ("MRCLAB_LOCK_WAIT", "MRCLAB_LOCK_DELEGATED", "MRCLAB_PLAN_ONLY")
+# delegation from the no_leftovers fixture, queueing, plan-only, the servers' ssh config)
+LAB_ENV = ("MRCLAB_LOCK_WAIT", "MRCLAB_LOCK_DELEGATED", "MRCLAB_PLAN_ONLY", "MRCLAB_SSH_CONFIG")
 
 # a program and at least one argument (a bare `python` in prose is not a command line)
 COMMAND = re.compile(r"^(sudo\s+)?(python3?|\.venv/bin/python)\s+\S|^(sudo\s+)?\./[\w.-]+")
@@ -92,6 +92,9 @@ ELSEWHERE = {
     "sudo python lab/run.py run clean --dataplane openflow":
         "tests/integration/test_openflow_run.py::test_run_clean_on_openflow",
     "sudo python lab/run.py check --dataplane openflow": "tests/integration/test_openflow_run.py::test_check_on_openflow",
+    # over two servers, the second the cluster harness's at 198.18.1.2
+    "sudo python lab/run.py run flap --servers localhost,198.18.1.2":
+        "tests/integration/test_spread_run.py::test_run_flap_over_two_servers",
     # the CPU budget, shortened with its own options
     "sudo .venv/bin/python bench/cpu_budget.py": "tests/integration/test_cpu_budget.py::test_cpu_budget_command",
 }

@@ -104,7 +104,7 @@ def test_planes_on_server_b_carry_every_path(server, monkeypatch):
         here = passed(port_program.all_counters(), placement.planes_of("localhost"))
         there = passed(agent.call("port_program", call="all_counters"), placement.planes_of(server.ip))
         # every probe crossed three router ports on its plane's server, counted there; B's ports
-        # have also counted a packet or two more than the probes on one plane (docs/cluster.md)
+        # also counted two packets between its last plane's T0s over T1 1 (docs/cluster.md)
         assert here == 3 * paths_per_server and there >= 3 * paths_per_server, (here, there)
     finally:
         fabric.stop()

@@ -4,7 +4,8 @@ opens B's agent, builds the fabric with B's port program attached through it, ro
 server's plane by its own routing process and merges their logs on this machine's clock. A
 link flap on B's plane goes through B's agent, breaks exactly its routes, is withdrawn by B's
 routing process (its record on this clock, within the offset's bound) and repaired; the
-fabric is proved healthy before and after, and nothing is left on either server.
+fabric is proved healthy before and after; the conservation audit reads both servers and the
+tunnels, and names nothing unexplained; nothing is left on either server.
 
 Root only; hold the machine's lock around it (`flock /tmp/labrun.lock python -m pytest ...`)."""
 
@@ -29,6 +30,7 @@ def server(no_leftovers):
 def test_a_session_over_two_servers_routes_flaps_and_cleans_both(server, monkeypatch):
     from faults.injectors import fabric_healthy, make_injector
     from faults.model import FaultEvent
+    from lab.analysis import audit
     from lab.plumbing import servers
     from lab.plumbing.session import lab_session
     from topologies.fabric import FabricSpec
@@ -72,6 +74,14 @@ def test_a_session_over_two_servers_routes_flaps_and_cleans_both(server, monkeyp
             injector.repair()
         assert broken_routes(fabric) == ""
         fabric_healthy(session, timeout=HOLD + 10)
+
+        # conservation over both servers: B's switches through its agent, the cables' tunnels
+        before = audit.snapshot(spec)
+        assert {"t0p1r0", "t1p1s1", "tunnel:6", "tunnel:7"} <= {str(e["switch"]) for e in before.values()}
+        verify_routes(fabric)
+        counted = audit.conservation(before, audit.settled_snapshot(spec))
+        assert counted.sent > 0 and counted.unexplained_per_link == {}, counted
+        assert counted.named_drops["tunnel"] == 0
     assert patch_namespaces() == [] and servers.recorded_servers() is None
     assert server.ssh("ip netns list").strip() == ""
     assert server.ssh("ls /sys/fs/bpf/mrclab 2>/dev/null || true").strip() == ""

@@ -1,6 +1,6 @@
 """Conservation audit arithmetic on synthetic snapshots (no fabric)."""
 
-from lab.analysis.audit import NAMED, OVS_RX_BATCH, conservation, switches_cut_off
+from lab.analysis.audit import NAMED, OVS_RX_BATCH, conservation, switches_cut_off, tunnel_entries
 from topologies.fabric import DEFAULT_FABRIC as SPEC
 
 
@@ -49,3 +49,16 @@ def test_which_switches_a_fault_cuts_off():
     assert switches_cut_off(SPEC, "switch_reboot", "t1p4s1") == {"t1p4s1", "t0p4r0", "t0p4r1"}
     assert switches_cut_off(SPEC, "plane_down", "plane6") == {"t0p6r0", "t0p6r1", "t1p6s0", "t1p6s1"}
     assert switches_cut_off(SPEC, "blackhole", "t0p2r1-t1p2s0") == set()  # counted by the port program
+
+
+def test_a_crossing_cables_loss_is_named_tunnel_not_unexplained():
+    from topologies.placement import place_planes
+
+    placement = place_planes(SPEC, ["localhost", "198.18.1.2"])
+    crossing = placement.crossing_cables()
+    before = tunnel_entries(placement, {c: (0, 0) for c in crossing}, {"198.18.1.2": {c: (0, 0) for c in crossing}})
+    lost_in_one = {c: (10, 10) for c in crossing} | {crossing[0]: (10, 7)}   # 3 never came out of cable 0
+    after = tunnel_entries(placement, lost_in_one, {"198.18.1.2": {c: (5, 5) for c in crossing}})
+    result = conservation(before, after)
+    assert result.named_drops["tunnel"] == 3 and result.unexplained_per_link == {}
+    assert len(after) == 16 and after[f"tunnel:{crossing[0]}"]["rx"] == 15

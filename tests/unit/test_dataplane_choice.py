@@ -46,3 +46,19 @@ def test_run_override_and_what_srv6_refuses(capsys, tmp_path):
     assert refused.value.exit_code == 2
     assert "fault kind datapath_pause does not run on the srv6 data plane" in " ".join(
         capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("scenario, servers, says", [
+    ("flap", "localhost,localhost", "named twice"),
+    ("controller-crash", "localhost,198.18.1.2", "controller_kill does not run over several servers"),
+])
+def test_run_servers_override_refuses_in_one_line(capsys, scenario, servers, says):
+    with pytest.raises(typer.Exit):
+        load_run(scenario, None, None, None, None, servers=servers)
+    captured = capsys.readouterr()
+    assert says in captured.err + captured.out
+
+
+def test_run_servers_override_places_the_fabric():
+    spread = load_run("flap", None, None, None, None, servers="localhost, 198.18.1.2").fabric
+    assert spread.servers == ("localhost", "198.18.1.2") and spread.to_dict()["servers"] == ["localhost", "198.18.1.2"]

@@ -88,3 +88,12 @@ def test_each_server_routes_its_own_planes():
     assert planes_of_server(spread, None) == planes_of_server(DEFAULT_FABRIC, "localhost") == list(range(8))
     with pytest.raises(FabricError, match="not one of the fabric's"):
         planes_of_server(spread, "elsewhere")
+
+
+def test_a_fabric_over_several_servers_refuses_a_controller_kill_in_one_line():
+    from topologies.dataplanes import dataplane_for
+
+    spread = dataplane_for(FabricSpec(servers=("localhost", B)))
+    assert "each server runs the routing of its own planes" in spread.refusal(["controller_kill", "link_flap"])
+    assert spread.refusal(["link_flap"]) is None and dataplane_for(DEFAULT_FABRIC).refusal(["controller_kill"]) is None
+    assert "no datapath process" in spread.refusal(["datapath_pause"])

@@ -105,6 +105,15 @@ class Srv6DataPlane(DataPlane):
         return check_routes(session.fabric)
 
     # ---- faults ---------------------------------------------------------------------
+    def refusal(self, kinds) -> str | None:
+        """Also: over several servers the routing is one process per server, none of them
+        "the controller" a controller_kill would stop."""
+        refused = [super().refusal(kinds)]
+        if "controller_kill" in kinds and placement_of(self.spec) is not None:
+            refused.append("fault kind controller_kill does not run over several servers: each server runs "
+                           "the routing of its own planes (docs/cluster.md)")
+        return "; ".join(line for line in refused if line) or None
+
     def switch_reboot(self, session, switch: str, own: list) -> faults.RouterReboot:
         return faults.RouterReboot(session, switch, own)
 
