@@ -492,10 +492,15 @@ def check_figures(spec: FabricSpec, result, timings: dict) -> dict:
 
 
 @app.command()
-def clean(json_path: JsonPath = None) -> None:
-    """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls)."""
+def clean(servers_arg: Annotated[Optional[str], typer.Option(
+        "--servers", help="Also clean these servers (comma-separated, this one first), reached by ssh with "
+                          "$MRCLAB_SSH_CONFIG (docs/cluster.md).")] = None,
+          json_path: JsonPath = None) -> None:
+    """Remove every trace of the lab (processes, bridges, veths, BPF pins, sysctls), here and on
+    the other servers of the last session (or of --servers)."""
     # imported here: start-up time (the module docstring)
     from lab.plumbing import cleanup, servers
+    from topologies.build import BuildError
 
     if os.geteuid() != 0:
         fail("clean needs root: run it with sudo")
@@ -505,7 +510,10 @@ def clean(json_path: JsonPath = None) -> None:
     remaining = {k: v for k, v in left.items() if v}
     if remaining:
         console.print(f"[red]still present:[/] {remaining}", highlight=False)
-    elsewhere = servers.clean_servers()   # the last session's other servers, if it had any
+    try:   # the last session's other servers, if it had any, and those named (servers_arg: `servers` is the module)
+        elsewhere = servers.clean_servers(servers_option(servers_arg)[1:])
+    except BuildError as exc:
+        fail(str(exc))
     for server, said in elsewhere.items():
         console.print(f"server {server}: {said}", highlight=False)
     unclean = sorted(server for server, said in elsewhere.items() if said.startswith("failed"))

@@ -11,8 +11,10 @@ from lab.analysis.fidelity_sample import FidelitySample
 
 
 def cpu_totals(samples: Sequence[FidelitySample]) -> list[float]:
-    """Total CPU use (%) of each sample: the mean over its cores (100 = every core busy)."""
-    return [float(np.mean(s.cpu_per_core)) if s.cpu_per_core else 0.0 for s in samples]
+    """Total CPU use (%) of each sample: the mean over its cores (100 = every core busy); over
+    several servers the busiest server's (any one saturated bounds the emulation)."""
+    return [max([float(np.mean(cores)) for cores in (s.cpu_per_core, *s.server_cpu.values()) if cores] or [0.0])
+            for s in samples]
 
 
 CPU_BOUND_THRESHOLD = 85.0  # % of every core, mean over cores

@@ -28,6 +28,7 @@ from lab.analysis.route_records import Route
 from topologies import port_program
 from topologies.placement import placement_of
 from topologies.remote import stub_counters
+from topologies.server_channel import open_channels
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -53,6 +54,11 @@ def host_facing_ports(spec: FabricSpec) -> dict[int, list[str]]:
         if link.kind == "host-t0":
             ports[link.plane].append(spec.switch_intf(link.b, link.b_port))
     return ports
+
+
+def busy_per_core(before: list, after: list) -> list[float]:
+    """% busy per core between two read_cpu_times() readings."""
+    return [round(100.0 * (b1 - b0) / max(t1 - t0, 1), 1) for (b0, t0), (b1, t1) in zip(before, after)]
 
 
 def crossing_ports(spec: FabricSpec) -> dict[str, int]:
@@ -98,6 +104,8 @@ class FidelityMonitor:
         self.spec, self.t0, self.interval = spec, t0, interval
         self.ports = host_facing_ports(spec)
         self.crossing = crossing_ports(spec)
+        placement = placement_of(spec)
+        self.servers = set(placement.servers[1:]) if placement else set()   # sampled through their agents
         self.samples: list[FidelitySample] = []
         self.busy_core_s = 0.0  # CPU time the whole machine spent busy while watched, in core-seconds
         self._taken_at: list[float] = []  # CLOCK_MONOTONIC of each sample, for rebase()
@@ -112,20 +120,27 @@ class FidelityMonitor:
 
         return [sum(sent_into(p) for p in self.ports[plane]) for plane in range(self.spec.planes)]
 
+    def _server_cpu_times(self) -> dict[str, list]:
+        """Each other server's /proc/stat core times, through its agent (over several servers)."""
+        return {server: channel.call("cpu_times") for server, channel in open_channels().items()
+                if server in self.servers}
+
     def _run(self) -> None:
         cpu, planes, last = read_cpu_times(), self._plane_bytes(), time.monotonic()
+        elsewhere = self._server_cpu_times()
         while not self._stop.wait(self.interval):
             now_cpu, now_planes, now = read_cpu_times(), self._plane_bytes(), time.monotonic()
+            now_elsewhere = self._server_cpu_times()
             dt = now - last
             self._taken_at.append(now)
             sample = FidelitySample(
-                t=round(now - self.t0, 3),
-                cpu_per_core=[round(100.0 * (b1 - b0) / max(t1 - t0, 1), 1)
-                              for (b0, t0), (b1, t1) in zip(cpu, now_cpu)],
-                plane_bps=[round(8 * (b - a) / dt) for a, b in zip(planes, now_planes)])
+                t=round(now - self.t0, 3), cpu_per_core=busy_per_core(cpu, now_cpu),
+                plane_bps=[round(8 * (b - a) / dt) for a, b in zip(planes, now_planes)],
+                server_cpu={server: busy_per_core(elsewhere[server], times) for server, times in now_elsewhere.items()
+                            if server in elsewhere})
             self.samples.append(sample)
             self.busy_core_s += sum(sample_pct / 100.0 for sample_pct in sample.cpu_per_core) * dt
-            cpu, planes, last = now_cpu, now_planes, now
+            cpu, planes, last, elsewhere = now_cpu, now_planes, now, now_elsewhere
 
     def rebase(self, t0: float) -> None:
         """Count every sample's t from t0 (the job's start, known only once it began)."""

@@ -20,10 +20,12 @@ class FidelitySample:
     t: float                                           # s on the run's clock (the job's start: 0)
     cpu_per_core: list = field(default_factory=list)   # % busy per core
     plane_bps: list = field(default_factory=list)      # bits/s into the hosts, per plane
+    server_cpu: dict = field(default_factory=dict)     # over several servers: each other's % busy per core
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "FidelitySample":
         return cls(**known_fields(cls, data))
 
     def to_dict(self) -> dict:
-        return {"t": self.t, "cpu_per_core": self.cpu_per_core, "plane_bps": self.plane_bps}
+        out = {"t": self.t, "cpu_per_core": self.cpu_per_core, "plane_bps": self.plane_bps}
+        return out | ({"server_cpu": self.server_cpu} if self.server_cpu else {})

@@ -12,7 +12,7 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
     events.jsonl       one RunEvent (lab/analysis/event_record.py) per line, in time order as given
     counters.json      {transport: {host: counters + per-path counters}}
     fidelity.json      {transport: [FidelitySample, ...]} (lab/analysis/fidelity_sample.py):
-                       {"t", "cpu_per_core", "plane_bps"}
+                       {"t", "cpu_per_core", "plane_bps"} (over several servers also "server_cpu")
     conservation.json  {transport: Conservation} (lab/analysis/conservation_record.py): "sent",
                        "received", (srv6) "routers_own", "named_drops", "unexplained_per_link"
     summary.json       lab.analysis.summary.summarize() output: {transport: TransportSummary}

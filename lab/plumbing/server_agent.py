@@ -17,7 +17,7 @@ The requests (ServerAgent.OPS): the server's name and clock, the pids of its Min
 shells, a command or a shell script in a node's network namespace or the server's own, the switch port
 program's calls by name (a fixed list), kernel files under /proc and /sys, the srv6 routing
 process of this server's planes and its log, the conservation audit's snapshot of its
-switches, and a clean. A line that is not a request gets
+switches, its CPU times (the fidelity monitor's), and a clean. A line that is not a request gets
 an error reply and is counted; the agent carries on.
 
 Stdout carries replies only: everything else the agent says goes to stderr, which ssh hands
@@ -103,7 +103,7 @@ class ServerAgent:
             "hello": self.hello, "clock": self.clock, "node_pids": self.node_pids,
             "script": self.script, "run": self.run, "port_program": self.port_program, "read": self.read,
             "routing_start": self.routing_start, "routing_stop": self.routing_stop,
-            "routing_log": self.routing_log, "audit_snapshot": self.audit_snapshot, "clean": self.clean,
+            "routing_log": self.routing_log, "audit_snapshot": self.audit_snapshot, "cpu_times": self.cpu_times, "clean": self.clean,
         }
 
     # --- the pipe ---------------------------------------------------------------
@@ -249,6 +249,12 @@ class ServerAgent:
             data = f.read()
         end = data.rfind(b"\n") + 1   # whole lines only: the process may be writing one
         return {"text": data[:end].decode(errors="replace"), "next": offset + end}
+
+    def cpu_times(self) -> list:
+        """This server's per-core (busy, total) jiffies (the fidelity monitor's reading)."""
+        from lab.analysis.fidelity import read_cpu_times
+
+        return read_cpu_times()
 
     def audit_snapshot(self, fabric: dict, switches: list[str]) -> dict:
         """The conservation audit's snapshot of this server's switches (lab/analysis/audit.py)."""

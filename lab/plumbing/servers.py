@@ -83,25 +83,30 @@ def recorded_servers() -> ServersRecord | None:
     return record if isinstance(record.servers, list) else None
 
 
-def clean_servers() -> dict[str, str]:
-    """`lab/run.py clean` run on each server of the last session's record; server -> what
-    it said (its last line). The record goes once every server is clean."""
+def clean_servers(named: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """`lab/run.py clean` run on each server of the last session's record and on each server
+    `named` (reached with $MRCLAB_SSH_CONFIG); server -> what it said (its last line). The
+    record goes once every server it names is clean."""
     record = recorded_servers()
-    if record is None:
-        return {}
-    outcomes, clean = {}, True
-    for server in record.servers:
-        # waits for the lock: an agent whose runner died may still be cleaning its server
-        remote = (f"cd {shlex.quote(record.checkout)} && MRCLAB_LOCK_WAIT={AGENT_CLEAN_WAIT_S:g} "
-                  "exec .venv/bin/python lab/run.py clean")
-        try:
-            done = subprocess.run(["ssh", "-F", record.ssh_config, "-T", "-o", "BatchMode=yes", server, remote],
-                                  capture_output=True, text=True, timeout=CLEAN_TIMEOUT_S)
-            said = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
-            outcomes[server] = said[0] if done.returncode == 0 else f"failed: {said[0]}"
-            clean = clean and done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            outcomes[server], clean = f"failed: {exc}", False
-    if clean:
+    reach = {server: (record.ssh_config, record.checkout) for server in record.servers} if record else {}
+    if named:
+        config = str(ssh_config())
+        reach |= {server: reach[server] if server in reach else (config, str(PROJECT_ROOT)) for server in named}
+    outcomes = {server: _clean_server(server, *how) for server, how in reach.items()}
+    if record and all(not outcomes[server].startswith("failed") for server in record.servers):
         SERVERS_RECORD.unlink(missing_ok=True)
     return outcomes
+
+
+def _clean_server(server: str, config: str, checkout: str) -> str:
+    """The last line `lab/run.py clean` said on `server` ("failed: ..." if it failed)."""
+    # waits for the lock: an agent whose runner died may still be cleaning its server
+    remote = (f"cd {shlex.quote(checkout)} && MRCLAB_LOCK_WAIT={AGENT_CLEAN_WAIT_S:g} "
+              "exec .venv/bin/python lab/run.py clean")
+    try:
+        done = subprocess.run(["ssh", "-F", config, "-T", "-o", "BatchMode=yes", server, remote],
+                              capture_output=True, text=True, timeout=CLEAN_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"failed: {exc}"
+    said = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
+    return said[0] if done.returncode == 0 else f"failed: {said[0]}"

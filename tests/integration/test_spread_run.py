@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 pytest.importorskip("mininet.examples.cluster")
 RUN_SPREAD = "sudo python lab/run.py run flap --servers localhost,198.18.1.2"
 CLEAN = "sudo python lab/run.py clean"
+CLEAN_NAMED = "sudo python lab/run.py clean --servers localhost,198.18.1.2"
 CHECK_SPREAD = "sudo python lab/run.py check --servers localhost,198.18.1.2"
 
 
@@ -64,6 +65,8 @@ def test_run_flap_over_two_servers(server, tmp_path):
     config = json.loads((run_dir / "config.json").read_text())
     assert config["fabric"]["servers"] == ["localhost", server.ip]
     assert abs(config["timings"][f"clock_offset_s {server.ip}"] - SKEWED_CLOCK_S) < 0.01
+    fidelity = json.loads((run_dir / "fidelity.json").read_text())
+    assert all(server.ip in sample["server_cpu"] for sample in fidelity["mrc"]), fidelity["mrc"][:2]
     conservation = json.loads((run_dir / "conservation.json").read_text())
     assert all(c["named_drops"]["tunnel"] == 0 for c in conservation.values()), conservation
     assert nothing_on(server) == {} and patch_namespaces() == []
@@ -102,3 +105,14 @@ def test_check_over_two_servers(server, tmp_path):
     last = figures["conservation_attempts"][-1]
     assert figures["conservation_sent"] > 0 and last["sent"] == last["received"]
     assert nothing_on(server) == {} and patch_namespaces() == []
+
+
+def test_clean_reaches_the_servers_it_is_given(server):
+    """No session recorded B, yet `clean --servers` cleans it: what a lab left there goes."""
+    server.ssh("ip netns add mrclab-xlink && (setsid python3 -c 'import time; time.sleep(600)' mininet:t0p4r0 "
+               "</dev/null >/dev/null 2>&1 &)")
+    assert set(nothing_on(server)) == {"netns", "processes"}
+    done = run_typed(CLEAN_NAMED, timeout=300)
+    assert done.returncode == 0, tail(done)
+    assert f"server {server.ip}: removed: 1 processes" in done.stdout
+    assert nothing_on(server) == {}

@@ -363,3 +363,15 @@ def test_median_srtt_over_sending_connections_and_baseline_rails():
                                                                   {"srtt": None}]}}}}
     assert median_srtt(baseline) == 0.03
     assert median_srtt({}) is None
+
+
+def test_over_several_servers_the_busiest_server_decides_cpu_bound():
+    from lab.analysis.cpu_samples import cpu_bound, cpu_totals
+
+    quiet_runner_busy_b = [FidelitySample(t=float(i), cpu_per_core=[30, 30], server_cpu={"b": [95, 90]})
+                           for i in range(5)]
+    assert cpu_totals(quiet_runner_busy_b) == [92.5] * 5 and cpu_bound(quiet_runner_busy_b)
+    both_quiet = [FidelitySample(t=0.0, cpu_per_core=[30, 30], server_cpu={"b": [40, 20]})]
+    assert cpu_totals(both_quiet) == [30.0] and not cpu_bound(both_quiet)
+    assert FidelitySample.from_dict(quiet_runner_busy_b[0].to_dict()) == quiet_runner_busy_b[0]
+    assert "server_cpu" not in FidelitySample(t=0.0, cpu_per_core=[1]).to_dict()   # one server: as before
