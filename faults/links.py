@@ -71,10 +71,10 @@ def resolve_link(fabric, target: str) -> tuple[End, End]:
 
 def switch_end(fabric, switch: Switch | str, port: int) -> End:
     """A switch port, in the namespace that holds its switch's ports."""
-    remote = fabric.access(switch) if hasattr(fabric, "access") else None
-    if isinstance(remote, RemoteNode):
-        return End(fabric.spec.switch_intf(switch, port), None, str(switch), remote)
-    return End(fabric.spec.switch_intf(switch, port), fabric.switch_namespace_pid(switch), str(switch))
+    node, ifname = fabric.access(switch), fabric.spec.switch_intf(switch, port)
+    if isinstance(node, RemoteNode):
+        return End(ifname, None, str(switch), node)
+    return End(ifname, node.pid, str(switch))
 
 
 def switch_ends(fabric, switch: str) -> list[tuple[End, End]]:

@@ -22,6 +22,7 @@ from typing import Callable, Protocol
 from topologies.fabric import FabricError, FabricSpec
 from topologies.mapper_probe_wire import MapperProbes
 from topologies.names import Switch
+from topologies.node_access import LocalNode, RemoteNode
 
 
 class Fabric(Protocol):
@@ -37,8 +38,9 @@ class Fabric(Protocol):
     def switch_ports(self) -> list[str]:
         """Every switch port's interface name."""
 
-    def switch_namespace_pid(self, switch: Switch | str) -> int | None:
-        """A process in the namespace holding `switch`'s ports; None: the root namespace."""
+    def access(self, switch: Switch | str) -> LocalNode | RemoteNode:
+        """Where commands on `switch`'s ports run: its namespace here (LocalNode, pid None for
+        the root namespace), or its server's agent (RemoteNode, topologies/node_access.py)."""
 
     def stop(self) -> None:
         """Tear the fabric down; the lab's cleanup removes whatever remains."""

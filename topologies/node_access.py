@@ -24,7 +24,6 @@ class LocalNode:
     (None: the root namespace)."""
 
     pid: int | None
-    name: str = field(default="", compare=False)
 
     def run(self, argv: list[str], input: str | None = None, timeout: float = 60.0,
             error: type[Exception] = CommandError) -> str:
@@ -34,13 +33,6 @@ class LocalNode:
     def ip(self, args: list[str], input: str | None = None, timeout: float = 60.0,
            error: type[Exception] = CommandError) -> str:
         return self.run(["ip", *args], input=input, timeout=timeout, error=error)
-
-    def read(self, path: str) -> str:
-        """A /proc/net file of the node's namespace."""
-        if self.pid:
-            path = path.replace("/proc/net/", f"/proc/{self.pid}/net/", 1)
-        with open(path) as f:
-            return f.read()
 
 
 @dataclass(frozen=True)
@@ -68,12 +60,6 @@ class RemoteNode:
     def ip(self, args: list[str], input: str | None = None, timeout: float = 60.0,
            error: type[Exception] = CommandError) -> str:
         return self.run(["ip", *args], input=input, timeout=timeout, error=error)
-
-    def read(self, path: str) -> str:
-        text = self.agent.call("read", paths=[path], node=self.name)[path]
-        if text is None:
-            raise OSError(f"{path} of {self.name} on {self.server} cannot be read")
-        return text
 
     def port_program(self, call: str, *args) -> Any:
         from topologies.port_maps import PortCfg

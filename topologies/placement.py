@@ -41,6 +41,10 @@ class Placement:
             return self.servers[0]
         return self.server_of_plane(Switch.parse(name).plane)
 
+    def switches_of(self, server: str) -> list[str]:
+        """The switches (by name) of the server's planes."""
+        return [name for name in self.spec.switch_names if self.server_of(name) == server]
+
     def crossing_cables(self) -> list[int]:
         """Indices in spec.links of the cables whose ends are on different servers."""
         return [i for i, link in enumerate(self.spec.links)

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from topologies.build import BuildError
 from topologies.carrier_relay import STUB_PREFIX
+from topologies.commands import run_command
 from topologies.fabric import FabricSpec
 
 SSH_CONFIG_ENV = "MRCLAB_SSH_CONFIG"
@@ -296,29 +297,18 @@ def clean_patch_namespace() -> bool:
     return True
 
 
-# What the crossing cables' stubs have counted on a server: `ip` run there prints it, this
-# parses it (the audit reads another server's through its agent, the same command)
-STUB_COUNTERS_COMMAND = ["ip", "-n", PATCH_NETNS, "-j", "-s", "link", "show"]
-
-
-def parse_stub_counters(text: str) -> dict[int, dict[str, int]]:
-    """STUB_COUNTERS_COMMAND's output -> cable -> the stub's {rx,tx}_{packets,bytes}: rx is
-    what it took from its port into the tunnel, tx what it gave its port from the tunnel."""
+def stub_counters() -> dict[int, dict[str, int]]:
+    """This server's crossing cables' stubs: cable -> {rx,tx}_{packets,bytes}, rx what the stub
+    took from its port into the tunnel, tx what it gave its port from it; {} with none (another
+    server's come through its agent)."""
+    if not patch_namespaces():
+        return {}
+    shown = run_command(["ip", "-n", PATCH_NETNS, "-j", "-s", "link", "show"], timeout=10, error=RemoteError).stdout
     counters = {}
-    for link in json.loads(text or "[]"):
+    for link in json.loads(shown or "[]"):
         name = link["ifname"]
         if name.startswith(STUB_PREFIX):
             stats = link["stats64"]
             counters[int(name[len(STUB_PREFIX):])] = {f"{way}_{unit}": stats[way][unit]
                                                       for way in ("rx", "tx") for unit in ("packets", "bytes")}
     return counters
-
-
-def stub_counters() -> dict[int, dict[str, int]]:
-    """This server's crossing cables' stub counters (parse_stub_counters); {} with none."""
-    if not patch_namespaces():
-        return {}
-    done = subprocess.run(STUB_COUNTERS_COMMAND, capture_output=True, text=True, timeout=10, check=False)
-    if done.returncode:
-        raise RemoteError(f"{' '.join(STUB_COUNTERS_COMMAND)}: {done.stderr.strip()}")
-    return parse_stub_counters(done.stdout)

@@ -215,6 +215,19 @@ class RoutingEmulation:
             f.write(json.dumps(record) + "\n")
 
 
+def read_new_lines(path: Path, offset: int) -> tuple[str, int]:
+    """A log's whole lines from byte `offset` on (the writer may be in the middle of one) and
+    the offset to read from next; ("", offset) while the file does not exist."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        return "", offset
+    end = data.rfind(b"\n") + 1
+    return data[:end].decode(errors="replace"), offset + end
+
+
 def read_routing_log(path: Path) -> list[dict]:
     """Every record of a routing log (missing file: none)."""
     try:

@@ -47,7 +47,7 @@ from topologies import netns, port_program
 from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Plane, Switch, T0T1Link
 from topologies.placement import placement_of
-from topologies.remote import STUB_COUNTERS_COMMAND, parse_stub_counters, stub_counters
+from topologies.remote import stub_counters
 from topologies.server_channel import open_channels
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
@@ -126,9 +126,9 @@ def _spread_snapshot(spec: FabricSpec, placement) -> dict:
         raise RuntimeError(f"the audit needs the agents of {', '.join(missing)}: no channel to them is open")
     with ThreadPoolExecutor(len(placement.servers) - 1) as pool:
         theirs = [pool.submit(channels[server].call, "audit_snapshot", fabric=spec.to_dict(),
-                              switches=[s for s in spec.switch_names if placement.server_of(s) == server])
+                              switches=placement.switches_of(server))
                   for server in placement.servers[1:]]
-        out = snapshot(spec, [s for s in spec.switch_names if placement.server_of(s) == here])
+        out = snapshot(spec, placement.switches_of(here))
         cables = {server: pool.submit(_stub_counts, channels[server]) for server in placement.servers[1:]}
         stubs_here = _stub_counts(None)
         for future in theirs:
@@ -139,14 +139,8 @@ def _spread_snapshot(spec: FabricSpec, placement) -> dict:
 def _stub_counts(channel) -> dict[int, tuple[int, int]]:
     """Each crossing cable's stub in this server's patch namespace (channel None) or another's:
     cable -> (packets it took from its port into the tunnel, packets it gave its port)."""
-    if channel is None:
-        counters = stub_counters()
-    else:
-        done = channel.call("run", argv=STUB_COUNTERS_COMMAND)
-        if done["rc"]:
-            raise RuntimeError(f"{channel.server}: {' '.join(STUB_COUNTERS_COMMAND)}: {done['stderr'].strip()}")
-        counters = parse_stub_counters(done["stdout"])
-    return {cable: (c["rx_packets"], c["tx_packets"]) for cable, c in counters.items()}
+    counters = stub_counters() if channel is None else channel.call("stub_counters")
+    return {int(cable): (c["rx_packets"], c["tx_packets"]) for cable, c in counters.items()}  # JSON keys: str
 
 
 def tunnel_entries(placement, here: dict, elsewhere: dict) -> dict:

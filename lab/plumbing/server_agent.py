@@ -14,10 +14,10 @@ at the end of its input (the runner closed it, or died and ssh closed it) or on 
 it stops what it started, cleans the lab's traces off the server and exits, freeing the lock.
 
 The requests (ServerAgent.OPS): the server's name and clock, the pids of its Mininet node
-shells, a command or a shell script in a node's network namespace or the server's own, the switch port
+shells, a command in a node's network namespace or the server's own, the switch port
 program's calls by name (a fixed list), kernel files under /proc and /sys, the srv6 routing
 process of this server's planes and its log, the conservation audit's snapshot of its
-switches, its CPU times (the fidelity monitor's), and a clean. A line that is not a request gets
+switches and its crossing cables' counts, its CPU times (the fidelity monitor's), and a clean. A line that is not a request gets
 an error reply and is counted; the agent carries on.
 
 Stdout carries replies only: everything else the agent says goes to stderr, which ssh hands
@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,6 +42,7 @@ from typing import Any, Callable
 
 from topologies.netns import nsenter
 from topologies.project import PROJECT_ROOT
+from topologies.routing import read_new_lines
 
 PROTOCOL = 1
 # The port program's calls a runner may make on a server: its build and its live changes,
@@ -50,7 +52,7 @@ PORT_PROGRAM_CALLS = ("check_prerequisites", "attach_many", "detach", "counters"
                       "set_drop_probability", "set_trimming", "set_ecn", "set_lab_trimming",
                       "lab_trimming")
 READABLE_ROOTS = ("/proc/", "/sys/")
-SCRIPT_TIMEOUT_S = 60.0
+COMMAND_TIMEOUT_S = 60.0
 REQUEST_SHAPE = 'a request is {"id": N, "op": NAME, "args": {...}}'
 
 
@@ -100,10 +102,11 @@ class ServerAgent:
         self.routing_log_path: Path | None = None   # its log, kept after it stops
         self.workdir: Path | None = None
         self.OPS: dict[str, Callable[..., Any]] = {
-            "hello": self.hello, "clock": self.clock, "node_pids": self.node_pids,
-            "script": self.script, "run": self.run, "port_program": self.port_program, "read": self.read,
-            "routing_start": self.routing_start, "routing_stop": self.routing_stop,
-            "routing_log": self.routing_log, "audit_snapshot": self.audit_snapshot, "cpu_times": self.cpu_times, "clean": self.clean,
+            "hello": self.hello, "clock": self.clock, "node_pids": self.node_pids, "run": self.run,
+            "port_program": self.port_program, "read": self.read, "routing_start": self.routing_start,
+            "routing_stop": self.routing_stop, "routing_log": self.routing_log,
+            "audit_snapshot": self.audit_snapshot, "stub_counters": self.stub_counters,
+            "cpu_times": self.cpu_times, "clean": self.clean,
         }
 
     # --- the pipe ---------------------------------------------------------------
@@ -152,18 +155,8 @@ class ServerAgent:
     def _pid(self, node: str) -> int:
         return self.node_pids([node])[node]
 
-    def script(self, text: str, node: str | None = None, timeout: float = SCRIPT_TIMEOUT_S) -> dict:
-        """`sh -s` given `text`, in `node`'s network namespace (None: the server's own)."""
-        prefix = nsenter(self._pid(node)) if node else []
-        try:
-            done = subprocess.run([*prefix, "sh", "-s"], input=text, capture_output=True, text=True,
-                                  timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise RequestError(f"the script{' in ' + node if node else ''} ran over {timeout} s") from None
-        return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
-
     def run(self, argv: list[str], node: str | None = None, input: str | None = None,
-            timeout: float = SCRIPT_TIMEOUT_S) -> dict:
+            timeout: float = COMMAND_TIMEOUT_S) -> dict:
         """One command (argv, no shell), in `node`'s network namespace (None: the server's own)."""
         if not argv or not all(isinstance(word, str) for word in argv):
             raise RequestError("argv is a non-empty list of strings")
@@ -241,14 +234,10 @@ class ServerAgent:
 
     def routing_log(self, offset: int = 0) -> dict:
         """The routing log's text from byte `offset` on, and the offset to ask from next."""
-        path = self.routing_log_path
-        if path is None or not path.exists():
+        if self.routing_log_path is None:
             return {"text": "", "next": offset}
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1   # whole lines only: the process may be writing one
-        return {"text": data[:end].decode(errors="replace"), "next": offset + end}
+        text, following = read_new_lines(self.routing_log_path, offset)
+        return {"text": text, "next": following}
 
     def cpu_times(self) -> list:
         """This server's per-core (busy, total) jiffies (the fidelity monitor's reading)."""
@@ -262,6 +251,12 @@ class ServerAgent:
         from topologies.fabric import FabricSpec
 
         return snapshot(FabricSpec.from_dict(fabric), switches)
+
+    def stub_counters(self) -> dict:
+        """This server's crossing cables' stub counters (topologies/remote.py), by cable."""
+        from topologies.remote import stub_counters
+
+        return stub_counters()
 
     def clean(self) -> dict:
         """What the lab left on this server, removed (the lab's cleanup, under the lock held)."""
@@ -277,7 +272,7 @@ class ServerAgent:
             self.clean()
         finally:
             if self.workdir is not None:
-                subprocess.run(["rm", "-rf", str(self.workdir)], check=False)
+                shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def main() -> int:

@@ -44,7 +44,6 @@ class Session:
     dataplane: DataPlane
     controller: ControlProcess  # the data plane's control process
     fabric: Fabric | None = None
-    agents: dict = field(default_factory=dict)  # other servers' agents (lab/plumbing/servers.py)
     timings: dict = field(default_factory=dict)
 
 
@@ -76,8 +75,7 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
     agents = {}
     try:
         agents = dataplane.agents = servers.open_agents(spec, workdir)
-        session = Session(spec, workdir, dataplane, dataplane.control_process(workdir, convergence_delay, hold_down),
-                          agents=agents)
+        session = Session(spec, workdir, dataplane, dataplane.control_process(workdir, convergence_delay, hold_down))
     except BaseException:
         servers.close_agents(agents)
         signal.signal(signal.SIGTERM, old_term)
@@ -103,7 +101,7 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
                 session.fabric.stop()
             session.controller.stop()
         finally:
-            servers.close_agents(session.agents)
+            servers.close_agents(agents)
             cleanup.clean()
             session.timings["teardown_s"] = time.monotonic() - started
             signal.signal(signal.SIGINT, signal.default_int_handler)

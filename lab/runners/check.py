@@ -136,7 +136,7 @@ def run_check(session: Session, seconds: float = 3.0, payload: int = 4096) -> Ch
     verify_routes(session, result)
     ports = session.fabric.switch_ports()
     counted = set(port_program.all_counters())
-    for agent in session.agents.values():   # another server's ports: its own port program's
+    for agent in session.dataplane.agents.values():   # another server's ports: its own port program's
         counted |= set(agent.call("port_program", call="all_counters"))
     attached = len(set(ports) & counted)
     result.port_program_ports = (attached, len(ports))

@@ -68,19 +68,19 @@ def test_the_agent_holds_server_bs_lock_and_reads_its_clock(server, tmp_path):
 
 def test_the_port_program_runs_in_a_node_of_b_and_the_session_end_cleans_b(server, tmp_path):
     with channel_to(server, tmp_path) as b:
-        b.call("script", text=FAKE_ROUTER)
+        b.call("run", argv=["sh", "-c", FAKE_ROUTER])
         assert wait_until(lambda: traces_on(server)["nodes"] != "", 10, interval=0.2)
         assert b.call("node_pids", names=[NODE]) == {NODE: int(traces_on(server)["nodes"])}   # a B pid
         b.call("port_program", call="check_prerequisites")
         b.call("port_program", call="attach_many", args=[{PORT: PortConfig(rate_bps=10_000_000).to_json()}],
                netns={PORT: NODE})
-        b.call("script", node=NODE, text=f"ping -c 3 -i 0.05 -W 1 -I {PORT} ff02::1%{PORT} >/dev/null 2>&1; true")
+        b.call("run", node=NODE, argv=["ping", "-c", "3", "-i", "0.05", "-W", "1", "-I", PORT, f"ff02::1%{PORT}"])
         counters = b.call("port_program", call="counters", args=[PORT])
         assert counters["passed"] >= 3, counters                     # B's bpffs, B's node
-        assert "bpf" in b.call("script", node=NODE, text=f"tc filter show dev {PORT} egress")["stdout"]
+        assert "bpf" in b.call("run", node=NODE, argv=["tc", "filter", "show", "dev", PORT, "egress"])["stdout"]
         snmp6 = b.call("read", paths=["/proc/net/snmp6"], node=NODE)["/proc/net/snmp6"]
         assert "Ip6OutMcastPkts" in snmp6
-        b.call("script", text="ip netns add mrclab-xlink")
+        b.call("run", argv=["ip", "netns", "add", "mrclab-xlink"])
         assert traces_on(server)["pins"] and traces_on(server)["netns"] == "mrclab-xlink"
         assert not Path("/sys/fs/bpf/mrclab").exists() or not any(Path("/sys/fs/bpf/mrclab").iterdir())
     assert traces_on(server) == NOTHING and agents_on(server) == []
@@ -88,8 +88,8 @@ def test_the_port_program_runs_in_a_node_of_b_and_the_session_end_cleans_b(serve
 
 def test_a_killed_runner_leaves_b_clean(server, tmp_path):
     b = channel_to(server, tmp_path).open()
-    b.call("script", text=FAKE_ROUTER)
-    b.call("script", text="ip netns add mrclab-xlink")
+    b.call("run", argv=["sh", "-c", FAKE_ROUTER])
+    b.call("run", argv=["ip", "netns", "add", "mrclab-xlink"])
     assert wait_until(lambda: traces_on(server)["nodes"] != "", 10, interval=0.2)
     os.kill(b.proc.pid, signal.SIGKILL)                # the runner's ssh, as when the runner dies
     b.proc.wait()

@@ -11,6 +11,7 @@ from faults.model import KINDS, FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
+from topologies.node_access import LocalNode
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"
 
@@ -78,7 +79,7 @@ class FakePortProgram:
 
 def session_of(spec: FabricSpec):
     node = SimpleNamespace(pid=4242)
-    fabric = SimpleNamespace(spec=spec, host=lambda h: node, switch_namespace_pid=lambda s: node.pid)
+    fabric = SimpleNamespace(spec=spec, host=lambda h: node, access=lambda s: LocalNode(node.pid))
     return SimpleNamespace(spec=spec, dataplane=dataplane_for(spec), fabric=fabric)
 
 

@@ -66,11 +66,11 @@ def test_a_node_is_looked_up_once_and_its_namespace_entered_by_its_pid():
     assert ask(agent, "read", paths=["/proc/no-such-file"])["result"] == {"/proc/no-such-file": None}
 
 
-def test_a_script_runs_and_its_status_and_output_come_back():
+def test_a_command_runs_and_its_status_and_output_come_back():
     agent = ServerAgent()
-    assert ask(agent, "script", text="echo here; echo there >&2; exit 3")["result"] == {
+    assert ask(agent, "run", argv=["sh", "-c", "echo here; echo there >&2; exit 3"])["result"] == {
         "rc": 3, "stdout": "here\n", "stderr": "there\n"}
-    reply = ask(agent, "script", text="sleep 5", timeout=0.2)
+    reply = ask(agent, "run", argv=["sleep", "5"], timeout=0.2)
     assert reply["ok"] is False and "ran over 0.2 s" in reply["error"]
 
 
@@ -80,7 +80,7 @@ def test_a_missing_node_is_an_error_not_a_crash():
     def find(names):
         raise RoutingSetupError(f"routers without one Mininet shell: missing {names}")
 
-    reply = ask(ServerAgent(find_pids=find), "script", text="true", node="t0p9r9")
+    reply = ask(ServerAgent(find_pids=find), "run", argv=["true"], node="t0p9r9")
     assert reply["ok"] is False and "missing ['t0p9r9']" in reply["error"]
 
 

@@ -30,6 +30,7 @@ from topologies import port_program
 from topologies.commands import run_command
 from topologies.dataplane import Settings
 from topologies.fabric import FabricSpec
+from topologies.node_access import LocalNode
 from topologies.openflow.tables import all_tables
 from topologies.waiting import wait_until
 
@@ -89,9 +90,9 @@ class Fabric:
     def switch_ports(self) -> list[str]:
         return [intf.name for sw in self.net.switches for intf in sw.intfList() if intf.name != "lo"]
 
-    def switch_namespace_pid(self, switch) -> None:
+    def access(self, switch) -> LocalNode:
         """Every switch port lives in the root namespace."""
-        return None
+        return LocalNode(None)
 
     def stop(self) -> None:
         """Stop Mininet's nodes; the lab's cleanup removes whatever remains."""

@@ -161,16 +161,11 @@ class Srv6Fabric:
     def router(self, switch: Switch | str):
         return self.routers[str(switch)]
 
-    def switch_namespace_pid(self, switch: Switch | str) -> int:
-        """A router's ports live in its own namespace: its shell's pid (on another server, a
-        pid of that server's: reach it with access())."""
-        return self.router(switch).pid
-
     def access(self, name: Switch | str) -> LocalNode | RemoteNode:
-        """Where a node's commands run: its namespace here, or its server's agent."""
+        """Where a node's commands run: its namespace here (its shell's pid), or its server's agent."""
         server = self.server_of(str(name))
         if server is None:
-            return LocalNode(self.node(str(name)).pid, str(name))
+            return LocalNode(self.node(str(name)).pid)
         return RemoteNode(server, str(name), self.agents[server])
 
     def switch_ports(self) -> list[str]:
@@ -236,7 +231,7 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     require_root()
     if shaping:
         check_port_program()
-        for server, agent in agents.items():
+        for agent in agents.values():
             agent.call("port_program", call="check_prerequisites")
     check_ifindex_range(spec)
     setLogLevel("error")

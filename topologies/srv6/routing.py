@@ -89,8 +89,7 @@ class Srv6RoutingProcess(ChildProcess):
         """server: over several servers, this one's name in spec.servers: it routes this
         server's planes (the other servers run their own)."""
         self.spec, self.server = spec, server
-        planes = planes_of_server(spec, server)
-        self.router_names = {name for name in spec.switch_names if Switch.parse(name).plane in planes}
+        self.router_names = set(routers_of_server(spec, server))
         self.fabric_file = Path(workdir) / "fabric.json"
         write_json_atomic(self.fabric_file, spec.to_dict(), indent=None)
         self.log_path = Path(workdir) / PROCESS_LOG
@@ -380,6 +379,12 @@ def planes_of_server(spec: FabricSpec, server: str | None) -> list[int]:
     return placement.planes_of(server)
 
 
+def routers_of_server(spec: FabricSpec, server: str | None) -> list[str]:
+    """The routers (by name) a routing process on `server` runs (planes_of_server's)."""
+    planes = planes_of_server(spec, server)
+    return [name for name in spec.switch_names if Switch.parse(name).plane in planes]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fabric", required=True, help="fabric description (JSON)")
@@ -397,10 +402,9 @@ def main(argv=None) -> int:
     try:
         with open(args.fabric) as f:
             spec = FabricSpec.from_dict(json.load(f))
-        planes = planes_of_server(spec, args.server)
-        names = [name for name in spec.switch_names if Switch.parse(name).plane in planes]
-        routing = Srv6Routing(spec, router_pids(names), args.convergence_delay, args.hold_down,
-                              Path(args.routing_log) if args.routing_log else None, planes)
+        routing = Srv6Routing(spec, router_pids(routers_of_server(spec, args.server)), args.convergence_delay,
+                              args.hold_down, Path(args.routing_log) if args.routing_log else None,
+                              planes_of_server(spec, args.server))
         routing.start()
         routing.run()
     except (OSError, ValueError, NetlinkError, RoutingSetupError, FabricError) as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 from topologies.build import BuildError
 from topologies.fabric import FabricSpec
 from topologies.placement import placement_of
-from topologies.routing import ROUTING_LOG, connected_since
+from topologies.routing import ROUTING_LOG, connected_since, read_new_lines
 from topologies.srv6.routing import Srv6RoutingProcess
 from topologies.waiting import wait_until
 
@@ -93,15 +93,8 @@ class SpreadRouting:
                     f.writelines(json.dumps(record) + "\n" for record in sorted(records, key=lambda r: r["t_mono"]))
 
     def _new_here(self) -> list[dict]:
-        path = Path(self.here.routing_log)
-        if not path.exists():
-            return []
-        with open(path, "rb") as f:
-            f.seek(self._read["here"])
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        self._read["here"] += end
-        return [json.loads(line) for line in data[:end].decode().splitlines() if line.strip()]
+        text, self._read["here"] = read_new_lines(Path(self.here.routing_log), self._read["here"])
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def _new_remote(self, server: str, agent) -> list[dict]:
         new = agent.call("routing_log", offset=self._read[server])
