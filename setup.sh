@@ -4,7 +4,7 @@
 # Installs the apt packages, makes the project venv .venv (from
 # /usr/bin/python3 with system site-packages, so apt's Mininet is visible),
 # installs the pinned Python requirements and the project into it, builds
-# the switch port program, and starts Open vSwitch. Re-running it changes
+# the switch programs, starts Open vSwitch, and says what this kernel offers. Re-running it changes
 # nothing and takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -76,14 +76,17 @@ fi
 .venv/bin/python -c 'import os_ken, scapy, mininet, matplotlib, typer, mrc_host, topologies, lab' \
     || die "the venv cannot import the lab's packages"
 
-say "building the switch port program"
-if [ ! -f build/port_program.o ] || [ topologies/port_program.c -nt build/port_program.o ]; then
-    sh topologies/build_port_program.sh build/port_program.o
-fi
+say "building the switch programs (eBPF)"
+build_bpf() {  # SOURCE OBJECT: compiled again only when the source changed
+    if [ ! -f "$2" ] || [ "$1" -nt "$2" ]; then sh topologies/build_bpf.sh "$1" "$2"; fi
+}
+build_bpf topologies/port_program.c build/port_program.o       # every switch port: trimming, ECN, faults
+build_bpf topologies/srv6/un_program.c build/un_program.o      # srv6 routers' uN End where seg6local is missing
 
 # Open vSwitch: started here so the lab finds it running (the lab starts it too if needed).
 if ! ovs-vsctl --timeout=3 show >/dev/null 2>&1; then
     say "starting Open vSwitch"
     /usr/share/openvswitch/scripts/ovs-ctl start --system-id=random >/dev/null
 fi
+say "$(.venv/bin/python -m lab.kernel_offers)"
 say "done. Next: sudo python lab/run.py check"

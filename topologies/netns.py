@@ -7,8 +7,10 @@ reached through a process in them: `/proc/<pid>/ns/net`. Two ways in:
         sock = socket.socket(...)
     run_command([*nsenter(node.pid), "tc", ...])   # a command run inside it
 
-Every node shares the lab's mount namespace, so a path (a BPF pin under
-/sys/fs/bpf, a script in /tmp) means the same file inside as outside.
+nsenter enters the network namespace only, so a path (a BPF pin under
+/sys/fs/bpf, a script in /tmp) means the same file inside as outside. A
+node's Mininet shell does not: mnexec gave it a mount namespace with a /sys
+of its own, where /sys/fs/bpf is not mounted.
 """
 
 from __future__ import annotations

@@ -56,8 +56,10 @@ from topologies.openflow.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, 
 from topologies.project import PROJECT_ROOT
 from topologies.shaping import CLASS_HI, CLASS_LO, switch_hold_limit, switch_shaper
 
+SOURCE = PROJECT_ROOT / "topologies" / "port_program.c"
 OBJECT = PROJECT_ROOT / "build" / "port_program.o"
-BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_port_program.sh"
+BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_bpf.sh"
+BUILD_COMMAND = f"sh {BUILD_SCRIPT} {SOURCE} {OBJECT}"
 BPFFS = Path("/sys/fs/bpf")
 # every lab pin lives below PIN_ROOT (cleanup_all removes it); tests use
 # their own root so a concurrent lab cleanup does not pull ports from under them
@@ -136,7 +138,7 @@ def _run(args, check=True, input=None) -> subprocess.CompletedProcess:
     return run_command(args, check=check, input=input, error=PortProgramError)
 
 
-def _build_id(obj: Path = OBJECT) -> str:
+def build_id(obj: Path = OBJECT) -> str:
     return hashlib.sha256(obj.read_bytes()).hexdigest()[:12]
 
 
@@ -216,7 +218,7 @@ def _in_namespace(ifname: str) -> list:
     return [] if pid is None else ns.nsenter(pid)
 
 
-def _ensure_bpffs() -> None:
+def ensure_bpffs() -> None:
     if not os.path.ismount(BPFFS):
         BPFFS.mkdir(parents=True, exist_ok=True)
         r = _run(["mount", "-t", "bpf", "bpf", str(BPFFS)], check=False)
@@ -243,30 +245,30 @@ def check_prerequisites(obj: Path = OBJECT) -> None:
         raise PortProgramError("tc has no eBPF classifier support (object-pinned); "
                                "install a recent iproute2 (apt-get install -y iproute2)")
     if not obj.exists():
-        raise PortProgramError(f"{obj} missing: run sudo ./setup.sh (or {BUILD_SCRIPT}); "
+        raise PortProgramError(f"{obj} missing: run sudo ./setup.sh (or {BUILD_COMMAND}); "
                                "compiling needs apt packages clang and libbpf-dev")
     load(obj)
 
 
 def _pin_dir(obj: Path = OBJECT) -> Path:
-    return PIN_ROOT / _build_id(obj)
+    return PIN_ROOT / build_id(obj)
 
 
 def load(obj: Path = OBJECT) -> Path:
     """Load and pin the program and its maps once per build; return the pin dir."""
     if not obj.exists():
-        raise PortProgramError(f"{obj} missing: run sudo ./setup.sh (or {BUILD_SCRIPT})")
-    _ensure_bpffs()
+        raise PortProgramError(f"{obj} missing: run sudo ./setup.sh (or {BUILD_COMMAND})")
+    ensure_bpffs()
     d = _pin_dir(obj)
     if (d / "prog").exists() and all((d / "maps" / m).exists() for m in MAP_NAMES):
         return d
     if d.exists():   # half-made by an interrupted load
-        _rm_pins(d)
+        remove_pins(d)
     d.mkdir(parents=True, exist_ok=True)
     r = _run(["bpftool", "prog", "load", str(obj), str(d / "prog"), "type", "classifier",
               "pinmaps", str(d / "maps")], check=False)
     if r.returncode != 0:
-        _rm_pins(d)
+        remove_pins(d)
         raise PortProgramError(
             "the kernel refused the switch port program (needs eBPF with "
             f"CONFIG_NET_CLS_BPF, BTF, bpf_spin_lock): {r.stderr.strip()[-2000:]}")
@@ -351,7 +353,9 @@ def _tc_setup(ifname: str, c: PortConfig, prog: Path) -> list:
         limit = max(10_000, 4 * c.effective_queue_limit // 42)
         hold = switch_hold_limit(c.effective_queue_limit) if c.lossless else None
         lines += switch_shaper(ifname, r, htb_burst_bytes(r), f"pfifo limit {limit}", hold)
-    lines += [f"qdisc add dev {ifname} clsact",
+    # clsact is kept if the port has it: its ingress may run the srv6 routers' uN
+    # program (topologies/srv6/un_engine.py), which this program's (re)attach leaves alone
+    lines += [f"qdisc replace dev {ifname} clsact",
               f"filter add dev {ifname} egress pref {FILTER_PREF} handle {FILTER_HANDLE} "
               f"bpf da object-pinned {prog}"]
     return lines
@@ -385,7 +389,8 @@ def attach(ifname: str, config: PortConfig) -> None:
 
 
 def attach_many(ports: Dict[str, PortConfig], netns: Optional[Dict[str, int]] = None) -> None:
-    """attach() for many ports with two tc processes per namespace.
+    """attach() for many ports with two tc processes per namespace. A port's clsact and
+    ingress filters are kept (the srv6 routers' uN program runs there).
 
     netns: port -> pid of a process in the network namespace it lives in (a
     port not named is in this one). Their ifindexes must be unique among every
@@ -406,7 +411,7 @@ def attach_many(ports: Dict[str, PortConfig], netns: Optional[Dict[str, int]] = 
         m.state.update(i, *([0] * len(PortState._fields)))
         m.stats.update(i, *([0] * len(STATS_FIELDS)))
         m.cfg.update(i, *_port_cfg(c, name))
-    _tc_batches({n: [f"qdisc del dev {n} root", f"qdisc del dev {n} clsact"] for n in ports}, force=True)
+    _tc_batches({n: [f"qdisc del dev {n} root", f"filter del dev {n} egress"] for n in ports}, force=True)
     try:
         _tc_batches({n: _tc_setup(n, c, d / "prog") for n, c in ports.items()})
     except PortProgramError as e:
@@ -456,10 +461,10 @@ def cleanup_all() -> None:
     _netns_ports.clear()
     _netns_names.clear()
     if PIN_ROOT.exists():
-        _rm_pins(PIN_ROOT)
+        remove_pins(PIN_ROOT)
 
 
-def _rm_pins(d: Path) -> None:
+def remove_pins(d: Path) -> None:
     # bpffs supports unlink/rmdir; a pinned object lives on while attached
     for p in sorted(d.rglob("*"), key=lambda p: len(p.parts), reverse=True):
         p.rmdir() if p.is_dir() else p.unlink()

@@ -7,8 +7,8 @@ start of every run (a previous run killed with SIGKILL), and as
 switches, root-namespace veths named like fabric switch ports, processes
 whose command line names a lab module or a Mininet node of the lab, every
 process inside a network namespace that holds a lab host NIC (`h<H>-eth<P>`),
-tc attachments of the port program on any interface, the BPF pin directory
-of the port program, the patch namespace of crossing cables (topologies/remote.py). Sysctls
+tc attachments of the port program (or the srv6 uN program) on any interface, the BPF
+pin directory of both, the patch namespace of crossing cables (topologies/remote.py). Sysctls
 the lab changed are restored from the state file written before the change.
 """
 
@@ -31,6 +31,7 @@ from topologies import port_program
 from topologies.names import Host, NicPort, Switch, SwitchPort
 from topologies.port_program import LAB_PIN_ROOT
 from topologies.remote import clean_patch_namespace, patch_namespaces
+from topologies.srv6.un_engine import PROGRAM_NAME as UN_PROGRAM_NAME
 from topologies.waiting import wait_until
 
 STATE_DIR = Path("/run/mrclab")
@@ -56,8 +57,10 @@ MININET_NODE = rf"mininet:({Host.SHAPE}|{Switch.SHAPE}|c0)"
 PROCESS_RE = re.compile(
     "|".join([rf"-m {re.escape(m)}(\s|$)" for m in LAB_MODULES] + [rf"{MININET_NODE}(\s|$)", "mrclab-"])
 )
-# The switch port program's function name (topologies/port_program.c), as bpftool shows it.
+# The lab's tc programs' function names, as bpftool shows them: the switch port program
+# (topologies/port_program.c) and the srv6 routers' uN program (topologies/srv6/un_program.c).
 PORT_PROGRAM_NAME = "port_egress"
+LAB_TC_PROGRAMS = (PORT_PROGRAM_NAME, UN_PROGRAM_NAME)
 
 
 def run(cmd: list[str], timeout: float = 20, input: str | None = None) -> subprocess.CompletedProcess:
@@ -174,7 +177,7 @@ def lab_tc_filters() -> list[str]:
         return []
     if not (isinstance(progs, list) and isinstance(attached, list)):
         return []  # bpftool's {"error": ...}, e.g. without root
-    ours = {p["id"] for p in progs if p.get("name") == PORT_PROGRAM_NAME
+    ours = {p["id"] for p in progs if p.get("name") in LAB_TC_PROGRAMS
             and all(Path(pin).is_relative_to(BPF_PIN_DIR) for pin in p.get("pinned", []))}
     return sorted({a["devname"] for entry in attached for a in entry.get("tc", []) if a.get("id") in ours})
 

@@ -103,7 +103,7 @@ class ServerAgent:
         self.workdir: Path | None = None
         self.OPS: dict[str, Callable[..., Any]] = {
             "hello": self.hello, "clock": self.clock, "node_pids": self.node_pids, "run": self.run,
-            "port_program": self.port_program, "read": self.read, "routing_start": self.routing_start,
+            "port_program": self.port_program, "un_engine": self.un_engine, "read": self.read, "routing_start": self.routing_start,
             "routing_stop": self.routing_stop, "routing_log": self.routing_log,
             "audit_snapshot": self.audit_snapshot, "stub_counters": self.stub_counters,
             "cpu_times": self.cpu_times, "clean": self.clean,
@@ -190,6 +190,27 @@ class ServerAgent:
             raise RequestError("netns goes with attach_many only (the program knows each port's namespace)")
         result = getattr(port_program, call)(*args, **kwargs)
         return result._asdict() if hasattr(result, "_asdict") else result   # a PortCfg record: by field
+
+    def un_engine(self, call: str, engine: str | None = None, usids: list[int] | None = None) -> Any:
+        """The srv6 routers' uN engine on this server (topologies/srv6/un_engine.py): "prepare" the
+        engine the runner chose (what its routers' tc lines need), or read "end_counts" of `usids`."""
+        from topologies.build import BuildError
+        from topologies.srv6 import un_engine
+
+        if call == "prepare":
+            try:
+                chosen = un_engine.engine_named(str(engine))
+                refused = chosen.unavailable()
+                if refused:
+                    raise BuildError(f"uN engine {chosen.name} on {socket.gethostname()}: {refused}")
+                return chosen.prepare()
+            except BuildError as exc:
+                raise RequestError(str(exc)) from None
+        if call == "end_counts":
+            if not isinstance(usids, list) or not all(isinstance(u, int) and 0 < u < 1 << 16 for u in usids):
+                raise RequestError("end_counts takes usids, a list of 16-bit uSIDs")
+            return {str(u): un_engine.end_count(u) for u in usids}
+        raise RequestError(f"un_engine.{call} is not a call the agent makes (prepare, end_counts)")
 
     def read(self, paths: list[str], node: str | None = None) -> dict[str, str | None]:
         """Kernel files (under /proc or /sys) -> their text, None where unreadable; with a

@@ -58,7 +58,7 @@ def run_experiment(scenario: Scenario, results_root: Path, progress: ProgressCal
     timings: dict[str, float] = {}
     config = scenario.to_dict()
     try:
-        _run_transports(scenario, records, heartbeats, timings, progress, session)
+        _run_transports(scenario, records, heartbeats, timings, progress, session, config)
     except KeyboardInterrupt:  # the lab is torn down already (lab_session), or will be (a shared session)
         if not records.iterations:
             raise RunInterrupted(None, "interrupted before any iteration was measured; no results written") from None
@@ -105,14 +105,16 @@ def experiment_session(scenario: Scenario):
 
 
 def _run_transports(scenario: Scenario, records: Records, heartbeats: dict, timings: dict,
-                    progress: ProgressCallback | None, shared: Session | None = None) -> None:
+                    progress: ProgressCallback | None, shared: Session | None = None, config: dict | None = None) -> None:
     """Each transport's job on one fabric (`shared`'s, else a session of its own), into `records` and
     `heartbeats`; the session's timings into `timings` (also when interrupted: they are kept with the
-    partial results)."""
+    partial results), and what forwarded (the fabric's datapath, its srv6 uN engine named) into `config`."""
     session = None
     try:
         with (nullcontext(shared) if shared else experiment_session(scenario)) as session, \
                 background_load(scenario.background_load):
+            if config is not None:
+                config["datapath"] = session.fabric.datapath
             for transport in scenario.transports:
                 heartbeats[transport] = _run_transport(session, scenario, transport, records, progress)
     finally:

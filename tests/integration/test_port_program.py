@@ -199,7 +199,7 @@ def networks():
     pp.PIN_ROOT = pp.BPFFS / "mrclab-pt"
     if not pp.OBJECT.exists():
         # build it if setup.sh has not: a missing compiler must fail, not skip
-        sh(f"{pp.BUILD_SCRIPT}")
+        sh(pp.BUILD_COMMAND)
     pp.check_prerequisites()
     _teardown()
     try:

@@ -23,7 +23,7 @@ SCENARIO = Scenario(name="cut-short", fabric=FabricSpec(planes=2), transports=("
 
 def interrupted_after(measured: list):
     """A stand-in for the lab: the transports' jobs measure `measured`, then Ctrl-C."""
-    def run_transports(scenario, records, heartbeats, timings, progress, shared=None):
+    def run_transports(scenario, records, heartbeats, timings, progress, shared=None, config=None):
         timings.update(build_s=1.0, teardown_s=2.0)
         records.iterations += measured
         raise KeyboardInterrupt

@@ -55,20 +55,20 @@ from topologies.names import Host, Switch
 from topologies.node_access import LocalNode, RemoteNode
 from topologies.pause_controller import PauseController
 from topologies.placement import Placement
-from topologies.srv6.plan import BLOCK_BITS, USID_BITS, BaselineRoute, Srv6Plan
+from topologies.srv6.plan import BaselineRoute, Srv6Plan
+from topologies.srv6.un_engine import END_IFINDEX, UnEngine, chosen_engine
 
-DATAPATH = "kernel IPv6 router"  # what forwards: the kernel, in each router namespace
+DATAPATH = "kernel IPv6 router"  # what forwards: the kernel, in each router namespace; the engine of its uN End is named after it
 # The device every router's End route is attached to: an ifb, always up and never a
 # port, because the kernel deletes a route whose port is set down (a link fault) and
 # refuses a non-local route on `lo` (it makes it a reject route). Measured: End counts
-# and forwards on it.
+# and forwards on it. With the eBPF engine (topologies/srv6/un_engine.py) the End route
+# is a plain route to it, and a packet the program did not shift is dropped there.
 END_DEVICE = "usid"
 # `ip -j route` names the default route "default".
 DEFAULT_ROUTE = "::/0"
 # On every point-to-point port: the node at the other end (see the module docstring).
 PEER = "fe80::1"
-# What an End route runs: the uN behaviour, a 32-bit block and 16-bit uSIDs.
-END_BEHAVIOUR = f"End flavors next-csid lblen {BLOCK_BITS} nflen {USID_BITS}"
 # Namespace-wide IPv6 settings of every node, set before its ports exist so each port
 # inherits them (`default`): IPv6 on, no router advertisements or solicitations, no
 # duplicate address detection, no link-local addresses (neighbours are static).
@@ -145,7 +145,8 @@ class Srv6Fabric:
 
     spec: FabricSpec
     plan: Srv6Plan
-    datapath: str = DATAPATH
+    engine: UnEngine                             # who runs every router's uN End (un_engine.py)
+    datapath: str = DATAPATH                     # and its engine's name, once built
     build_s: float = 0.0
     hosts: dict = field(default_factory=dict)    # name -> Mininet node
     routers: dict = field(default_factory=dict)  # name -> Mininet node
@@ -209,7 +210,8 @@ class Srv6Fabric:
 
 
 def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True,
-                      placement: Placement | None = None, agents: dict | None = None) -> Srv6Fabric:
+                      placement: Placement | None = None, agents: dict | None = None,
+                      engine: UnEngine | None = None) -> Srv6Fabric:
     """Build the srv6 fabric and return it running, every static route installed.
 
     shaping: shape every port to spec.link_mbps (host NICs by host_nic_shaper, router ports
@@ -218,7 +220,9 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     placement: whole planes on other servers (topologies/placement.py, docs/cluster.md), the
         hosts and the first server's planes here; None: all here
     agents: over several servers, each other server's agent (topologies/server_channel.py
-        ServerChannel, open): the port program there is attached through it"""
+        ServerChannel, open): the port program there is attached through it
+    engine: who runs the routers' uN End (topologies/srv6/un_engine.py); None: the one
+        chosen_engine() picks for this kernel"""
     # mininet loads in ~0.1 s: only building or stopping a fabric pays for it
     from mininet.log import setLogLevel
 
@@ -234,9 +238,14 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
         for agent in agents.values():
             agent.call("port_program", call="check_prerequisites")
     check_ifindex_range(spec)
+    engine = engine or chosen_engine()
+    refused = engine.unavailable()
+    if refused:
+        raise BuildError(f"uN engine {engine.name}: {refused}")
     setLogLevel("error")
     started = time.monotonic()
-    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec), placement=placement if spread else None, agents=agents)
+    fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec), engine=engine, datapath=f"{DATAPATH} (uN End: {engine.name})",
+                        placement=placement if spread else None, agents=agents)
     node_class, router_class = mininet_node_classes()
     try:
         for name in spec.host_names:  # one by one: stop() ends those made before a failure
@@ -249,8 +258,9 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
             sh(["ip", "-batch", "-"], input=_veth_batch(fabric, range(len(spec.links))))
         for h in range(spec.hosts):
             run_node_script(fabric.host(h), _host_script(fabric, h, shaping))
+        prepared = _prepare_engine(fabric)
         for switch in spec.switches:
-            _configure_router(fabric, switch)
+            _configure_router(fabric, switch, prepared[fabric.server_of(str(switch))])
         if shaping:
             _attach_port_program(fabric, trimming)
         if shaping and spec.lossless:
@@ -356,25 +366,37 @@ def _host_script(fabric: Srv6Fabric, h: int, shaping: bool) -> list[str]:
     return [_batch("ip", ip_lines)] + ([_batch("tc", tc_lines)] if tc_lines else [])
 
 
-def _configure_router(fabric: Srv6Fabric, switch: Switch) -> None:
-    """Its End device, ports, neighbours, the End uN route (with counters) and the static table."""
-    lines = [f"link add dev {END_DEVICE} type ifb"] + router_lines(fabric, switch) + [
-        baseline_route_line(fabric.spec, switch, route) for route in fabric.plan.baseline_rack_routes(switch)
-        if route.ports]
-    try:
-        run_node_script(fabric.router(switch), [_batch("ip", lines)])
-    except BuildError as exc:
-        raise BuildError(f"{exc} (an SRv6 uN End route needs Linux >= 6.1 and iproute2 >= 6.1)") from None
+def _prepare_engine(fabric: Srv6Fabric) -> dict[str | None, str]:
+    """The uN engine made ready on every server that holds routers (server_of's names,
+    None: this one): what each server's routers need of it (the eBPF program's pin there)."""
+    prepared = {None: fabric.engine.prepare()}
+    for server, agent in fabric.agents.items():
+        prepared[server] = agent.call("un_engine", call="prepare", engine=fabric.engine.name)
+    return prepared
+
+
+def _configure_router(fabric: Srv6Fabric, switch: Switch, prepared: str) -> None:
+    """Its End device (at END_IFINDEX, with the fabric's MTU), ports, neighbours, the End
+    route, the static table, and its engine's tc lines (`prepared`: prepare()'s on its server)."""
+    lines = [f"link add name {END_DEVICE} index {END_IFINDEX} mtu {fabric.spec.mtu} type ifb"] + \
+        router_lines(fabric, switch) + [baseline_route_line(fabric.spec, switch, route)
+                                         for route in fabric.plan.baseline_rack_routes(switch) if route.ports]
+    run_node_script(fabric.router(switch), [_batch("ip", lines)])
+    ports = [fabric.spec.switch_intf(switch, port) for port in fabric.plan.ports(switch)]
+    tc_lines = fabric.engine.router_tc_lines(ports, prepared)
+    if tc_lines:   # by nsenter, not the node's shell: mnexec gave that a /sys of its own, without bpffs
+        try:
+            fabric.access(switch).run(["tc", "-batch", "-"], input="\n".join(tc_lines) + "\n", error=BuildError)
+        except BuildError as exc:
+            raise BuildError(f"attaching the uN program on {switch}: {exc}") from None
 
 
 def router_lines(fabric: Srv6Fabric, switch: Switch) -> list[str]:
     """ip lines of a router's static configuration, idempotent: its End route on the
     End device, then every port's lines (port_lines). Not the baseline's rack routes:
     the routing process owns those once the fabric runs."""
-    return [f"link set dev {END_DEVICE} up",
-            f"route replace {fabric.plan.end_prefix(switch)} encap seg6local action {END_BEHAVIOUR} count "
-            f"dev {END_DEVICE}"] + [line for port in fabric.plan.ports(switch)
-                                    for line in port_lines(fabric, switch, port)]
+    return [f"link set dev {END_DEVICE} up", fabric.engine.end_route(fabric.plan.end_prefix(switch), END_DEVICE)] + [
+        line for port in fabric.plan.ports(switch) for line in port_lines(fabric, switch, port)]
 
 
 def port_lines(fabric: Srv6Fabric, switch: Switch, port: int) -> list[str]:

@@ -5,6 +5,7 @@ docs/srv6.md); the baseline on plain IPv6 routes with a 5-tuple ECMP hash."""
 from __future__ import annotations
 
 import socket
+from functools import cached_property
 from pathlib import Path
 
 from mrc_host.udp6 import zero_checksums
@@ -18,6 +19,7 @@ from topologies.srv6.plan import Srv6Plan
 from topologies.srv6.route_proof import check_routes
 from topologies.srv6.routing import Srv6RoutingProcess
 from topologies.srv6.spread_routing import SpreadRouting
+from topologies.srv6.un_engine import UnEngine, chosen_engine
 
 
 class Srv6DataPlane(DataPlane):
@@ -26,7 +28,6 @@ class Srv6DataPlane(DataPlane):
                                        "pause (agent_pause pauses the hosts' agents)"}
     extra_header_bytes = 20  # an IPv6 header is 40 bytes, an IPv4 one 20
     route_proof_words = "proved by each T1's End counter"
-    run_line = "srv6 data plane: kernel IPv6 routers, uSID source routing (docs/srv6.md)"  # said at a run's start
     ecmp_hashes_ports = True
     admin_down_skips_nexthop = True
     lossless_capable = True
@@ -34,6 +35,17 @@ class Srv6DataPlane(DataPlane):
     def __init__(self, spec: FabricSpec):
         super().__init__(spec)
         self.plan = Srv6Plan(spec)
+
+    @cached_property
+    def engine(self) -> UnEngine:
+        """Who runs the routers' uN End on this kernel (topologies/srv6/un_engine.py): probed
+        when first asked, BuildError in one line where no engine can run."""
+        return chosen_engine()
+
+    @property
+    def run_line(self) -> str:
+        """Said at a run's start: the data plane and its uN engine."""
+        return f"srv6 data plane: kernel IPv6 routers, uSID source routing, {self.engine.words} (docs/srv6.md)"
 
     # ---- build and control --------------------------------------------------------
     def control_process(self, workdir: Path, convergence_delay: float, hold_down: float):
@@ -45,7 +57,7 @@ class Srv6DataPlane(DataPlane):
     def build(self, control, settings, shaping: bool, trimming: bool) -> Srv6Fabric:
         """The routers first: the routing process watches them, they must exist."""
         fabric = build_srv6_fabric(self.spec, shaping=shaping, trimming=trimming, placement=placement_of(self.spec),
-                                   agents=self.agents)
+                                   agents=self.agents, engine=self.engine)
         try:
             control.start()
         except BaseException:

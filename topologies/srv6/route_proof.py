@@ -10,7 +10,6 @@ inside.
 from __future__ import annotations
 
 import itertools
-import json
 import select
 import socket
 import time
@@ -107,21 +106,12 @@ def paper_socket_in(node, address: str, receive: bool) -> socket.socket:
 
 
 def end_counters(fabric: Srv6Fabric, switches: list[Switch]) -> dict[Switch, int]:
-    """Packets each router's End route has processed (its seg6local counter), all
-    routers read at once (one command in each router's shell, then every answer)."""
-    for switch in switches:
-        fabric.router(switch).sendCmd("ip -j -s -6 route show")
-    outputs = {switch: fabric.router(switch).waitOutput() for switch in switches}  # every shell free again
-    counters = {}
-    for switch, out in outputs.items():
-        want = str(fabric.plan.end_prefix(switch))
-        try:
-            routes = json.loads(out)
-            counters[switch] = next(r["stats64"]["packets"] for r in routes
-                                    if r.get("action") == "End" and r.get("dst") == want)
-        except (ValueError, KeyError, TypeError, StopIteration):
-            raise RouteError(f"{switch} shows no End route {want} with counters: {out.strip()[:200]!r}") from None
-    return counters
+    """Packets each router's End has shifted, all routers read at once, by the fabric's
+    uN engine (the route's counter with seg6local, the program's map with eBPF)."""
+    try:
+        return fabric.engine.end_counts(fabric, switches)
+    except BuildError as exc:
+        raise RouteError(str(exc)) from None
 
 
 def verify_routes(fabric: Srv6Fabric, packets: int = 3, timeout: float = 5.0) -> RouteProof:

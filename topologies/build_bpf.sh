@@ -1,16 +1,16 @@
 #!/bin/sh
-# Build the switch port program (tc egress eBPF) into build/port_program.o.
+# Build one of the lab's eBPF programs (a .c file in topologies/) into an object:
+#   sh topologies/build_bpf.sh topologies/port_program.c build/port_program.o
+#   sh topologies/build_bpf.sh topologies/srv6/un_program.c build/un_program.o
 # Called by setup.sh; safe to run again. Exits non-zero with the apt
 # package to install when a tool or header is missing: the lab must never
-# silently run without trimming.
+# silently run without its switch programs.
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-src="$here/port_program.c"
-out="${1:-$root/build/port_program.o}"
+src="$1"
+out="$2"
 
 need() {  # need TOOL-OR-FILE APT-PACKAGE
-    echo "build_port_program: $1 not found; install it: apt-get install -y $2" >&2
+    echo "build_bpf: $1 not found; install it: apt-get install -y $2" >&2
     exit 1
 }
 command -v clang >/dev/null 2>&1 || need clang clang
@@ -24,8 +24,8 @@ multiarch=$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MUL
 
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
-# -g: BTF is required (the per-port state holds a bpf_spin_lock)
+# -g: BTF is required (the port program's per-port state holds a bpf_spin_lock)
 clang -O2 -g -Wall -Werror -target bpf -I"/usr/include/$multiarch" \
     -c "$src" -o "$tmp"
 mv -f "$tmp" "$out"
-echo "build_port_program: built $out"
+echo "build_bpf: built $out"
