@@ -31,6 +31,7 @@ from topologies.commands import run_command
 from topologies.dataplane import Settings
 from topologies.fabric import FabricSpec
 from topologies.node_access import LocalNode
+from topologies.openflow.control import accepts_connections
 from topologies.openflow.tables import all_tables
 from topologies.waiting import wait_until
 
@@ -116,6 +117,22 @@ def check_build_prerequisites(shaping: bool) -> None:
         check_port_program()
 
 
+def lab_controller(port: int, name: str = "c0"):
+    """Mininet's handle on the lab's controller (already listening on 127.0.0.1:port)."""
+    # mininet loads in ~0.1 s: only building a fabric pays for it
+    from mininet.node import RemoteController
+
+    class LabController(RemoteController):
+        # Mininet's own check runs `echo A | telnet ip port` in the node's shell and
+        # decodes that output as UTF-8 (Node.read): when the controller's binary
+        # OpenFlow HELLO wins the race with telnet's escape, it reaches that output
+        # and a byte such as 0xf6 raises UnicodeDecodeError. Connect only instead.
+        def isListening(self, ip, port):
+            return accepts_connections(ip, port)
+
+    return LabController(name, ip="127.0.0.1", port=port)
+
+
 def build_fabric(spec: FabricSpec, controller_port: int, settings: Settings, shaping: bool = True,
                  trimming: bool = True) -> Fabric:
     """Build and start the fabric; returns once every switch holds its full
@@ -132,7 +149,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: Settings, sha
     from mininet.link import Link
     from mininet.log import setLogLevel
     from mininet.net import Mininet
-    from mininet.node import OVSSwitch, RemoteController
+    from mininet.node import OVSSwitch
 
     check_build_prerequisites(shaping)
     setLogLevel("error")
@@ -146,7 +163,7 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: Settings, sha
 
     net = Mininet(topo=mininet_topo(spec), switch=LabSwitch, controller=None, link=Link,
                   autoSetMacs=False, autoStaticArp=False, waitConnected=False, build=False)
-    net.addController(RemoteController("c0", ip="127.0.0.1", port=controller_port))
+    net.addController(lab_controller(controller_port))
     fabric = Fabric(spec=spec, net=net, datapath=datapath)
     try:
         net.build()

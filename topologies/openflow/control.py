@@ -22,6 +22,14 @@ from topologies.waiting import wait_until
 CONTROLLER_PORT = 16653
 
 
+def accepts_connections(ip: str, port: int, timeout: float = 0.2) -> bool:
+    """True if something accepts a TCP connection on ip:port. Connects and closes,
+    reads nothing: the controller greets with a binary OpenFlow HELLO."""
+    with contextlib.suppress(OSError), socket.create_connection((ip, port), timeout):
+        return True
+    return False
+
+
 class ControllerProcess(ChildProcess):
     """The os-ken controller, as its own process on 127.0.0.1."""
 
@@ -51,6 +59,4 @@ class ControllerProcess(ChildProcess):
         """True once the controller accepts connections; BuildError if it exited instead."""
         if self.proc.poll() is not None:
             raise BuildError(f"controller exited at start; see {self.log_path}:\n{self.log_tail()}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
-            return True
-        return False
+        return accepts_connections("127.0.0.1", self.port)
