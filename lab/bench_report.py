@@ -54,8 +54,8 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
                       f"{big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
                       else f"no size was faithful ({sweep['dataplane']})", highlight=False)
     data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
-    command = "bench --scale" + ("" if sweeps[0]["dataplane"] == DEFAULT_FABRIC.dataplane
-                                 else f" --dataplane {sweeps[0]['dataplane']}")
+    # one sweep: --dataplane named its data plane; without it every data plane is swept
+    command = "bench --scale" + ("" if len(sweeps) > 1 else f" --dataplane {sweeps[0]['dataplane']}")
     header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
     opening = markdown(costs, header + " The data planes on the default fabric:") + "\n" if costs else header + "\n\n"
     md = opening + "\n".join(scale_markdown(sweep) for sweep in sweeps)
@@ -80,7 +80,7 @@ def print_figures(figures: list, title: str) -> None:
         table.add_column(col, overflow="fold")
     mark = {True: "[green]pass[/]", False: "[red]falls short[/]", None: "-"}
     for f in figures:
-        table.add_row(f.name, f.value, f.target, mark[f.ok])
+        table.add_row(f.name, f.value, f.target, "[red]not run[/]" if f.not_run else mark[f.ok])
     console.print(table)
 
 
@@ -98,7 +98,7 @@ def report_figures(figures: list, meta: dict, out: Path, update_readme: bool, js
 def markdown(figures: list, header: str) -> str:
     mark = {True: "pass", False: "falls short", None: "-"}
     lines = [header, "", "| figure | measured | target | |", "|---|---|---|---|"]
-    lines += [f"| {f.name} | {f.value} | {f.target} | {mark[f.ok]} |" for f in figures]
+    lines += [f"| {f.name} | {f.value} | {f.target} | {'not run' if f.not_run else mark[f.ok]} |" for f in figures]
     return "\n".join(lines) + "\n"
 
 

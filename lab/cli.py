@@ -247,44 +247,59 @@ def bench(
     dataplane: DataplaneOption = None,
     json_path: JsonPath = None,
 ) -> None:
-    """Measure the lab's headline figures in one run: a table of figure, target, pass.
-    With --scale every data plane is swept in the same run, the one --dataplane names first."""
+    """Measure the lab's headline figures in one run: a table of figure, target, pass. Every step
+    runs on --dataplane's data plane; one that cannot run or fails is a "not run" row (exit 1).
+    With --scale every data plane is swept in the same run, or only the one --dataplane names."""
     # imported here: start-up time (the module docstring)
-    from faults.injectors import FaultError
-    from lab.runners.bench import Bench, cost_figures, dataplane_costs, scale_sweep
-    from lab.runners.job import JobError
-    from topologies.build import BuildError
+    from lab.runners.bench import Bench
 
     plane = (dataplane or Dataplane(DEFAULT_FABRIC.dataplane)).value
+    asked = dataplane is not None
+    if update_readme and scale and asked:
+        fail(f"--update-readme writes {BENCH_PAGE}'s scale tables, one per data plane: run the {plane} sweep "
+             "without it (its table is in the results directory), or every data plane without --dataplane")
     if update_readme and not scale and plane != DEFAULT_FABRIC.dataplane:
         fail(f"--update-readme writes {BENCH_PAGE}'s headline table, measured on {DEFAULT_FABRIC.dataplane}: "
-             f"run the {plane} bench without it (its table is in the results directory), or with --scale")
+             f"run the {plane} bench without it (its table is in the results directory)")
     command = (f"bench{' --scale' if scale else (' --quick' if quick else '')}"
-               f"{'' if plane == DEFAULT_FABRIC.dataplane else ' --dataplane ' + plane}")
-    stop_if_plan_only(command, bench_plan(quick, scale, plane), update_readme, json_path)
+               f"{' --dataplane ' + plane if asked and (scale or plane != DEFAULT_FABRIC.dataplane) else ''}")
+    stop_if_plan_only(command, bench_plan(quick, scale, plane, asked), update_readme, json_path)
     out = ResultsDir.create(name="bench-scale" if scale else ("bench-quick" if quick else "bench"), root=results)
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
     meta = machine_meta()
+    if scale:
+        bench_scale(scale_planes(plane, asked), meta, out.path, update_readme, json_path, say)
     started = time.monotonic()
-    try:
-        if scale:
-            planes = scale_planes(plane)
-            budget = machine_budget(say)
-            costs = cost_figures(dataplane_costs(planes)) if len(planes) > 1 else []
-            sweeps = [scale_sweep(out.path, budget, say, p) for p in planes]
-            report_scale(sweeps, costs, meta, out.path, update_readme, json_path)
-            raise typer.Exit(0 if sweeps[0]["largest_faithful"] and all(f.ok is not False for f in costs) else 1)
-        figures = Bench(quick, out.path, say, plane).run()
-    except (BuildError, JobError, FaultError) as exc:
-        fail(str(exc))
+    figures = Bench(quick, out.path, say, plane).run()
     meta.update(quick=quick, dataplane=plane, elapsed_s=round(time.monotonic() - started, 1))
     report_figures(figures, meta, out.path, update_readme, json_path)
     raise typer.Exit(0 if all(f.ok is not False for f in figures) else 1)
 
 
-def machine_budget(say):
+def bench_scale(planes: list[str], meta: dict, out: Path, update_readme: bool, json_path: Optional[Path],
+                say) -> None:
+    """`bench --scale` over `planes`: the data planes' costs compared when there are several,
+    then each one's sweep; exits 0 when the first has a faithful size and no cost fell short."""
+    # imported here: start-up time (the module docstring)
+    from faults.injectors import FaultError
+    from lab.runners.bench import cost_figures, dataplane_costs, not_run_figure, run_steps, scale_sweep
+    from lab.runners.job import JobError
+    from topologies.build import BuildError
+
+    try:   # every size needs the budget: without one the sweep cannot start
+        budget = machine_budget(say, planes[0])
+    except (BuildError, JobError, FaultError) as exc:
+        fail(f"this machine's CPU budget: {exc}")
+    costs = run_steps("bench", [("data plane costs", lambda: cost_figures(dataplane_costs(planes)))], say,
+                      not_run_figure) if len(planes) > 1 else []
+    sweeps = [scale_sweep(out, budget, say, p) for p in planes]
+    report_scale(sweeps, costs, meta, out, update_readme, json_path)
+    raise typer.Exit(0 if sweeps[0]["largest_faithful"] and all(f.ok is not False for f in costs) else 1)
+
+
+def machine_budget(say, plane: str = DEFAULT_FABRIC.dataplane):
     """This machine's CPU budget for `link_mbps: auto`: the one on file, or measured now
-    (bench/cpu_budget.py's measurement on the default fabric) and saved."""
+    (bench/cpu_budget.py's measurement on the default fabric, on data plane `plane`) and saved."""
     # imported here: start-up time (the module docstring)
     from lab.runners.cpu_budget import measure, save_rate_budget
 
@@ -292,7 +307,7 @@ def machine_budget(say):
         return load_budget()
     except RateError as exc:
         say(f"{exc}: measuring it now")
-    result = measure(DEFAULT_FABRIC)
+    result = measure(replace(DEFAULT_FABRIC, dataplane=plane))
     if not result.verified:
         fail("the CPU budget's all-reduce did not verify")
     budget = save_rate_budget(result)
@@ -300,26 +315,27 @@ def machine_budget(say):
     return budget
 
 
-def scale_planes(plane: str) -> list[str]:
-    """The data planes a scale sweep measures: the one asked for, then the others for comparison."""
-    return list(dict.fromkeys((plane, *DATAPLANES)))
+def scale_planes(plane: str, asked: bool) -> list[str]:
+    """The data planes a scale sweep measures: the one --dataplane asked for (`asked`) alone,
+    or else every data plane, the default first, for comparison."""
+    return [plane] if asked else list(dict.fromkeys((plane, *DATAPLANES)))
 
 
-def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane) -> list[str]:
+def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane, asked: bool = False) -> list[str]:
     """What the bench will run, in order: its steps, or the fabric sizes each scale sweep tries
-    (until efficiency falls below the give-up floor)."""
+    (until efficiency falls below the give-up floor); `asked`: --dataplane named `plane`."""
     # imported here: start-up time (the module docstring)
-    from lab.runners.bench import COST_ROUNDS, SCALE_STEPS, Bench
+    from lab.runners.bench import COST_ROUNDS, NO_FABRIC_STEPS, SCALE_STEPS, Bench
 
     if scale:
-        planes = scale_planes(plane)
+        planes = scale_planes(plane, asked)
         sizes = [FabricSpec(racks=r, spines=s, hosts_per_rack=h) for r, s, h in SCALE_STEPS]
         costs = ([f"{p}: default fabric check (build, verify, CPU per packet)" for p in planes] * COST_ROUNDS
                  if len(planes) > 1 else [])
         budget = ["this machine's CPU budget (measured first if none is on file: bench/cpu_budget.py)"]
         return budget + costs + [f"{p}: {spec.hosts} hosts/{spec.switch_count} switches at the auto rate"
                                  for p in planes for spec in sizes]
-    return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane else name
+    return [f"{name} ({plane})" if plane != DEFAULT_FABRIC.dataplane and name not in NO_FABRIC_STEPS else name
             for name, _ in Bench(quick, RESULTS_ROOT, dataplane=plane).steps()]
 
 
@@ -340,32 +356,31 @@ def paper(
     update_readme: bool = typer.Option(False, "--update-readme",
                                        help=f"Write the table into {PAPER_PAGE} (The last run)."),
     results: Path = typer.Option(RESULTS_ROOT, help="Directory the run's results directory goes in."),
+    dataplane: Annotated[Optional[Dataplane], typer.Option(
+        "--dataplane", help="Override: the data plane every row runs on (srv6, the paper's packets, by default); "
+                            "a row that needs another says so, as a \"not run\" row.")] = None,
     json_path: JsonPath = None,
 ) -> None:
     """The MRC paper's experiments side by side on the lab: paper figure, paper result, lab result,
-    same shape?, trustworthy? (docs/paper.md)."""
+    same shape?, trustworthy? (docs/paper.md). A row that cannot run or fails is a "not run" row (exit 1)."""
     # imported here: start-up time (the module docstring)
-    from faults.injectors import FaultError
-    from lab.scenario.load import ScenarioError
-    from lab.runners.bandwidth import BandwidthError
-    from lab.runners.incast import IncastError
-    from lab.runners.job import JobError
     from lab.paper.runner import Paper, plan
-    from lab.paper.settings import run_name
-    from topologies.build import BuildError
+    from lab.paper.settings import DATAPLANE, run_name
 
-    command = f"paper{' --quick' if quick else ''}"
+    plane = dataplane.value if dataplane else DATAPLANE
+    if update_readme and plane != DATAPLANE:
+        fail(f"--update-readme writes {PAPER_PAGE}'s table, measured on {DATAPLANE}: run the {plane} pass "
+             "without it (its table is in the results directory)")
+    command = f"paper{' --quick' if quick else ''}{'' if plane == DATAPLANE else ' --dataplane ' + plane}"
     ensure_writable(results)
-    stop_if_plan_only(command, plan(quick), update_readme, json_path)
+    stop_if_plan_only(command, plan(quick, plane), update_readme, json_path)
     out = ResultsDir.create(name=run_name(quick), root=results)
     meta = machine_meta()
     started = time.monotonic()
-    try:
-        rows = Paper(quick, out.path, lambda text: console.print(text, highlight=False)).run()
-    except (BuildError, JobError, FaultError, ScenarioError, IncastError, BandwidthError) as exc:
-        fail(str(exc))
-    meta.update(quick=quick, elapsed_s=round(time.monotonic() - started, 1))
+    rows = Paper(quick, out.path, lambda text: console.print(text, highlight=False), plane).run()
+    meta.update(quick=quick, dataplane=plane, elapsed_s=round(time.monotonic() - started, 1))
     report_paper(rows, meta, out.path, update_readme, json_path)
+    raise typer.Exit(1 if any(row.not_run for row in rows) else 0)
 
 
 def machine_meta() -> dict:
@@ -399,11 +414,14 @@ def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
                json_path: Optional[Path] = None) -> None:
     """paper.md and paper.json in the run's directory `out` (docs/paper.md's block and --json PATH if asked),
     for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
-    meta: machine_meta() with quick and elapsed_s."""
+    meta: machine_meta() with quick, elapsed_s and the rows' dataplane (the paper's own if not given)."""
     # imported here: start-up time (the module docstring)
     from lab.paper.runner import markdown, to_json
+    from lab.paper.settings import DATAPLANE
 
-    header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}` on {meta['date']}, {meta['machine']}; "
+    plane = meta.setdefault("dataplane", DATAPLANE)
+    header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}"
+              f"{'' if plane == DATAPLANE else ' --dataplane ' + plane}` on {meta['date']}, {meta['machine']}; "
               f"took {meta['elapsed_s'] / 60:.1f} min.")
     save_report(out, "paper", markdown(rows, header), to_json(rows, meta), json_path,
                 "paper" if update_readme else None)

@@ -10,8 +10,7 @@ plane 0's T0 of host 0's rack down (switch_reboot), a phase back; then the
 same with plane 0's T1 0 down. The measured share of each fault is the fault
 phase's rate over the clean phase's (both directions, the bins in which the
 fault started or ended left out: lab/paper/switch_faults.py switch_figures).
-The row runs on srv6, as every row of `lab/run.py paper`: `--dataplane
-openflow` is refused.
+The row runs on srv6, the paper's fabric.
 
 PASS if your share_kept for the T0 and for the T1 is within TOLERANCE of the
 measured share, share_kept is exact (within EXACT_TOLERANCE of

@@ -13,6 +13,7 @@ off). ECN marks that uplink's queue (ECN is off only on last hops).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterator, Mapping, Sequence
 
 from lab.paper.figures import claim
@@ -64,10 +65,11 @@ def rate_after(flow_mbps: Sequence[float], bin_s: float, since: float | None, ni
     return sum(bins) / len(bins) / nic_mbps if bins else None
 
 
-def ev_balance_row(quick: bool, say: Callable[[str], None], streams_trust: Callable) -> Iterator[PaperRow]:
+def ev_balance_row(quick: bool, say: Callable[[str], None], streams_trust: Callable,
+                   dataplane: str = DATAPLANE) -> Iterator[PaperRow]:
     duration = 4 * PASSES[quick].link_phase_s
     say(f"paper: two flows forced onto one EV, {duration:g} s...")
-    with lab_session(FABRIC) as session:
+    with lab_session(replace(FABRIC, dataplane=dataplane)) as session:
         r = run_streams(session, [MOVER, FORCED], duration, "mrc", dict(PARAMS),
                         host_params={FORCED.src: FORCED_PARAMS})
     record = r.as_dict()

@@ -61,12 +61,14 @@ def nothing(message: str) -> None:
 
 
 def overview(nb: PaperNotebook) -> None:
-    """The run's header, its rows with their verdicts, and the rows it lacks."""
+    """The run's header, its rows with their verdicts, the rows it did not run and the rows it lacks."""
     run, meta = nb.run, nb.run.meta
     took = f"; took {meta.elapsed_s / 60:.1f} min" if isinstance(meta.elapsed_s, (int, float)) else ""
-    print(f"`lab/run.py paper{' --quick' if run.quick else ''}` on {meta.date}, {meta.machine}{took}")
+    print(f"`{run.command.removeprefix('sudo python ')}` on {meta.date}, {meta.machine}{took}")
     nbs.markdown(nbs.table([(row.figure, row.shape_reason, row.trust_reason) for row in run.rows],
                            ["paper figure", "same shape?", "trustworthy?"]))
+    for row in run.not_run():
+        print(f"not run on {row.dataplane}: {row.figure}: {row.not_run}")
     missing = run.missing()
     if missing:
         print(f"this run lacks {len(missing)} of the {len(settings.row_titles())} rows a full pass makes:")
@@ -87,6 +89,9 @@ def section(nb: PaperNotebook, kind: str) -> Path | None:
     lacking = [title for k, _, title in settings.row_titles() if k == kind and title in run.missing()]
     for title in lacking:
         print(f"missing from this run: {title}")
+    for row in run.not_run():
+        if row.figure in {title for k, _, title in settings.row_titles() if k == kind}:
+            print(f"not run on {row.dataplane}: {row.figure}: {row.not_run}")
     if lacking:
         print(f"`{run.command}` makes {'it' if len(lacking) == 1 else 'them'}")
     if not found:

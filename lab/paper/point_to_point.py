@@ -2,7 +2,7 @@
 hosts under one T0 (T0-local) and between two racks (cross-T1), as the paper's ib_write_lat
 and ib_write_bw runs give them (a row of `lab/run.py paper`, lab/paper/runner.py).
 
-Each pair runs on its own two-host fabric of the paper's data plane (one rack of two hosts;
+Each pair runs on its own two-host fabric of the pass's data plane (one rack of two hosts;
 two racks of one), so that the job, which runs on every host of its fabric, is exactly the
 pair. Latency: a ring all-reduce of two ranks over TINY_BYTES; each iteration is one message
 each way and back (reduce-scatter, then all-gather), so half its median is the one-way time
@@ -33,7 +33,7 @@ from lab.paper import thresholds
 from lab.paper.figures import claim
 from lab.paper.row import PaperRow
 from lab.paper.run_part import PairFigures, trust
-from lab.paper.settings import LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, p2p_title
+from lab.paper.settings import DATAPLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, p2p_title
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import run_bandwidth
 from lab.runners.job import JobSpec, run_job
@@ -76,12 +76,12 @@ def one_way_pings(session, dst_host: int, count: int) -> list[float]:
     return [t / 2 for t in ping_times(out.stdout)]
 
 
-def fabric_latencies(count: int) -> dict[str, list[float]]:
+def fabric_latencies(count: int, dataplane: str = DATAPLANE) -> dict[str, list[float]]:
     """{pair: one-way times (s)} of `count` pings each, T0-local and cross-T1 in PING_TURNS turns
-    on one build of PING_FABRIC."""
+    on one build of PING_FABRIC on `dataplane`."""
     samples: dict[str, list[float]] = {where: [] for where in PING_PEERS}
     per_turn = max(1, count // PING_TURNS)
-    with lab_session(PING_FABRIC) as session:
+    with lab_session(replace(PING_FABRIC, dataplane=dataplane)) as session:
         for _ in range(PING_TURNS):
             for where, dst in PING_PEERS.items():
                 samples[where] += one_way_pings(session, dst, per_turn)
@@ -169,16 +169,17 @@ def pair_text(f: PairFigures) -> str:
     return f"{latency}, {bandwidth}"
 
 
-def p2p_row(quick: bool, say: Callable[[str], None]) -> Iterator[PaperRow]:
+def p2p_row(quick: bool, say: Callable[[str], None], dataplane: str = DATAPLANE) -> Iterator[PaperRow]:
     run = PASSES[quick]
     say(f"paper: point-to-point, the fabric's latency: {run.p2p_iterations} pings T0-local and cross-T1, "
         f"in {PING_TURNS} turns...")
-    fabric = fabric_latencies(run.p2p_iterations)
+    fabric = fabric_latencies(run.p2p_iterations, dataplane)
     figures = {}
     for where, spec in PAIRS.items():
         say(f"paper: point-to-point, {where}: {run.p2p_iterations} tiny all-reduces, "
             f"then {run.p2p_bandwidth_s:g} s of bandwidth test...")
-        figures[where] = measure_pair(spec, run.p2p_iterations, run.p2p_bandwidth_s, fabric[where])
+        figures[where] = measure_pair(replace(spec, dataplane=dataplane), run.p2p_iterations, run.p2p_bandwidth_s,
+                                      fabric[where])
     same, why = p2p_shape(figures["T0-local"], figures["cross-T1"])
     ok, trust_why = trust({f"{MRC}, {where}": f.verdict() for where, f in figures.items()})
     yield PaperRow(p2p_title(), claim("p2p").result, {f"{MRC}, {where}": pair_text(f) for where, f in figures.items()},

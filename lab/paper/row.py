@@ -8,6 +8,9 @@ from typing import Mapping
 
 from lab.analysis.known_fields import known_fields
 
+# the data plane of a row written before rows named theirs: every row then ran on srv6
+OLDER_ROWS_DATAPLANE = "srv6"
+
 
 @dataclass
 class PaperRow:
@@ -19,11 +22,19 @@ class PaperRow:
     trusted: bool
     trust_reason: str
     raw: dict = field(default_factory=dict)   # what the runner measured, the kind's own record
+    dataplane: str = ""       # the data plane its runs ran on (or were to run on)
+    not_run: str = ""         # why the row's runs did not run or finish (empty: they did)
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "PaperRow":
         """A row as paper.json holds it; a field a row of another version lacks reads as
-        nothing said (an empty text, no verdict, no figures)."""
+        nothing said (an empty text, no verdict, no figures), but its data plane, srv6's."""
         empty = {"figure": "", "paper": "", "lab": {}, "same_shape": False, "shape_reason": "",
-                 "trusted": False, "trust_reason": "", "raw": {}}
+                 "trusted": False, "trust_reason": "", "raw": {}, "dataplane": OLDER_ROWS_DATAPLANE, "not_run": ""}
         return cls(**{**empty, **known_fields(cls, data)})
+
+    @classmethod
+    def not_ran(cls, figure: str, paper: str, dataplane: str, reason: str, raw: dict | None = None) -> "PaperRow":
+        """The row of `figure` whose runs did not run or finish on `dataplane`, and why (one line):
+        no verdict but "not run" (its lab result says why)."""
+        return cls(figure, paper, {}, False, "not run", False, "not run", raw or {}, dataplane, reason)

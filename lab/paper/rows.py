@@ -1,7 +1,7 @@
 """One `lab/run.py paper` run read back from its paper.json: its rows, found by their titles
-(lab/paper/settings.py row_titles), the rows a full pass makes that it lacks, and each kind of
-row's figures taken from the row's own `raw` record (what the runner measured), for the
-notebook that draws them beside the paper's (notebooks/06-paper-vs-lab.ipynb).
+(lab/paper/settings.py row_titles), the rows a full pass makes that it lacks or did not run, and
+each kind of row's figures taken from the row's own `raw` record (what the runner measured), for
+the notebook that draws them beside the paper's (notebooks/06-paper-vs-lab.ipynb).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Mapping
 
 from lab.analysis.known_fields import known_fields
 from lab.paper import links, settings, switch_faults
-from lab.paper.row import PaperRow
+from lab.paper.row import OLDER_ROWS_DATAPLANE, PaperRow
 from lab.paper.run_part import (CollisionsRecord, ExpectedEfficiency, FlapRecord, LinksRecord, PairFigures,
                                 PathLossRecord, StartupRun, SwitchRecord, VictimFigures, efficiency_in)
 from mrc_host.routes import route_of
@@ -24,13 +24,15 @@ COMMAND = "sudo python lab/run.py paper"
 
 @dataclass(frozen=True)
 class PaperMeta:
-    """paper.json's header: lab/cli.py machine_meta, with the pass's --quick and the time it
-    took; a field a run of another version lacks reads as unknown."""
+    """paper.json's header: lab/cli.py machine_meta, with the pass's --quick, its data plane and
+    the time it took; a field a run of another version lacks reads as unknown (its data plane as
+    its rows', srv6)."""
 
     machine: str = "?"
     date: str = "?"
     quick: bool = False
     elapsed_s: float | None = None
+    dataplane: str = OLDER_ROWS_DATAPLANE
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "PaperMeta":
@@ -49,13 +51,19 @@ class PaperRun:
 
     @property
     def command(self) -> str:
-        """The command that makes every row as this run made its rows (the same pass)."""
-        return f"{COMMAND}{' --quick' if self.quick else ''}"
+        """The command that makes every row as this run made its rows (the same pass, the same data plane)."""
+        plane = "" if self.meta.dataplane == settings.DATAPLANE else f" --dataplane {self.meta.dataplane}"
+        return f"{COMMAND}{' --quick' if self.quick else ''}{plane}"
 
     def found(self, kind: str) -> list[tuple[object, PaperRow]]:
-        """(what the row varies, row) of each row of `kind` (a PAPER key) the run has, in the runner's order."""
-        by_title = {row.figure: row for row in self.rows}
+        """(what the row varies, row) of each row of `kind` (a PAPER key) the run has and ran, in the
+        runner's order."""
+        by_title = {row.figure: row for row in self.rows if not row.not_run}
         return [(what, by_title[title]) for k, what, title in settings.row_titles() if k == kind and title in by_title]
+
+    def not_run(self) -> list[PaperRow]:
+        """The rows the run has but did not run (or finish): each says why in its not_run."""
+        return [row for row in self.rows if row.not_run]
 
     def missing(self) -> list[str]:
         """Titles of the rows a full pass makes that this run lacks."""

@@ -23,14 +23,17 @@ a T1, down (Figs. 10/11, lab/paper/switch_rows.py); a T0-T1 link dropping 20 %
 lab/paper/point_to_point.py); a job starting with links down (Fig. 4,
 lab/paper/startup.py); T0-T1 links down (Figs. 9c/9d, lab/paper/t0t1_links.py);
 the all-reduce by message size (Fig. 16's x axis, lab/paper/sizes.py). Every
-run is on the srv6 data plane: the only one whose switches hash the
-baseline's full 5-tuple (docs/faults.md).
+run is on the pass's data plane, srv6 unless `paper --dataplane` names
+another; each row names it. A row whose RoCE-like baseline needs what that
+data plane lacks (settings.unmet_needs: srv6's 5-tuple hash and lossless
+plane), or whose runs fail, is a "not run" row saying why, and the other
+rows still run (lab/runners/bench.py run_steps).
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -44,7 +47,7 @@ from lab.analysis.route_records import median_route_gap, route_records
 from lab.analysis.summary_record import Summary, TransportSummary
 from lab.paper import thresholds
 from lab.paper.collisions import collisions_row, redrawn_runs, run_text
-from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim
+from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim, figures
 from lab.paper.ev_balance import ev_balance_row
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, links_text, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
@@ -58,13 +61,13 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
                                 NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC,
                                 ROCE_QPS, MESSAGE_SIZES_MB, flaps_title, incast_title, links_title, loss_title, roce_label,
-                                size_iterations, sizes_title)
+                                row_titles, size_iterations, sizes_title, unmet_needs)
 from lab.paper.switch_rows import path_loss_row, switches_row
 from lab.paper.thresholds import at_least
 from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
 from lab.runners.bandwidth import default_pair, run_bandwidth
-from lab.runners.bench import run_steps
+from lab.runners.bench import NotRun, StepFailure, run_steps
 from lab.runners.experiment import run_experiment, run_experiments
 from lab.runners.incast import INCAST_PARAMS
 from lab.runners.incast_victim import run_incast_victim
@@ -103,10 +106,11 @@ class Setup:
         return {"baseline": roce_label(self.qps)} if self.single_plane else {"mrc": MRC, "baseline": MULTI_RAIL}
 
 
-def scenario_data(setup: Setup, quick: bool) -> dict:
-    """The scenario file of `setup` (docs/scenarios.md): interleaved ranks, so every ring hop crosses the T1s."""
+def scenario_data(setup: Setup, quick: bool, dataplane: str = DATAPLANE) -> dict:
+    """The scenario file of `setup` on `dataplane` (docs/scenarios.md): interleaved ranks, so every ring
+    hop crosses the T1s."""
     data = {"description": f"lab/run.py paper: {setup.name}",
-            "fabric": roce_fabric(setup) if setup.single_plane else {"dataplane": DATAPLANE},
+            "fabric": roce_fabric(setup, dataplane) if setup.single_plane else {"dataplane": dataplane},
             "job": {"collective": setup.collective, "placement": PLACEMENT, "buffer_mb": setup.buffer_mb,
                     "iterations": size_iterations(setup.buffer_mb, quick), "max_seconds": PASSES[quick].max_seconds},
             "transports": ["baseline"] if setup.single_plane else ["mrc", "baseline"],
@@ -120,9 +124,9 @@ def scenario_data(setup: Setup, quick: bool) -> dict:
     return data
 
 
-def roce_fabric(setup: Setup) -> dict:
-    """The scenario's fabric keys of the RoCE-like baseline's single plane."""
-    fabric = dict(ROCE_FABRIC, dataplane=DATAPLANE)
+def roce_fabric(setup: Setup, dataplane: str = DATAPLANE) -> dict:
+    """The scenario's fabric keys of the RoCE-like baseline's single plane, on `dataplane`."""
+    fabric = dict(ROCE_FABRIC, dataplane=dataplane)
     if setup.lossless is not None:
         fabric["lossless"] = setup.lossless
     return fabric
@@ -223,10 +227,10 @@ def loss_text(share: float | None, efficiency: float | None,
 
 # ---- the rows -------------------------------------------------------------------------------------
 class Paper:
-    """One pass over the rows; each experiment runs once and is shared by the rows that need it."""
+    """One pass over the rows on `dataplane`; each experiment runs once and is shared by the rows that need it."""
 
-    def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print):
-        self.quick, self.root, self.say = quick, root, say
+    def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print, dataplane: str = DATAPLANE):
+        self.quick, self.root, self.say, self.dataplane = quick, root, say, dataplane
         self.runs: dict[Setup, dict[str, ExperimentRun]] = {}   # setup -> {label: its run}
 
     def experiment(self, setup: Setup) -> dict[str, ExperimentRun]:
@@ -249,7 +253,7 @@ class Paper:
         folder = self.root / "scenarios"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{setup.name}.yaml"
-        path.write_text(yaml.safe_dump(scenario_data(setup, self.quick), sort_keys=False))
+        path.write_text(yaml.safe_dump(scenario_data(setup, self.quick, self.dataplane), sort_keys=False))
         return load_scenario(path)
 
     def keep_runs(self, setup: Setup, results: Path, summary: Summary) -> None:
@@ -304,7 +308,7 @@ class Paper:
 
     def links_row(self) -> Iterator[PaperRow]:
         step = PASSES[self.quick].link_phase_s
-        spec = LINKS_FABRIC
+        spec = replace(LINKS_FABRIC, dataplane=self.dataplane)
         self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down and back one by one, "
                  "then together...")
         with lab_session(spec) as session:
@@ -326,13 +330,13 @@ class Paper:
         duration = PASSES[self.quick].victim_s
         results = {}
         self.say(f"paper: incast with a victim, {INCAST_SENDERS} senders, {duration:g} s...")
-        with lab_session(INCAST_FABRIC) as session:
+        with lab_session(replace(INCAST_FABRIC, dataplane=self.dataplane)) as session:
             # Fig. 18's "shared almost perfectly, victim unaffected" rests on NSCC (its RTO floor
             # comes with the lab's NSCC configuration)
             results[MRC] = run_incast_victim(session, INCAST_SENDERS, duration, "mrc", params=dict(MRC_PARAMS))
             results[MULTI_RAIL] = run_incast_victim(session, INCAST_SENDERS, duration, "baseline",
                                                     params=dict(INCAST_PARAMS))
-        with lab_session(INCAST_ROCE_FABRIC) as session:
+        with lab_session(replace(INCAST_ROCE_FABRIC, dataplane=self.dataplane)) as session:
             mark_ecn_on_last_hops(session.spec)
             for qps in INCAST_ROCE_QPS:
                 results[roce_label(qps, INCAST_ROCE_FABRIC.link_mbps, INCAST_ROCE_CC)] = run_incast_victim(
@@ -346,7 +350,7 @@ class Paper:
                        {label: r.as_dict() for label, r in results.items()})
 
     def flaps_row(self) -> Iterator[PaperRow]:
-        spec, run = LINKS_FABRIC, PASSES[self.quick]
+        spec, run = replace(LINKS_FABRIC, dataplane=self.dataplane), PASSES[self.quick]
         faults = flap_timeline(spec, run.flaps, run.flap_s)
         self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
         with lab_session(spec) as session:
@@ -360,57 +364,89 @@ class Paper:
                        same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, **why_many,
                                                   "run": r.as_dict()})
 
+    def row_makers(self) -> dict[str, Callable[[object], Iterator[PaperRow]]]:
+        """kind (a PAPER key) -> what makes its row on the pass's data plane, given what the row varies."""
+        dp, quick, say = self.dataplane, self.quick, self.say
+        return {"collisions": self.collisions_row, "loss": self.loss_row,
+                "links": lambda _: self.links_row(), "incast": lambda _: self.incast_row(),
+                "flaps": lambda _: self.flaps_row(),
+                "switches": lambda _: switches_row(quick, say, streams_trust, dp),
+                "path_loss": lambda _: path_loss_row(quick, say, streams_trust, dp),
+                "p2p": lambda _: p2p_row(quick, say, dp),
+                "startup": lambda _: startup_row(quick, say, dp),
+                "t0t1_links": lambda _: t0t1_row(quick, say, streams_trust, dp),
+                "sizes": lambda _: self.sizes_row(),
+                "ev_balance": lambda _: ev_balance_row(quick, say, streams_trust, dp)}
+
     def steps(self) -> list[tuple[str, Callable[[], Iterator[PaperRow]]]]:
-        return ([(f"ECMP collisions, {c}", lambda c=c: self.collisions_row(c)) for c in COLLECTIVES]
-                + [(f"NIC loss {p:.1%}", lambda p=p: self.loss_row(p)) for p in NIC_LOSS_LEVELS]
-                + [("NIC links down", self.links_row), ("incast with a victim", self.incast_row),
-                   ("T0-T1 flap cost", self.flaps_row),
-                   ("T0, T1 switch down", lambda: switches_row(self.quick, self.say, streams_trust)),
-                   ("T0-T1 link dropping packets", lambda: path_loss_row(self.quick, self.say, streams_trust)),
-                   ("point-to-point", lambda: p2p_row(self.quick, self.say)),
-                   ("a job starting with links down", lambda: startup_row(self.quick, self.say)),
-                   ("T0-T1 links down", lambda: t0t1_row(self.quick, self.say, streams_trust)),
-                   ("message sizes", self.sizes_row),
-                   ("two flows on one EV", lambda: ev_balance_row(self.quick, self.say, streams_trust))])
+        """(title, what makes the row) of every row, in settings.row_titles' order."""
+        makers = self.row_makers()
+        return [(title, lambda kind=kind, what=what: self.on_dataplane(kind, lambda: makers[kind](what)))
+                for kind, what, title in row_titles()]
+
+    def on_dataplane(self, kind: str, rows: Callable[[], Iterator[PaperRow]]) -> Iterator[PaperRow]:
+        """The rows `rows()` makes, each naming the pass's data plane; NotRun, before anything runs,
+        when rows of `kind` need what that data plane lacks."""
+        why = unmet_needs(kind, self.dataplane)
+        if why:
+            raise NotRun(why)
+        for row in rows():
+            row.dataplane = self.dataplane
+            yield row
+
+    def not_run_row(self, title: str, failure: StepFailure) -> PaperRow:
+        """The row titled `title` (a step's name) that did not run or finish, and why."""
+        kind, what = next((k, w) for k, w, t in row_titles() if t == title)
+        return PaperRow.not_ran(title, claim(kind, what).result, self.dataplane, failure.reason,
+                                {"traceback": failure.traceback} if failure.traceback else {})
 
     def run(self) -> list[PaperRow]:
-        return run_steps("paper", self.steps(), self.say)
+        return run_steps("paper", self.steps(), self.say, self.not_run_row)
 
 
-def plan(quick: bool) -> list[str]:
-    """Every experiment the rows run, in order (each once)."""
-    setups = [Setup(c, single_plane=roce, qps=q, salt=k) for c in COLLECTIVES
-              for roce, q, k in [(False, 1, 0)] + [(True, q, 0) for q in ROCE_QPS]
-              + [(True, REDRAWN_QPS, k) for k in range(1, PASSES[quick].hash_outcomes)]]
+def planned(quick: bool) -> dict[str, list[str]]:
+    """kind (a PAPER key) -> the experiments its rows run, in the pass's order, each once (the
+    message sizes row shares its 2 MB runs with the collisions rows)."""
+    collisions = [Setup(c, single_plane=roce, qps=q, salt=k) for c in COLLECTIVES
+                  for roce, q, k in [(False, 1, 0)] + [(True, q, 0) for q in ROCE_QPS]
+                  + [(True, REDRAWN_QPS, k) for k in range(1, PASSES[quick].hash_outcomes)]]
     lossy_qps = (1,) if quick else ROCE_QPS
-    setups += [Setup("allreduce", single_plane=roce, qps=q, nic_loss=p) for p in NIC_LOSS_LEVELS
-               for roce, q in [(False, 1)] + [(True, q) for q in lossy_qps]]
+    loss = [Setup("allreduce", single_plane=roce, qps=q, nic_loss=p) for p in NIC_LOSS_LEVELS
+            for roce, q in [(False, 1)] + [(True, q) for q in lossy_qps]]
     step = PASSES[quick].link_phase_s
     roce = ", ".join(f"{q}" for q in INCAST_ROCE_QPS)
-    return [s.name for s in setups] + [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then "
-                                       f"together; {step:g} s phases)",
-                                       f"incast with a victim ({INCAST_FABRIC.hosts} hosts, "
-                                       f"{PASSES[quick].victim_s:g} s per stream, MRC, {MULTI_RAIL}, and "
-                                       f"RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)",
-                                       f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, "
-                                       f"one per plane, under an MRC bandwidth test)",
-                                       f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s "
-                                       f"phases, under an MRC bandwidth test)",
-                                       f"one T0-T1 link dropping {PATH_LOSS_P:.0%} "
-                                       f"({PASSES[quick].path_loss_phase_s:g} s phases, under an MRC bandwidth test)",
-                                       f"point-to-point (T0-local and cross-T1 pairs: {PASSES[quick].p2p_iterations} "
-                                       f"tiny all-reduces and {PASSES[quick].p2p_bandwidth_s:g} s of bandwidth test "
-                                       "each)",
-                                       f"a job starting with T0-T1 links down (an all-reduce of "
-                                       f"{PASSES[quick].iterations} iterations without the mappers' denylist, then "
-                                       "one with it)",
-                                       f"T0-T1 links down (one per plane, of rack 0, one by one then together; "
-                                       f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)",
-                                       "message sizes (the all-reduce of the collisions row at "
-                                       + ", ".join(f"{mb:g} MB ({size_iterations(mb, quick)} iterations)" for mb in MESSAGE_SIZES_MB)
-                                       + " per rank)",
-                                       f"two flows forced onto one EV ({4 * PASSES[quick].link_phase_s:g} s of "
-                                       "two streams on one plane)"]
+    return {"collisions": [s.name for s in collisions], "loss": [s.name for s in loss],
+            "links": [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then together; "
+                      f"{step:g} s phases)"],
+            "incast": [f"incast with a victim ({INCAST_FABRIC.hosts} hosts, {PASSES[quick].victim_s:g} s per stream, "
+                       f"MRC, {MULTI_RAIL}, and RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)"],
+            "flaps": [f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, one per plane, "
+                      f"under an MRC bandwidth test)"],
+            "switches": [f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s phases, under an "
+                         f"MRC bandwidth test)"],
+            "path_loss": [f"one T0-T1 link dropping {PATH_LOSS_P:.0%} ({PASSES[quick].path_loss_phase_s:g} s phases, "
+                          f"under an MRC bandwidth test)"],
+            "p2p": [f"point-to-point (T0-local and cross-T1 pairs: {PASSES[quick].p2p_iterations} tiny all-reduces "
+                    f"and {PASSES[quick].p2p_bandwidth_s:g} s of bandwidth test each)"],
+            "startup": [f"a job starting with T0-T1 links down (an all-reduce of {PASSES[quick].iterations} "
+                        "iterations without the mappers' denylist, then one with it)"],
+            "t0t1_links": [f"T0-T1 links down (one per plane, of rack 0, one by one then together; "
+                           f"{PASSES[quick].link_phase_s:g} s phases, under an MRC bandwidth test)"],
+            "sizes": ["message sizes (the all-reduce of the collisions row at "
+                      + ", ".join(f"{mb:g} MB ({size_iterations(mb, quick)} iterations)" for mb in MESSAGE_SIZES_MB)
+                      + " per rank)"],
+            "ev_balance": [f"two flows forced onto one EV ({4 * PASSES[quick].link_phase_s:g} s of "
+                           "two streams on one plane)"]}
+
+
+def plan(quick: bool, dataplane: str = DATAPLANE) -> list[str]:
+    """Every experiment the rows run on `dataplane`, in order (each once); the rows of a kind that
+    cannot run there are named instead, with why."""
+    lines = []
+    for kind, experiments in planned(quick).items():
+        why = unmet_needs(kind, dataplane)
+        lines += [f"{kind} rows ({figures(kind)}): not run on {dataplane}, {why}"] if why else experiments
+    return lines
 
 
 def verdicts(runs: dict[str, ExperimentRun]) -> dict[str, RunVerdict]:
@@ -452,7 +488,12 @@ COLUMNS = ("paper figure", "paper result", "lab result", "same shape?", "trustwo
 
 
 def lab_cell(row: PaperRow) -> str:
-    return "; ".join(f"{label}: {text}" for label, text in row.lab.items())
+    """The lab's result: the data plane its runs ran on (when the row names it), then each run's; or
+    why they did not run."""
+    where = f" on {row.dataplane}" if row.dataplane else ""
+    if row.not_run:
+        return f"not run{where}: {row.not_run}"
+    return (f"{where.strip()}: " if where else "") + "; ".join(f"{label}: {text}" for label, text in row.lab.items())
 
 
 def cells(row: PaperRow) -> tuple[str, ...]:

@@ -1,8 +1,8 @@
 """What `lab/run.py paper` runs each row with, and what its rows are called.
 
-The data plane, the fabrics (the multi-plane one, the RoCE-like baseline's single plane,
-the incast's), the collectives, loss levels and links, how long a pass runs each
-experiment (PASSES), the run labels, and each row's title: the runner
+The data plane (and what a row needs of one), the fabrics (the multi-plane one, the RoCE-like
+baseline's single plane, the incast's), the collectives, loss levels and links, how long a pass
+runs each experiment (PASSES), the run labels, and each row's title: the runner
 (lab/paper/runner.py) makes the rows, and a run read back (lab/paper/rows.py) finds them
 by these titles. docs/paper.md describes each row.
 """
@@ -14,9 +14,12 @@ from dataclasses import dataclass, replace
 
 from lab.paper.figures import claim
 from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_STREAM_S
+from topologies.dataplanes import DATAPLANE_TYPES
 from topologies.fabric import DEFAULT_FABRIC
 
-DATAPLANE = "srv6"   # the data plane with a real 5-tuple switch hash for the baseline
+# The rows' data plane unless `paper --dataplane` names another: MRC's packets are the paper's own
+# there (IPv6 in IPv6 with a uSID route), and its switches hash the baseline's full 5-tuple.
+DATAPLANE = "srv6"
 # The RoCE-like baseline's own environment: one plane with the default fabric's aggregate rate,
 # enough EVs (UDP source ports) for its most queue pairs.
 ROCE_LINK_MBPS = DEFAULT_FABRIC.planes * DEFAULT_FABRIC.link_mbps
@@ -60,6 +63,27 @@ LINKS_DOWN = 4
 # the paper's EV dropping 20 %)
 FAULTED_PLANE = 0
 PATH_LOSS_P = 0.2
+
+
+# What a kind of row needs of its data plane for the RoCE-like baseline, beyond what every data plane
+# gives (topologies/dataplane.py's DataPlane flags), each with its words: the baseline's single plane
+# runs lossless (ROCE_FABRIC, INCAST_ROCE_FABRIC), and the collisions are its queue pairs hashed by the
+# switches.
+LOSSLESS = ("lossless_capable", "run its plane lossless (PFC-like)")
+PORT_HASH = ("ecmp_hashes_ports", "hash its queue pairs by their UDP ports (ECMP over the 5-tuple)")
+NEEDS = {"collisions": (PORT_HASH, LOSSLESS), "sizes": (PORT_HASH, LOSSLESS), "loss": (LOSSLESS,),
+         "incast": (LOSSLESS,)}
+
+
+def unmet_needs(kind: str, dataplane: str) -> str | None:
+    """Why the rows of `kind` (a PAPER key) cannot run on `dataplane`, in one line; None: they can."""
+    needs = NEEDS.get(kind, ())
+    missing = [words for flag, words in needs if not getattr(DATAPLANE_TYPES[dataplane], flag)]
+    if not missing:
+        return None
+    able = [name for name, plane in DATAPLANE_TYPES.items() if all(getattr(plane, flag) for flag, _ in needs)]
+    return (f"needs the {' or '.join(able)} data plane: for the RoCE-like baseline, {dataplane} does not "
+            f"{' or '.join(missing)}")
 
 
 @dataclass(frozen=True)

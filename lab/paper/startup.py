@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Callable, Iterator, Mapping
 
 from faults.links import resolve_link, wait_operstate
@@ -27,7 +27,7 @@ from lab.analysis.route_records import route_records
 from lab.paper.figures import claim
 from lab.paper.row import PaperRow
 from lab.paper.run_part import StartupRun, trust
-from lab.paper.settings import BUFFER_MB, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, PLACEMENT, startup_title
+from lab.paper.settings import BUFFER_MB, DATAPLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, PLACEMENT, startup_title
 from lab.plumbing.session import lab_session
 from lab.runners.job import JobSpec, run_job
 from lab.scenario.record import buffer_bytes_from_mb
@@ -104,11 +104,11 @@ def measure(session, mappers: bool, iterations: int) -> StartupRun:
                       sum(conservation.unexplained_per_link.values()))
 
 
-def startup_row(quick: bool, say: Callable[[str], None]) -> Iterator[PaperRow]:
+def startup_row(quick: bool, say: Callable[[str], None], dataplane: str = DATAPLANE) -> Iterator[PaperRow]:
     iterations = PASSES[quick].iterations
     links = ", ".join(map(str, FAILED_LINKS))
     runs = {}
-    with lab_session(LINKS_FABRIC) as session:
+    with lab_session(replace(LINKS_FABRIC, dataplane=dataplane)) as session:
         for how, mappers in ((WITHOUT, False), (WITH, True)):
             say(f"paper: an all-reduce that starts with {links} down, {how}...")
             runs[how] = measure(session, mappers, iterations)

@@ -6,13 +6,14 @@ PATH_LOSS_P of its packets (Figs. 12/13). Their numbers are lab/paper/switch_fau
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from lab.analysis.route_records import route_records
 from lab.paper.figures import claim
 from lab.paper.row import PaperRow
-from lab.paper.settings import (FAULTED_PLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, PATH_LOSS_P, path_loss_title,
-                                switches_title)
+from lab.paper.settings import (DATAPLANE, FAULTED_PLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, PATH_LOSS_P,
+                                path_loss_title, switches_title)
 from lab.paper.switch_faults import (T0_DOWN, T1_DOWN, lossy_link, on_plane, path_loss_figures, path_loss_shape,
                                      path_loss_text, path_loss_timeline, switch_figures, switch_targets, switch_text,
                                      switch_timeline, switches_shape)
@@ -23,9 +24,10 @@ from lab.runners.bandwidth import run_bandwidth
 Trust = Callable[[dict], tuple[bool, str]]
 
 
-def switches_row(quick: bool, say: Callable[[str], None], trusted: Trust) -> Iterator[PaperRow]:
-    """Figs. 10/11: a phase clean, a phase with the switch down, a phase back; a T0, then a T1."""
-    spec, step = LINKS_FABRIC, PASSES[quick].switch_phase_s
+def switches_row(quick: bool, say: Callable[[str], None], trusted: Trust,
+                 dataplane: str = DATAPLANE) -> Iterator[PaperRow]:
+    """Figs. 10/11 on `dataplane`: a phase clean, a phase with the switch down, a phase back; a T0, then a T1."""
+    spec, step = replace(LINKS_FABRIC, dataplane=dataplane), PASSES[quick].switch_phase_s
     targets = switch_targets(spec, FAULTED_PLANE)
     say(f"paper: MRC bandwidth test, {targets[T0_DOWN]} down for {step:g} s, then {targets[T1_DOWN]}...")
     with lab_session(spec) as session:
@@ -44,9 +46,11 @@ def switches_row(quick: bool, say: Callable[[str], None], trusted: Trust) -> Ite
                                "runs": {how: on_plane(r.as_dict(), FAULTED_PLANE) for how, r in runs.items()}})
 
 
-def path_loss_row(quick: bool, say: Callable[[str], None], trusted: Trust) -> Iterator[PaperRow]:
-    """Figs. 12/13: a phase clean, a phase with one T0-T1 link of host 0's rack dropping packets, a phase clean."""
-    spec, step = LINKS_FABRIC, PASSES[quick].path_loss_phase_s
+def path_loss_row(quick: bool, say: Callable[[str], None], trusted: Trust,
+                  dataplane: str = DATAPLANE) -> Iterator[PaperRow]:
+    """Figs. 12/13 on `dataplane`: a phase clean, a phase with one T0-T1 link of host 0's rack dropping
+    packets, a phase clean."""
+    spec, step = replace(LINKS_FABRIC, dataplane=dataplane), PASSES[quick].path_loss_phase_s
     say(f"paper: MRC bandwidth test, {lossy_link(spec, FAULTED_PLANE)} dropping {PATH_LOSS_P:.0%} for {step:g} s...")
     with lab_session(spec) as session:
         r = run_bandwidth(session, 3 * step, "mrc", dict(MRC_PARAMS),

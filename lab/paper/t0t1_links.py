@@ -14,6 +14,7 @@ uplinks, with the paper's many T1s a sliver; the test, like the paper's, loads a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterator
 
 from faults.model import FaultEvent
@@ -21,7 +22,7 @@ from lab.paper import thresholds
 from lab.paper.figures import claim
 from lab.paper.links import both_directions, dips, links_text, run_phases
 from lab.paper.row import PaperRow
-from lab.paper.settings import LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, t0t1_links_title
+from lab.paper.settings import DATAPLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, t0t1_links_title
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import run_bandwidth
 from topologies.fabric import FabricSpec
@@ -74,8 +75,9 @@ def t0t1_shape(kept: dict[str, list[float]], planned: dict[str, int]) -> tuple[b
                   + f" of the clean rate (minimal impact: >= {thresholds.PAPER_NO_DEGRADATION:g})")
 
 
-def t0t1_row(quick: bool, say: Callable[[str], None], streams_trust: Callable) -> Iterator[PaperRow]:
-    step, spec = PASSES[quick].link_phase_s, LINKS_FABRIC
+def t0t1_row(quick: bool, say: Callable[[str], None], streams_trust: Callable,
+             dataplane: str = DATAPLANE) -> Iterator[PaperRow]:
+    step, spec = PASSES[quick].link_phase_s, replace(LINKS_FABRIC, dataplane=dataplane)
     plans = timelines(step, spec)
     say(f"paper: MRC bandwidth test, {len(failed_links(spec))} T0-T1 links of rack 0 down one by one, "
         "then together...")

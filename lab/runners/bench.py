@@ -12,8 +12,13 @@ failover and recovery); full pass only: `t1-reboot`, `controller-crash`,
 `production-day` (failover and recovery over all its faults); incast 8-to-1
 with and without trimming; congestion control (`cc`): MRC under NSCC beside
 AIMD on a clean all-reduce, the 8-to-1 incast and an incast with a victim
-flow, on CC_DATAPLANE. The clean step also counts MRC's path retirements
-(none expected without a fault).
+flow. The clean step also counts MRC's path retirements (none expected
+without a fault). Every step with a fabric runs on the bench's data plane.
+
+No step takes the others down: one that cannot run or fails (the error it
+raised, or NotRun saying what it lacks) ends in a "not run" row with a
+one-line reason, and the steps after it still run (run_steps); Ctrl-C still
+stops the whole bench.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -44,7 +50,6 @@ from lab.runners.incast import BENCH_INCAST_BYTES, BENCH_INCAST_FABRIC, BENCH_IN
 from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S, run_incast_victim
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
 from mrc_host.wire import PROBE
-from topologies.build import BuildError
 from topologies.fabric import DEFAULT_DATAPLANE, DEFAULT_FABRIC, IP_UDP_HEADER_BYTES, LEGACY_DATAPLANE, FabricSpec
 from topologies.netns import private_loopback
 from topologies.link_rate import RateBudget, RateError, auto_link_mbps
@@ -58,6 +63,7 @@ class Figure:
     target: str
     ok: bool | None  # None: reported, no target
     raw: dict = field(default_factory=dict)
+    not_run: str = ""  # why the step that makes it did not run (then ok is False)
 
 
 def _s(v: float | None) -> str:
@@ -78,6 +84,12 @@ def _num(v: float | None, spec: str = ".2f") -> str:
 
 def _median_max(values: list[float]) -> tuple[float | None, float | None]:
     return (statistics.median(values), max(values)) if values else (None, None)
+
+
+def not_run_figure(step: str, failure: StepFailure) -> Figure:
+    """The row of a step that did not run (or did not finish): its name, and why."""
+    return Figure(f"{step} step", f"not run: {failure.reason}", "-", False,
+                  {"traceback": failure.traceback} if failure.traceback else {}, not_run=failure.reason)
 
 
 def fabric_step(quick: bool, dataplane: str = DEFAULT_FABRIC.dataplane) -> Iterator[Figure]:
@@ -145,6 +157,8 @@ def cost_figures(costs: list[dict]) -> list[Figure]:
 
 
 AGENT_STEP_TIMEOUT_S = 300
+# the steps that build no fabric (the agent's runs on the loopback): the data plane is none of theirs
+NO_FABRIC_STEPS = ("agent",)
 
 
 def agent_step(quick: bool) -> Iterator[Figure]:
@@ -190,9 +204,6 @@ def _faults_of(summary: TransportSummary, kinds: tuple | None) -> list[FaultFigu
     return [f for f in summary.faults if kinds is None or f.fault in kinds]
 
 
-# The `cc` step's data plane: on this machine kind the clean all-reduce on OpenFlow is
-# CPU-bound whatever the controller (docs/dataplanes.md), which would hide what the controller does.
-CC_DATAPLANE = "srv6"
 CC_COMPARED = ("nscc", "aimd")   # judged on the first
 QDELAY = CC_TRACE_COLUMNS.index("qdelay")
 
@@ -218,6 +229,12 @@ class Bench:
         self.quick, self.root, self.say, self.dataplane = quick, root, say, dataplane
         self.clean: dict | None = None
 
+    def clean_mrc(self) -> TransportSummary:
+        """MRC's summary of the clean step, which the fault steps are judged against."""
+        if self.clean is None:
+            raise NotRun("needs the clean step's run, which did not finish")
+        return self.clean["summary"]["mrc"]
+
     def clean_step(self) -> Iterator[Figure]:
         self.clean = _run("clean", self.root, self.dataplane, iterations=20 if self.quick else 50)
         mrc, base = self.clean["summary"]["mrc"], self.clean["summary"]["baseline"]
@@ -235,9 +252,9 @@ class Bench:
                      mrc.ideal_ratio <= target.CLEAN_IDEAL_RATIO)
 
     def flap_step(self) -> Iterator[Figure]:
+        clean_p100 = self.clean_mrc().p100_s
         run = _run("flap", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
-        clean_p100 = self.clean["summary"]["mrc"].p100_s
         ratio = mrc.p100_s / clean_p100
         yield Figure("flap: MRC P100 / clean P100", f"{ratio:.2f} ({_s(mrc.p100_s)} / {_s(clean_p100)})",
                      f"<= {target.FLAP_P100_RATIO:g}", ratio <= target.FLAP_P100_RATIO and mrc.verified,
@@ -253,11 +270,11 @@ class Bench:
         yield from failover_figures(what, run["summary"]["mrc"], _faults_of(run["summary"]["mrc"], kinds))
 
     def gray_step(self) -> Iterator[Figure]:
+        clean_median = self.clean_mrc().p50_s
         transports = ("mrc",) if self.quick else ("mrc", "baseline")
         run = _run("gray-failure", self.root, self.dataplane, transports=transports,
                    max_seconds=25 if self.quick else 45)
         mrc = run["summary"]["mrc"]
-        clean_median = self.clean["summary"]["mrc"].p50_s
         worst = mrc.p100_s / clean_median
         yield Figure("gray failure: MRC slowest iteration / clean median", f"{worst:.2f}",
                      f"<= {target.SLOWEST_VS_CLEAN_MEDIAN:g}",
@@ -275,9 +292,10 @@ class Bench:
         yield from self._failover_figures("production day, every fault", run, None)
 
     def reboot_step(self) -> Iterator[Figure]:
+        clean_median = self.clean_mrc().p50_s
         run = _run("t1-reboot", self.root, self.dataplane)
         mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
-        worst = mrc.p100_s / self.clean["summary"]["mrc"].p50_s
+        worst = mrc.p100_s / clean_median
         yield Figure("T1 reboot: MRC slowest iteration / clean median", f"{worst:.2f}",
                      f"<= {target.SLOWEST_VS_CLEAN_MEDIAN:g}",
                      worst <= target.SLOWEST_VS_CLEAN_MEDIAN and mrc.verified, {"mrc": mrc.to_dict()})
@@ -285,9 +303,10 @@ class Bench:
                      base.stalls >= 1 and base.verified, {"baseline": base.to_dict()})
 
     def controller_step(self) -> Iterator[Figure]:
+        clean_p100 = self.clean_mrc().p100_s
         run = _run("controller-crash", self.root, self.dataplane, transports=("mrc",))
         mrc = run["summary"]["mrc"]
-        ratio = mrc.p100_s / self.clean["summary"]["mrc"].p100_s
+        ratio = mrc.p100_s / clean_p100
         yield Figure("controller crash: MRC P100 / clean P100", f"{ratio:.2f}",
                      f"<= {target.CONTROLLER_P100_RATIO:g} (unaffected)",
                      ratio <= target.CONTROLLER_P100_RATIO and mrc.verified, {"mrc": mrc.to_dict()})
@@ -331,7 +350,9 @@ class Bench:
                      "reported (the timeouts trimming avoids)", None, tail.as_dict())
 
     def cc_step(self) -> Iterator[Figure]:
-        dp = CC_DATAPLANE
+        # on the bench's data plane, as every step: where the machine cannot keep up (OpenFlow's
+        # clean all-reduce can be CPU-bound here, docs/dataplanes.md) the rows say so
+        dp = self.dataplane
         clean = {cc: _run("clean", self.root, dp, transports=("mrc",), transport_params={"cc": cc},
                           iterations=20 if self.quick else 50) for cc in CC_COMPARED}
         with lab_session(replace(BENCH_INCAST_FABRIC, dataplane=dp)) as session:
@@ -340,7 +361,7 @@ class Bench:
         with lab_session(replace(VICTIM_INCAST_FABRIC, dataplane=dp)) as session:
             victim = {cc: run_incast_victim(session, VICTIM_INCAST_SENDERS, VICTIM_STREAM_S[self.quick], params={"cc": cc})
                       for cc in CC_COMPARED}
-        yield from cc_figures(clean, incast, victim)
+        yield from cc_figures(clean, incast, victim, dp)
 
     def steps(self) -> list[tuple[str, Callable[[], Iterator[Figure]]]]:
         steps = [("fabric", lambda: fabric_step(self.quick, self.dataplane)), ("agent", lambda: agent_step(self.quick)),
@@ -353,7 +374,7 @@ class Bench:
         return steps + [("incast", self.incast_step), ("cc", self.cc_step)]
 
     def run(self) -> list[Figure]:
-        return run_steps("bench", self.steps(), self.say)
+        return run_steps("bench", self.steps(), self.say, not_run_figure)
 
 
 def _lost(unexplained: int) -> str:
@@ -366,10 +387,10 @@ def victim_lost(result) -> int:
     return sum(run.unexplained for run in (result.alone, result.incast) if run is not None)
 
 
-def cc_figures(clean: dict, incast: dict, victim: dict) -> Iterator[Figure]:
-    """The `cc` step's figures: each controller's result side by side, judged on NSCC's."""
+def cc_figures(clean: dict, incast: dict, victim: dict, dataplane: str) -> Iterator[Figure]:
+    """The `cc` step's figures, run on `dataplane`: each controller's result side by side, judged on NSCC's."""
     first = CC_COMPARED[0]
-    where = f"{CC_DATAPLANE}, MRC"
+    where = f"{dataplane}, MRC"
     runs = {cc: clean[cc]["summary"]["mrc"] for cc in CC_COMPARED}
     stats = {cc: read_counters(clean[cc]["path"])["mrc"] for cc in CC_COMPARED}
     nscc = runs[first]
@@ -502,13 +523,47 @@ def flap_cost_figures(mrc: TransportSummary, faults: list[FaultFigures]) -> Iter
                  {"iteration_cost_s": struck, "rtt_s": rtt})
 
 
-def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say: Callable[[str], None]) -> list:
-    """Every step's rows in order, each step's start and duration said as `command: step...`."""
+class NotRun(Exception):
+    """A step that cannot run where it was asked to; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """Why a step did not run or finish: one line for its row, and for an error (not a NotRun)
+    the traceback for its raw record."""
+    reason: str
+    traceback: str = ""
+
+    @classmethod
+    def of(cls, exc: Exception) -> StepFailure:
+        lines = str(exc).strip().splitlines()
+        reason = lines[0] if lines else "no message"
+        if isinstance(exc, NotRun):
+            return cls(reason)
+        # a Python error's message alone often says little ("'mrc'"): its type goes with it;
+        # the lab's own errors (and the libraries') are worded to be read as they are
+        if type(exc).__module__ == "builtins":
+            reason = f"{type(exc).__name__}: {reason}"
+        return cls(reason, "".join(traceback.format_exception(exc)))
+
+
+def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say: Callable[[str], None],
+              not_run: Callable[[str, StepFailure], object]) -> list:
+    """Every step's rows in order, each step's start and duration said as `command: step...`.
+    A step that raises keeps the rows it made and ends in the row not_run(step, why); the steps
+    after it still run. Ctrl-C and SIGTERM (KeyboardInterrupts, not Exceptions) stop them all."""
     rows = []
     for name, step in steps:
         started = time.monotonic()
         say(f"{command}: {name}...")
-        rows += list(step())
+        try:
+            for row in step():
+                rows.append(row)
+        except Exception as exc:
+            failure = StepFailure.of(exc)
+            rows.append(not_run(name, failure))
+            say(f"{command}: {name} not run: {failure.reason}")
+            continue
         say(f"{command}: {name} done in {time.monotonic() - started:.0f} s")
     return rows
 
@@ -521,7 +576,7 @@ def run_steps(command: str, steps: list[tuple[str, Callable[[], Iterator]]], say
 # (the links, not the emulator, set the pace). The sweep goes on past an
 # unfaithful size, so the table shows how each data plane degrades, and stops
 # once efficiency falls below SCALE_GIVE_UP_EFFICIENCY, a run fails to verify
-# or a fabric fails to build.
+# or a size does not run (its row says why).
 SCALE_MIN_EFFICIENCY = target.CLEAN_EFFICIENCY
 SCALE_GIVE_UP_EFFICIENCY = 0.5
 SCALE_STEPS = ((2, 2, 2), (2, 2, 3), (3, 2, 3), (3, 3, 3), (4, 2, 4), (4, 4, 4), (4, 4, 5), (4, 4, 6),
@@ -548,8 +603,8 @@ def scale_sweep(root: Path, budget: RateBudget, say: Callable[[str], None] = pri
         try:
             path, summary = run_experiment(Scenario(name=f"scale-{spec.hosts}h", fabric=spec, transports=("mrc",),
                                                     job=JobSettings(iterations=8), link_rate=why), root)
-        except BuildError as exc:
-            rows.append({**row, "error": f"build failed: {exc}"})
+        except Exception as exc:   # the size's row says why; the other data planes' sweeps still run
+            rows.append({**row, "error": f"not run: {StepFailure.of(exc).reason}"})
             break
         mrc = summary["mrc"]
         row.update(build_s=read_config(path).build_s, efficiency=mrc.efficiency, cpu_bound=mrc.cpu_bound,

@@ -1,11 +1,13 @@
 """Two real rows of `lab/run.py paper --quick` (root): NIC links taken down and restored one by one,
 and together, under an MRC bandwidth test (Figs. 9a/9b, about 30 s), saved as the command saves its
 report (the paper_links_run fixture, conftest.py); and the T0-T1 flap cost (section 3, about
-20 s). Both on the default fabric, srv6."""
+20 s). Both on the default fabric, srv6; the flap cost once more as `paper --dataplane openflow`
+runs it, on OpenFlow."""
 
 import json
 
 from lab.paper import links, runner, settings
+from lab.runners.bench import run_steps
 
 
 def test_links_down_row_on_a_real_fabric(paper_links_run):
@@ -53,3 +55,18 @@ def test_flap_cost_row_on_a_real_fabric(no_leftovers, tmp_path):
     assert sum(costs) + row.raw["elsewhere"] == declared, row.lab
     assert [e["target"] for e in run["fault_log"] if e["kind"] == "fault_start"] == [
         f.target for f in runner.flap_timeline(settings.LINKS_FABRIC, flaps, settings.PASSES[True].flap_s)]
+
+
+def test_a_row_runs_on_the_data_plane_asked_for(no_leftovers, tmp_path, monkeypatch):
+    """The flap-cost row as `paper --quick --dataplane openflow` runs it (its step, through run_steps):
+    its fabric is OpenFlow's, and the row says so."""
+    asked, build = [], runner.lab_session
+    monkeypatch.setattr(runner, "lab_session", lambda spec, *args, **kwargs: asked.append(spec.dataplane)
+                        or build(spec, *args, **kwargs))
+    paper = runner.Paper(quick=True, root=tmp_path, say=lambda text: None, dataplane="openflow")
+    steps = [(title, step) for title, step in paper.steps() if title == settings.flaps_title()]
+    (row,) = run_steps("paper", steps, lambda text: None, paper.not_run_row)
+    assert not row.not_run, row.not_run
+    assert asked == ["openflow"] and row.dataplane == "openflow"
+    assert runner.lab_cell(row).startswith("on openflow: MRC: data packets lost per flap and connection")
+    assert row.raw["run"]["verified"] and not row.raw["run"]["error"], row.trust_reason

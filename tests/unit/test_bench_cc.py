@@ -35,7 +35,7 @@ def test_each_figure_shows_both_controllers_and_judges_nscc(tmp_path):
              "aimd": clean_run(tmp_path, "aimd", 0.95, [0.014, 0.015, 0.016])}
     incast = {"nscc": incast_run(0, 0.99), "aimd": incast_run(4, 0.99)}
     victim = {"nscc": victim_run(0.97), "aimd": victim_run(0.80)}
-    figures = list(bench.cc_figures(clean, incast, victim))
+    figures = list(bench.cc_figures(clean, incast, victim, "srv6"))
     assert [f.ok for f in figures] == [True, True, True, True]
     assert all("nscc" in f.value and "aimd" in f.value for f in figures)
     assert "2 ms" in figures[1].value and "15 ms" in figures[1].value and "7 ms" in figures[1].target
@@ -47,10 +47,10 @@ def test_a_miss_by_nscc_fails_whatever_aimd_did(tmp_path):
              "aimd": clean_run(tmp_path, "aimd", 0.95, [0.001])}
     incast = {"nscc": incast_run(1, 0.99), "aimd": incast_run(0, 0.99)}
     victim = {"nscc": victim_run(0.90), "aimd": victim_run(0.99)}
-    assert [f.ok for f in bench.cc_figures(clean, incast, victim)] == [False, False, False, False]
+    assert [f.ok for f in bench.cc_figures(clean, incast, victim, "srv6")] == [False, False, False, False]
     # a near miss reads as one: 0.946 is not printed as the target's 0.95
     victim = {"nscc": victim_run(0.946), "aimd": victim_run(0.99)}
-    row = list(bench.cc_figures(clean, incast, victim))[3]
+    row = list(bench.cc_figures(clean, incast, victim, "srv6"))[3]
     assert row.ok is False and row.value.startswith("nscc 0.946 ")
 
 
@@ -65,6 +65,6 @@ def test_unexplained_loss_fails_an_incast_figure_and_is_shown(tmp_path):
     clean = {"nscc": clean_run(tmp_path, "nscc", 0.91, [0.001]), "aimd": clean_run(tmp_path, "aimd", 0.95, [0.01])}
     incast = {"nscc": incast_run(0, 0.99, unexplained=3), "aimd": incast_run(0, 0.99)}
     victim = {"nscc": victim_run(0.97, unexplained=10), "aimd": victim_run(0.80)}
-    figures = list(bench.cc_figures(clean, incast, victim))
+    figures = list(bench.cc_figures(clean, incast, victim, "srv6"))
     assert [f.ok for f in figures] == [True, True, False, False]
     assert "3 lost unexplained" in figures[2].value and "10 lost unexplained" in figures[3].value

@@ -384,5 +384,6 @@ def test_a_row_of_another_version_lacking_fields_reads_as_saying_nothing(tmp_pat
     run = paper_rows.read(tmp_path)
     (old,) = run.rows
     assert run.meta == PaperMeta(machine="?", date="?", quick=True, elapsed_s=None)
+    # but its data plane: every row ran on srv6 before rows named theirs
     assert old == PaperRow(figure="Fig. 1: old", paper="", lab={}, same_shape=False, shape_reason="",
-                           trusted=False, trust_reason="", raw={})
+                           trusted=False, trust_reason="", raw={}, dataplane="srv6")
