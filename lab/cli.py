@@ -33,7 +33,7 @@ from lab.plumbing.lock import LabBusy
 from lab.runners.progress import run_progress
 from mrc_host.collectives import COLLECTIVES
 from topologies.dataplanes import dataplane_for
-from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricError, FabricSpec
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, FabricSpec
 from topologies import link_rate
 from topologies.link_rate import AUTO, RateError, load_budget
 from topologies.sizing import SizingError, fabric_size
@@ -74,13 +74,24 @@ DataplaneOption = Annotated[Optional[Dataplane], typer.Option(
                         "with uSID source routing (docs/srv6.md).")]
 
 
-def fabric_options(planes: int, racks: int, spines: int, hosts_per_rack: int, link_mbps: float,
+def fabric_options(planes: int, racks: int, spines: int, hosts_per_rack: int, link_mbps: str,
                    dataplane: str = DEFAULT_FABRIC.dataplane, servers: Optional[str] = None) -> FabricSpec:
+    """A command's fabric options judged as a scenario file's fabric block is (lab/scenario/load.py):
+    the same limits, `--link-mbps auto` included (its line said)."""
+    # imported here: start-up time (the module docstring)
+    from lab.scenario.load import ScenarioError, fabric_from_block
+
+    block = {"planes": planes, "racks": racks, "spines": spines, "hosts_per_rack": hosts_per_rack,
+             "link_mbps": link_rate_value(link_mbps), "dataplane": dataplane}
+    if servers is not None:
+        block["servers"] = list(servers_option(servers))
     try:
-        return FabricSpec(planes=planes, racks=racks, spines=spines, hosts_per_rack=hosts_per_rack,
-                          link_mbps=link_mbps, dataplane=dataplane, servers=servers_option(servers))
-    except FabricError as exc:
+        spec, link_rate = fabric_from_block(block)
+    except ScenarioError as exc:
         fail(str(exc))
+    if link_rate:
+        console.print(link_rate, highlight=False)
+    return spec
 
 
 def servers_option(value: Optional[str]) -> tuple[str, ...]:
@@ -101,11 +112,11 @@ def default(ctx: typer.Context, json_path: JsonPath = None) -> None:
 def run(
     scenario: Annotated[str, typer.Argument(help="Scenario name (faults/scenarios/NAME.yaml; see the "
                                             "scenarios command) or path to a scenario file.")] = DEFAULT_SCENARIO,
-    iterations: Annotated[Optional[int], typer.Option(min=1, help="Override: iterations per transport.")] = None,
+    # the overrides' limits are the scenario schema's (load_run): judged as the file's values are
+    iterations: Annotated[Optional[int], typer.Option(help="Override: iterations per transport.")] = None,
     max_seconds: Annotated[Optional[float], typer.Option(
-        min=1, help="Override: stop each transport's job after S s.")] = None,
-    buffer_mb: Annotated[Optional[float], typer.Option(
-        min=0.01, max=256, help="Override: all-reduce buffer per rank, MiB.")] = None,
+        help="Override: stop each transport's job after S s.")] = None,
+    buffer_mb: Annotated[Optional[float], typer.Option(help="Override: all-reduce buffer per rank, MiB.")] = None,
     trimming: Annotated[Optional[bool], typer.Option(
         "--trimming/--no-trimming", help="Override: switch ports trim on congestion, or tail-drop.")] = None,
     dataplane: DataplaneOption = None,
@@ -162,40 +173,35 @@ def ensure_writable(directory: Path) -> None:
         fail(f"cannot write results under {directory}: {existing} is not writable")
 
 
-def link_rate_option(value: Optional[str]) -> float | str | None:
-    """--link-mbps: a number of Mb/s or `auto`; anything else is one line."""
-    if value is None or value == AUTO:
-        return value
+def link_rate_value(value: Optional[str]) -> float | str | None:
+    """--link-mbps as the scenario file would hold it: a number where it reads as one, else the
+    text as given (`auto`, or what the schema then refuses in the file's own words)."""
     try:
-        return float(value)
+        return None if value is None else float(value)
     except ValueError:
-        fail(f"--link-mbps must be a rate in Mb/s or {AUTO}, got {value!r}")
+        return value
 
 
 def load_run(scenario: str, iterations: Optional[int], max_seconds: Optional[float],
              buffer_mb: Optional[float], trimming: Optional[bool], dataplane: Optional[str] = None,
              link_mbps: Optional[str] = None, servers: Optional[str] = None) -> Scenario:
-    """The scenario with the command line's overrides (None: keep the file's)."""
+    """The scenario with the command line's overrides (None: keep the file's), laid over the
+    file as one overlay before anything is checked: a value given here is judged exactly as
+    the same value written in the file (lab/scenario/load.py)."""
     # imported here: start-up time (the module docstring)
     from lab.scenario.load import ScenarioError, load_scenario
 
+    given = {"fabric": {"dataplane": dataplane, "link_mbps": link_rate_value(link_mbps),
+                        "servers": list(servers_option(servers)) if servers is not None else None},
+             "job": {"iterations": iterations, "max_seconds": max_seconds, "buffer_mb": buffer_mb}}
+    overlay = {block: {key: value for key, value in values.items() if value is not None}
+               for block, values in given.items()}
+    if trimming is not None:
+        overlay["trimming"] = trimming
     try:
-        # --dataplane and --link-mbps before the faults are checked against the fabric
-        loaded = load_scenario(scenario, dataplane, link_rate_option(link_mbps))
+        return load_scenario(scenario, overlay)
     except ScenarioError as exc:
         fail(str(exc))
-    job_overrides = {"iterations": iterations, "max_seconds": max_seconds, "buffer_mb": buffer_mb}
-    job = replace(loaded.job, **{k: v for k, v in job_overrides.items() if v is not None})
-    fabric = loaded.fabric
-    if servers is not None:
-        try:
-            fabric = replace(fabric, servers=servers_option(servers))
-        except FabricError as exc:
-            fail(str(exc))
-        refused = dataplane_for(fabric).refusal([fault.kind for fault in loaded.faults])
-        if refused:
-            fail(refused)
-    return replace(loaded, job=job, fabric=fabric, trimming=loaded.trimming if trimming is None else trimming)
 
 
 def describe_run(scenario: Scenario) -> None:
@@ -433,7 +439,8 @@ def check(
     racks: int = typer.Option(DEFAULT_FABRIC.racks, help="T0 switches per plane."),
     spines: int = typer.Option(DEFAULT_FABRIC.spines, help="T1 switches per plane."),
     hosts_per_rack: int = typer.Option(DEFAULT_FABRIC.hosts_per_rack, help="Hosts under each T0."),
-    link_mbps: float = typer.Option(DEFAULT_FABRIC.link_mbps, help="Rate of every link, Mb/s."),
+    link_mbps: str = typer.Option(f"{DEFAULT_FABRIC.link_mbps:g}", help=f"Rate of every link, Mb/s, or {AUTO}: the "
+                                  "rate this machine carries faithfully for the fabric's size."),
     seconds: float = typer.Option(3.0, help="Length of the conservation pass, s."),
     dataplane: DataplaneOption = None,
     servers: ServersOption = None,

@@ -190,11 +190,13 @@ def agent_step(quick: bool) -> Iterator[Figure]:
 def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None, transport_params: dict | None = None,
          **job_overrides) -> dict:
     """Run library scenario `name` on `dataplane`, with other transports, transport parameters
-    or job settings if given."""
-    scenario = load_scenario(name, dataplane)
-    scenario = replace(scenario, transports=transports or scenario.transports,
-                       transport_params=transport_params if transport_params is not None else scenario.transport_params,
-                       job=replace(scenario.job, **job_overrides))
+    or job settings if given (laid over the file, judged as its own values are)."""
+    overlay = {"fabric": {"dataplane": dataplane}, "job": job_overrides}
+    if transports:
+        overlay["transports"] = list(transports)
+    if transport_params is not None:
+        overlay["transport_params"] = transport_params
+    scenario = load_scenario(name, overlay)
     path, summary = run_experiment(scenario, root)
     return {"path": str(path), "summary": summary, "scenario": scenario}
 

@@ -2,6 +2,7 @@
 
     scenario = load_scenario("production-day")          # faults/scenarios/production-day.yaml
     scenario = load_scenario("my/own.yaml")               # a path is used as is
+    scenario = load_scenario("flap", {"job": {"max_seconds": 2}})   # an overlay, judged as the file is
     for event in scenario.faults: ...                     # sorted faults.model.FaultEvent
 
 Everything is checked before anything is built, in two passes:
@@ -22,6 +23,7 @@ in docs/scenarios.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,13 +48,14 @@ from lab.scenario.schema import (
     PLANE_DOWN,
     InvalidField,
     ScenarioModel,
+    FabricModel,
     first_schema_problem,
     short_repr,
 )
 from lab.scenario.targets import links_of_switch
 from mrc_host.multirail import qps_problem
 from mrc_host.wire import PACKET_OVERHEAD
-from topologies.fabric import NAMED_FABRICS, FabricError
+from topologies.fabric import NAMED_FABRICS, FabricError, FabricSpec
 from topologies.link_rate import AUTO, RateError, auto_link_mbps, load_budget
 from topologies.project import PROJECT_ROOT
 
@@ -164,15 +167,20 @@ def _read_yaml(path: Path, library_name: bool) -> dict:
     return data
 
 
-def _fabric_given(data: dict, given: dict) -> dict:
-    """The file's data before validation with its fabric block as a mapping (`fabric: paper` is
-    `fabric: {base: paper}`: a named fabric as it is) and `given`'s keys over the file's."""
+def _overlaid(data: dict, overlay: Mapping) -> dict:
+    """The file's data before validation with `overlay` laid over it: a block of the overlay
+    (fabric, job) key by key over the file's block, any other key in place of the file's.
+    The fabric block as a mapping first (`fabric: paper` is `fabric: {base: paper}`: a named
+    fabric as it is). A file's block of another type is kept, for the schema to name."""
     fabric = data.get("fabric", {})
     if isinstance(fabric, str):
-        fabric = {"base": fabric}
-        data = {**data, "fabric": fabric}
-    if given and isinstance(fabric, dict):   # a block of another type is the schema's to name
-        data = {**data, "fabric": {**fabric, **given}}
+        data = {**data, "fabric": {"base": fabric}}
+    for key, value in overlay.items():
+        held = data.get(key, {})
+        if isinstance(value, Mapping) and isinstance(held, dict):
+            data = {**data, key: {**held, **value}}
+        elif not isinstance(value, Mapping):
+            data = {**data, key: value}
     return data
 
 
@@ -181,20 +189,7 @@ def _build(path: Path, data: dict) -> Scenario:
         model = ScenarioModel.model_validate(data)
     except ValidationError as exc:
         raise first_schema_problem(exc, ScenarioModel) from None
-    try:
-        base = NAMED_FABRICS[model.fabric.base]
-        overrides = model.fabric.model_dump(include=model.fabric.model_fields_set - {"base"})
-        if "servers" in overrides:
-            overrides["servers"] = tuple(overrides["servers"])
-        link_rate = ""
-        if model.fabric.link_mbps == AUTO:   # the rate for the fabric's size, the size its other keys give
-            sized = replace(base, **{k: v for k, v in overrides.items() if k != "link_mbps"})
-            overrides["link_mbps"], link_rate = auto_link_mbps(load_budget(), sized.hosts, sized.planes)
-        spec = replace(base, **overrides)
-    except FabricError as exc:
-        raise InvalidField("fabric", str(exc)) from None
-    except RateError as exc:
-        raise InvalidField("fabric.link_mbps", str(exc)) from None
+    spec, link_rate = _fabric_spec(model.fabric)
     job = JobSettings(**model.job.model_dump())
     # only a size the file sets is held to its MTU, as before the default lived here
     if "payload_size" in model.job.model_fields_set and job.payload_size + PACKET_OVERHEAD > spec.mtu:
@@ -229,16 +224,48 @@ def _build(path: Path, data: dict) -> Scenario:
     )
 
 
-def load_scenario(name_or_path: str | Path, dataplane: str | None = None,
-                  link_mbps: float | str | None = None) -> Scenario:
+def _fabric_spec(fabric: FabricModel) -> tuple[FabricSpec, str]:
+    """The FabricSpec a validated fabric block names: its base fabric with the keys the block
+    sets; with `link_mbps: auto`, the rate for its size and the line saying why (else "")."""
+    try:
+        base = NAMED_FABRICS[fabric.base]
+        overrides = fabric.model_dump(include=fabric.model_fields_set - {"base"})
+        if "servers" in overrides:
+            overrides["servers"] = tuple(overrides["servers"])
+        link_rate = ""
+        if fabric.link_mbps == AUTO:   # the rate for the fabric's size, the size its other keys give
+            sized = replace(base, **{k: v for k, v in overrides.items() if k != "link_mbps"})
+            overrides["link_mbps"], link_rate = auto_link_mbps(load_budget(), sized.hosts, sized.planes)
+        return replace(base, **overrides), link_rate
+    except FabricError as exc:
+        raise InvalidField("fabric", str(exc)) from None
+    except RateError as exc:
+        raise InvalidField("fabric.link_mbps", str(exc)) from None
+
+
+def fabric_from_block(block: Mapping) -> tuple[FabricSpec, str]:
+    """A fabric block shaped as a scenario file's (a command's fabric options) judged by the
+    same schema and limits: (FabricSpec, the auto link rate's line or ""); ScenarioError
+    (one line, "fabric.<key>: ...") if anything is wrong."""
+    try:
+        try:
+            return _fabric_spec(FabricModel.model_validate(dict(block)))
+        except ValidationError as exc:
+            raise first_schema_problem(exc, FabricModel, ("fabric",)) from None
+    except InvalidField as exc:
+        raise ScenarioError(_one_line(str(exc))) from None
+
+
+def load_scenario(name_or_path: str | Path, overlay: Mapping | None = None) -> Scenario:
     """Load, validate and expand a scenario; ScenarioError (one line) if anything is wrong.
-    `dataplane` and `link_mbps` (None: the file's) replace the file's fabric keys before
-    its faults are checked against it."""
+    `overlay`: values shaped as the file's (`{"fabric": {"dataplane": "openflow"}, "job":
+    {"iterations": 5}, "trimming": False}`) laid over it before anything is checked, so a
+    value given there (the command line's overrides) is judged exactly as the same value
+    written in the file, by the same limits."""
     path = scenario_path(name_or_path)
     try:
         data = _read_yaml(path, library_name=path.parent == SCENARIO_DIR)
-        given = {k: v for k, v in (("dataplane", dataplane), ("link_mbps", link_mbps)) if v is not None}
-        return _build(path, _fabric_given(data, given))
+        return _build(path, _overlaid(data, overlay or {}))
     except InvalidField as exc:
         raise ScenarioError(_one_line(f"{_display(path)}: {exc}")) from None
 

@@ -82,7 +82,7 @@ def _auto_or_number(value: Any, as_number: Callable) -> Any:
 _RateOrAuto = Annotated[float, WrapValidator(_auto_or_number), PlainSerializer(lambda value: value)]
 
 
-class _FabricModel(_Strict):
+class FabricModel(_Strict):
     # ranges are FabricSpec's own (checked when it is built); a key the file sets replaces
     # the named base fabric's (the defaults below are only the schema's documentation)
     base: Literal[tuple(NAMED_FABRICS)] = "default"
@@ -155,7 +155,7 @@ class FaultModel(_Strict):
 class ScenarioModel(_Strict):
     description: str
     seed: int = Field(DEFAULT_SEED, ge=0)
-    fabric: _FabricModel = Field(default_factory=_FabricModel)
+    fabric: FabricModel = Field(default_factory=FabricModel)
     job: _JobModel = Field(default_factory=_JobModel)
     transports: list[Literal[TRANSPORTS]] = Field(default_factory=lambda: list(TRANSPORTS), min_length=1)
     trimming: bool = True

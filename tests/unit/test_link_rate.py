@@ -61,8 +61,9 @@ def test_a_scenario_asking_for_auto_runs_at_the_budgets_rate_and_says_why(tmp_pa
     assert loaded.fabric.link_mbps == rate < MAX_AUTO_MBPS and loaded.link_rate == why
     assert loaded.to_dict()["link_rate"] == why
     # the command line's override, either way
-    assert load_scenario("clean", link_mbps="auto").fabric.link_mbps == MAX_AUTO_MBPS
-    assert load_scenario(scenario, link_mbps=2.5).fabric.link_mbps == 2.5 and load_scenario(scenario, link_mbps=2.5).link_rate == ""
+    assert load_scenario("clean", {"fabric": {"link_mbps": "auto"}}).fabric.link_mbps == MAX_AUTO_MBPS
+    slower = load_scenario(scenario, {"fabric": {"link_mbps": 2.5}})
+    assert slower.fabric.link_mbps == 2.5 and slower.link_rate == ""
     scenario.write_text("description: x\nfabric: {link_mbps: fast}\n")
     with pytest.raises(ScenarioError, match="fabric.link_mbps: "):
         load_scenario(scenario)

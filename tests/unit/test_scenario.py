@@ -387,7 +387,7 @@ def test_a_named_fabric_as_it_is_or_with_keys_changed(tmp_path):
     assert slower.fabric == replace(NAMED_FABRICS["paper"], link_mbps=5.0)
     # a key the file does not set keeps the base's value, not the default fabric's
     assert load_scenario(write(tmp_path, "description: x\nfabric: {base: paper, planes: 4}\n", "c.yaml")).fabric.racks == 4
-    assert load_scenario(write(tmp_path, "description: x\nfabric: paper\n", "d.yaml"), "openflow").fabric == \
+    assert load_scenario(write(tmp_path, "description: x\nfabric: paper\n", "d.yaml"), {"fabric": {"dataplane": "openflow"}}).fabric == \
         replace(NAMED_FABRICS["paper"], dataplane="openflow")
     assert load_scenario(write(tmp_path, "description: x\nfabric: {racks: 3}\n", "e.yaml")).fabric == \
         replace(DEFAULT_FABRIC, racks=3)
