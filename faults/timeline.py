@@ -32,7 +32,6 @@ import threading
 from topologies.clock import MONOTONIC, Clock
 from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.model import FaultEvent
-from topologies.routing import DEFAULT_HOLD_DOWN
 
 
 class FaultTimeline:
@@ -52,7 +51,7 @@ class FaultTimeline:
             inj.now = self.clock.now
         # a restore waits out the routing hold-down before the fabric counts as healthy
         self.healthy_timeout = healthy_timeout if healthy_timeout is not None else \
-            getattr(session.controller, "hold_down", DEFAULT_HOLD_DOWN) + 10.0
+            session.controller.hold_down + 10.0
         self.error: BaseException | None = None
         self._actions = self._schedule()
         self._timer = None  # the clock's timer for the next due action

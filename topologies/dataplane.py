@@ -31,6 +31,7 @@ class Fabric(Protocol):
     spec: FabricSpec
     datapath: str  # what forwards, as run records name it
     build_s: float
+    pauses: object | None   # the lossless mode's pause controller (topologies/pause_controller.py), if it runs
 
     def host(self, h: int):
         """Host h's Mininet node (its own network namespace and shell)."""
@@ -53,6 +54,9 @@ class ControlProcess(Protocol):
 
     fabric_file: Path
     routing_log: Path
+    hold_down: float        # how long routing waits before it restores a link that came back, s
+    port: int | None        # the TCP port it listens on (127.0.0.1), None: it listens on nothing
+    offsets: dict           # server -> (clock offset s, bound s) of each other server's routing; {} on one
 
     def start(self, timeout: float = ...) -> None: ...
 

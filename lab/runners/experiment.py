@@ -128,7 +128,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
     Returns its datapath heartbeat's figures (lab.analysis.fidelity.heartbeat_verdict)."""
     job = job_spec(scenario, transport)
     before = audit.snapshot(scenario.fabric)
-    pauses = getattr(session.fabric, "pauses", None)   # the lossless mode's controller, if any
+    pauses = session.fabric.pauses   # the lossless mode's controller, if any
     pauses_before = pauses.report() if pauses else None
     fault_log: list = []
     ledger = audit.DownLinkLedger(scenario.fabric)

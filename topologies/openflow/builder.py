@@ -84,6 +84,7 @@ class Fabric:
     datapath: str
     build_s: float = 0.0
     hosts: dict = field(default_factory=dict)
+    pauses: None = None     # the lossless mode runs on srv6 only (OpenFlowDataPlane.lossless_capable)
 
     def host(self, h: int):
         return self.hosts[self.spec.host_name(h)]

@@ -33,6 +33,8 @@ def accepts_connections(ip: str, port: int, timeout: float = 0.2) -> bool:
 class ControllerProcess(ChildProcess):
     """The os-ken controller, as its own process on 127.0.0.1."""
 
+    offsets: dict = {}   # it runs on the runner's server alone
+
     def __init__(self, spec: FabricSpec, port: int, workdir: Path,
                  convergence_delay: float = DEFAULT_CONVERGENCE_DELAY, hold_down: float = DEFAULT_HOLD_DOWN):
         self.port = port

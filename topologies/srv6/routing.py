@@ -83,6 +83,7 @@ class Srv6RoutingProcess(ChildProcess):
     Stopping it leaves the routes as they are: only reconvergence stops."""
 
     port = None  # it listens on nothing: faults.injectors' controller_kill checks no port
+    offsets: dict = {}   # one server's: SpreadRouting holds the others'
 
     def __init__(self, spec: FabricSpec, workdir: Path, convergence_delay: float = DEFAULT_CONVERGENCE_DELAY,
                  hold_down: float = DEFAULT_HOLD_DOWN, server: str | None = None):

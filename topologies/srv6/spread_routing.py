@@ -37,6 +37,7 @@ class SpreadRouting:
         self.fabric_file = self.here.fabric_file
         self.routing_log = Path(workdir) / ROUTING_LOG
         self.delays = (convergence_delay, hold_down)
+        self.hold_down = hold_down
         self.offsets: dict[str, tuple[float, float]] = {}   # server -> (offset, bound)
         self._read = {"here": 0, **{server: 0 for server in agents}}
         self._stop = threading.Event()
