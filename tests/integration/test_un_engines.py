@@ -3,14 +3,17 @@
 Each engine's fabric is built once and observed the same way: every route proved by
 its T1's End counter, the End counts per T1, a wrong T1 uSID dropped at the sender's
 T0, the hop limit on arrival and the delivery of plain uSID datagrams and of the
-paper's IPv6-in-IPv6 packets. The eBPF engine runs on every kernel; the kernel engine
+paper's IPv6-in-IPv6 packets, and that a UDP checksum computed over the route address is
+dropped at the receiver (neither engine fixes L4 checksums, docs/srv6.md). The eBPF engine runs on every kernel; the kernel engine
 (seg6local) only where this kernel has it, and there the two must observe the same.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import subprocess
 import time
 
 import pytest
@@ -24,6 +27,7 @@ from topologies.srv6.builder import build_srv6_fabric
 from topologies.srv6.plan import container
 from topologies.srv6.route_proof import VERIFY_PORT, end_counters, paper_socket_in, socket_in, verify_routes
 from topologies.srv6.un_engine import EbpfEngine, KernelEngine
+from topologies.netns import entered, ipv6_counters, nsenter
 from topologies.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
@@ -98,6 +102,41 @@ def _wrong_t1s(fabric) -> dict:
             "arrived": arrived.decode()}
 
 
+def _software_checksums(fabric, src: int, dst: int, plane: int) -> dict:
+    """A UDP checksum computed in software over the route address (the sender's transmit
+    offload off): neither engine fixes it once the address is rewritten, so it is dropped."""
+    plan = fabric.plan
+    sender_pid, receiver_pid = fabric.host(src).pid, fabric.host(dst).pid
+    port = fabric.spec.host_intf(src, plane)
+    subprocess.run([*nsenter(sender_pid), "ethtool", "-K", port, "tx", "off"], check=True, capture_output=True)
+    receiver = socket_in(fabric.host(dst), receive=True)
+    try:
+        with netns_socket(fabric.host(src)) as sender, receiver:
+            receiver.bind((str(plan.host_address(dst, plane)), VERIFY_PORT))
+            receiver.setblocking(False)
+            before = ipv6_counters(receiver_pid).get("Udp6InCsumErrors", 0)
+            for _ in range(SENT):
+                sender.sendto(b"summed", (str(plan.route_address(src, dst, plane, 0)), VERIFY_PORT))
+            errors = wait_until(lambda: ipv6_counters(receiver_pid).get("Udp6InCsumErrors", 0) - before, 5.0, 0.05,
+                                done=lambda n: n >= SENT)
+            arrived = 0
+            with contextlib.suppress(BlockingIOError):
+                while receiver.recv(100):
+                    arrived += 1
+    finally:
+        subprocess.run([*nsenter(sender_pid), "ethtool", "-K", port, "tx", "on"], capture_output=True)
+    return {"sent": SENT, "arrived": arrived, "checksum_errors": errors}
+
+
+@contextlib.contextmanager
+def netns_socket(node):
+    """A plain UDP/IPv6 socket (checksums on) in `node`'s network namespace."""
+    with entered(node.pid):
+        sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    with sock:
+        yield sock
+
+
 def observe(engine_name: str) -> dict:
     """Build the default fabric on `engine_name`'s engine and observe it (see the module docstring)."""
     spec = DEFAULT_FABRIC
@@ -113,7 +152,8 @@ def observe(engine_name: str) -> dict:
             return {"datapath": fabric.datapath, "routes": proof.routes,
                     "end_counts": {str(s): after[s] - before[s] for s in t1s},
                     "wrong_t1": _wrong_t1s(fabric),
-                    "cross_t1": _arrivals(fabric, 0, far, 2, 1), "same_rack": _arrivals(fabric, 0, near, 5, None)}
+                    "cross_t1": _arrivals(fabric, 0, far, 2, 1), "same_rack": _arrivals(fabric, 0, near, 5, None),
+                    "software_checksums": _software_checksums(fabric, 0, far, 4)}
         finally:
             fabric.stop()
             cleanup.clean()
@@ -145,6 +185,7 @@ def check_as_planned(seen: dict) -> None:
     for kind in ("plain", "paper"):
         assert seen["cross_t1"][kind] == [want["hops_cross_t1"]] * SENT, kind
         assert seen["same_rack"][kind] == [want["hops_same_rack"]] * SENT, kind
+    assert seen["software_checksums"] == {"sent": SENT, "arrived": 0, "checksum_errors": SENT}
     assert spec.planes == 8
 
 

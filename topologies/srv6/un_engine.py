@@ -82,9 +82,14 @@ class UnEngine(ABC):
         """tc lines a router runs for its ports (`prepared`: what prepare() returned on its server)."""
         return []
 
-    @abstractmethod
     def end_counts(self, fabric, switches: list[Switch]) -> dict[Switch, int]:
-        """Packets each router's End has shifted, read at once for all `switches`."""
+        """Packets each router's End has shifted, read at once for all `switches`; BuildError
+        naming a router that holds no End route (after a reboot fault, say), on either engine."""
+        return self.counts_of(fabric, _end_routes(fabric, switches))
+
+    @abstractmethod
+    def counts_of(self, fabric, routes: dict[Switch, dict]) -> dict[Switch, int]:
+        """Each router's End count, given its End route as `ip -j -s route` shows it."""
 
 
 class KernelEngine(UnEngine):
@@ -100,20 +105,14 @@ class KernelEngine(UnEngine):
     def end_route(self, prefix, device: str) -> str:
         return f"route replace {prefix} encap seg6local action {END_BEHAVIOUR} count dev {device}"
 
-    def end_counts(self, fabric, switches: list[Switch]) -> dict[Switch, int]:
-        """Each End route's stats64 (one command in each router's shell, then every answer)."""
-        for switch in switches:
-            fabric.router(switch).sendCmd("ip -j -s -6 route show")
-        outputs = {switch: fabric.router(switch).waitOutput() for switch in switches}  # every shell free again
+    def counts_of(self, fabric, routes: dict[Switch, dict]) -> dict[Switch, int]:
+        """Each End route's own counter (stats64)."""
         counts = {}
-        for switch, out in outputs.items():
-            want = str(fabric.plan.end_prefix(switch))
+        for switch, route in routes.items():
             try:
-                routes = json.loads(out)
-                counts[switch] = next(r["stats64"]["packets"] for r in routes
-                                      if r.get("action") == "End" and r.get("dst") == want)
-            except (ValueError, KeyError, TypeError, StopIteration):
-                raise BuildError(f"{switch} shows no End route {want} with counters: {out.strip()[:200]!r}") from None
+                counts[switch] = int(route["stats64"]["packets"])
+            except (KeyError, TypeError, ValueError):
+                raise BuildError(f"{switch}'s End route has no seg6local counter: {json.dumps(route)[:200]}") from None
         return counts
 
 
@@ -137,10 +136,10 @@ class EbpfEngine(UnEngine):
             f"filter replace dev {port} ingress pref {FILTER_PREF} handle {FILTER_HANDLE} bpf da "
             f"object-pinned {prepared}")]
 
-    def end_counts(self, fabric, switches: list[Switch]) -> dict[Switch, int]:
+    def counts_of(self, fabric, routes: dict[Switch, dict]) -> dict[Switch, int]:
         """Each router's uSID's counter: here from this server's map, elsewhere through its agent."""
         counts, elsewhere = {}, {}
-        for switch in switches:
+        for switch in routes:
             server = fabric.server_of(str(switch))
             if server is None:
                 counts[switch] = end_count(fabric.plan.switch_usid(switch))
@@ -154,6 +153,22 @@ class EbpfEngine(UnEngine):
 
 
 ENGINES: dict[str, type[UnEngine]] = {cls.name: cls for cls in (KernelEngine, EbpfEngine)}
+
+
+def _end_routes(fabric, switches: list[Switch]) -> dict[Switch, dict]:
+    """Each router's End route as `ip -j -s -6 route` shows it: one command in each router's
+    shell, then every answer (every shell free again); BuildError naming a router without it."""
+    for switch in switches:
+        fabric.router(switch).sendCmd("ip -j -s -6 route show")
+    outputs = {switch: fabric.router(switch).waitOutput() for switch in switches}
+    found = {}
+    for switch, out in outputs.items():
+        want = str(fabric.plan.end_prefix(switch))
+        try:
+            found[switch] = next(r for r in json.loads(out) if r.get("dst") == want)
+        except (ValueError, TypeError, AttributeError, StopIteration):
+            raise BuildError(f"{switch} shows no End route {want}: {out.strip()[:200]!r}") from None
+    return found
 
 
 # ---- the choice -------------------------------------------------------------------
