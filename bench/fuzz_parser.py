@@ -9,7 +9,7 @@ baseline; must not raise, counts garbage and internal errors), and an
 MrcConnection's and a MultiRailBaseline's ``receive`` directly (must not raise,
 so a core bug is not hidden by the agent's safety net). The stream cycles
 through four kinds: random bytes, valid datagrams with random bytes
-overwritten or cut, structure-aware mutants (mrc_host.testing.field_mutants:
+overwritten or cut, structure-aware mutants (mrc_host.simnet.field_mutants:
 truncations, header fields at their boundaries, types relabelled, which reach
 every check of the parser), and valid datagrams. Prints the counts and each
 WireError reason, and exits non-zero if anything escaped or an agent counted an
@@ -32,7 +32,7 @@ from mrc_host import wire  # noqa: E402
 from mrc_host.agent import Agent, AgentConfig, conn_id_for  # noqa: E402
 from mrc_host.connection import MrcConnection, make_paths  # noqa: E402
 from mrc_host.multirail import MultiRailBaseline  # noqa: E402
-from mrc_host.testing import field_mutants  # noqa: E402
+from mrc_host.simnet import field_mutants  # noqa: E402
 
 PLANES, EVS = 2, 8
 BACKLOG = 200_000     # bytes each target has written to its peer, so acks/nacks have packets to act on

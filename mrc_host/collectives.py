@@ -20,7 +20,7 @@ Both are sans-IO-friendly: `start(data, iteration)` posts the first writes,
 `advance()` takes the messages that have arrived and posts what they allow,
 `done` is true once the result is whole and every own write acknowledged.
 `run()` drives one rank on its Agent; a test drives every rank on one
-in-memory network (mrc_host/testing.py). What a collective uses of its host
+in-memory network (mrc_host/simnet.py). What a collective uses of its host
 (an Agent, or a test's stand-in): `config.host_id`, `register_buffer`,
 `write` (a handle with `.done`), `messages` ((peer, msg_id) -> an arrived
 message, popped when taken) and `run_until`.

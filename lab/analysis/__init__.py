@@ -1,3 +1,4 @@
-"""Analysis: conservation audit and fidelity monitor (measured during a run),
-results files, metrics, the printed report and the plots; the MRC paper's
-published figures and a `lab/run.py paper` run read back and drawn beside them."""
+"""Analysis: what a run measured, live and after. Live, during a run: the conservation audit
+(audit.py), the fidelity monitor and heartbeat verdict (fidelity.py), CPU samples. After it:
+the results files (results.py, run_config.py, the records), metrics (iterations.py,
+failover.py, summary.py), the printed report (report.py) and the plots (plots.py)."""

@@ -1,2 +1,3 @@
-"""Session plumbing: one lab at a time (lock), the controller process, the
-fabric session torn down whatever happens, cleanup after a crash, atomic files."""
+"""Session plumbing: one lab at a time (lock), the lab session built and torn down whatever
+happens (session.py), cleanup after a crash (cleanup.py), and the several-servers side: the
+runner's servers and each server's agent (servers.py, server_agent.py)."""

@@ -8,7 +8,7 @@ from mrc_host.baseline import BaselineConnection, ecmp_path
 from mrc_host.connection import make_paths
 from mrc_host.events import MessageComplete, WriteComplete
 from mrc_host.params import TransportParams
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 
 PATHS = make_paths(range(4), range(4))
 

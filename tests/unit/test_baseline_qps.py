@@ -14,7 +14,7 @@ from mrc_host.connection import make_paths
 from mrc_host.events import MessageComplete, WriteComplete
 from mrc_host.multirail import MAX_QUEUE_PAIRS, MultiRailBaseline, qps_problem, queue_pair_paths
 from mrc_host.params import TransportParams
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 
 ONE_PLANE = make_paths([0], range(16))       # the single-plane fabric: 1 plane x 16 EVs
 TWO_PLANES = make_paths(range(2), range(8))

@@ -29,7 +29,7 @@ from mrc_host.collectives import (
 from mrc_host.connection import make_paths
 from mrc_host.events import MessageComplete, WriteComplete
 from mrc_host.params import TransportParams
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 from mrc_host.transport import TRANSPORTS, ConnectionSetup, transport
 
 PATHS = make_paths(range(4), range(4))   # 4 planes x 4 EVs

@@ -12,7 +12,7 @@ from mrc_host.baseline import BaselineConnection
 from mrc_host.connection import make_paths
 from mrc_host.dcqcn import MIN_RATE_SHARE, Dcqcn
 from mrc_host.params import TransportParams
-from mrc_host.testing import Bottleneck, Impairments, SimNetwork
+from mrc_host.simnet import Bottleneck, Impairments, SimNetwork
 
 LINE = 80e6                        # bits/s
 PARAMS = TransportParams(baseline_cc="dcqcn", line_rate_bps=LINE)

@@ -1,6 +1,6 @@
 """Core fuzz: garbage and mutants of real traffic, interleaved with it, never corrupt a transfer.
 
-Two cores talk over the in-memory network (mrc_host.testing.SimNetwork) on its
+Two cores talk over the in-memory network (mrc_host.simnet.SimNetwork) on its
 own monotonic clock, with loss, duplication, reordering, trimming and CE
 marks; every datagram either core sends, replies included, goes through that
 network (none is dropped by the test). Next to each real datagram the
@@ -23,7 +23,7 @@ from mrc_host.baseline import BaselineConnection
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import MessageComplete, ProtocolError, WriteComplete
 from mrc_host.multirail import MultiRailBaseline
-from mrc_host.testing import Impairments, SimNetwork, field_mutants
+from mrc_host.simnet import Impairments, SimNetwork, field_mutants
 
 PATHS = make_paths(range(2), range(3))
 CONN_A, CONN_B, FOREIGN = 77, 5, 0xF0E1D2C3       # FOREIGN: a connection neither end uses

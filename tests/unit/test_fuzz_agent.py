@@ -26,7 +26,7 @@ from mrc_host.agent import Agent, AgentConfig, conn_id_for
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import MessageComplete, WriteComplete
 from mrc_host.multirail import MultiRailBaseline
-from mrc_host.testing import field_mutants
+from mrc_host.simnet import field_mutants
 
 EVS = [0, 1, 2]
 BUFFER = 1 << 16

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mrc_host.testing import parse_checks
+from mrc_host.simnet import parse_checks
 from topologies.netns import private_loopback
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 Random bytes almost never get past the version byte, so the corpus here starts
 from a valid header of every type and mutates one field, length or boundary at a
-time (mrc_host.testing.field_mutants). A deterministic sweep must reach every
+time (mrc_host.simnet.field_mutants). A deterministic sweep must reach every
 ``raise WireError`` in ``wire.parse``: if a check becomes unreachable (or a new
 one is added that no mutant reaches) the sweep test fails and names it.
 """
@@ -18,7 +18,7 @@ from mrc_host.baseline import BaselineConnection
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import ProtocolError
 from mrc_host.multirail import MultiRailBaseline
-from mrc_host.testing import field_mutants, parse_checks
+from mrc_host.simnet import field_mutants, parse_checks
 
 PATHS = make_paths(range(2), range(3))
 BASES = {

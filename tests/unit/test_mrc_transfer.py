@@ -12,7 +12,7 @@ from mrc_host.events import MessageComplete, PathStateChanged, WriteComplete
 from mrc_host.params import TransportParams
 from mrc_host.path_health import GOOD
 from mrc_host.path_select import PathSelector, last_resort
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 
 PLANES, EVS = 4, 4
 PATHS = make_paths(range(PLANES), range(EVS))

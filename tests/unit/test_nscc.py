@@ -8,7 +8,7 @@ import pytest
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.nscc import Nscc
 from mrc_host.params import TransportParams
-from mrc_host.testing import Bottleneck, Impairments, SimNetwork
+from mrc_host.simnet import Bottleneck, Impairments, SimNetwork
 
 PATHS = make_paths([0, 1], range(4))
 PACKET = 1024 + 36                      # payload + MRC header: what the bottleneck carries

@@ -8,7 +8,7 @@ from mrc_host import wire
 from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.pacing import UNPACED, Pacer
 from mrc_host.params import TransportParams
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 
 
 def test_no_pacing_without_gain_or_rtt():

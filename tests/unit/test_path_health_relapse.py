@@ -8,7 +8,7 @@ from mrc_host.events import PathStateChanged
 from mrc_host.params import TransportParams
 from mrc_host.path_health import ASSUMED_BAD, GOOD, PathHealth
 from mrc_host.routes import route_of, routes_for
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 
 TIMEOUT = 0.1            # PROBE_TIMEOUT_RTOS x the frozen RTO below
 INTERVAL = 0.02          # the probe interval (its floor: SRTT is 10 ms)

@@ -9,7 +9,7 @@ from mrc_host.connection import MrcConnection, make_paths
 from mrc_host.events import PathStateChanged, WriteComplete
 from mrc_host.params import TransportParams
 from mrc_host.routes import route_of, routes_for
-from mrc_host.testing import Impairments, SimNetwork
+from mrc_host.simnet import Impairments, SimNetwork
 
 PLANES, EVS, T1S = 4, 8, 2
 PATHS = make_paths(range(PLANES), range(EVS))
