@@ -81,6 +81,28 @@ class Path:
     t1: int
 
 
+# The only data plane built over several servers (docs/cluster.md; topologies/placement.py
+# places the planes once a FabricSpec has passed this).
+SERVERS_DATAPLANE = "srv6"
+
+
+def servers_problem(servers: tuple[str, ...], planes: int, dataplane: str, lossless: bool) -> str | None:
+    """Why a fabric of these planes, data plane and mode cannot be placed over `servers` (the
+    runner first), in one line; None: it can (no servers: this one alone)."""
+    if not isinstance(servers, tuple) or any(not isinstance(s, str) or not s.strip() or "," in s or s != s.strip()
+                                             for s in servers):
+        return f"servers must be names or addresses, the runner first, got {list(servers)!r}"
+    if len(set(servers)) != len(servers):
+        return f"a server is named twice in {','.join(servers)}"
+    if len(servers) > planes:
+        return f"{len(servers)} servers for {planes} planes: a server holds whole planes"
+    if len(servers) > 1 and dataplane != SERVERS_DATAPLANE:
+        return f"the {dataplane} data plane runs on one server; several servers need {SERVERS_DATAPLANE}"
+    if len(servers) > 1 and lossless:
+        return "the lossless mode's pauses run on one server: several servers are not built for it"
+    return None
+
+
 @dataclass(frozen=True)
 class FabricSpec:
     """Size and speed of the fabric.
@@ -137,7 +159,6 @@ class FabricSpec:
         if self.lossless and max(self.hosts_per_rack + self.spines, self.racks) > MAX_PORTS_PER_SWITCH:
             raise FabricError(f"lossless needs at most {MAX_PORTS_PER_SWITCH} ports per switch (its pause "
                               "requests are bits of a 64-bit mask)")
-        from topologies.placement import servers_problem   # placement describes this class's fabrics
         placing = servers_problem(self.servers, self.planes, self.dataplane, self.lossless)
         if placing:
             raise FabricError(placing)
@@ -397,4 +418,3 @@ def _below(digits: str, count: int) -> bool:
 def host_addresses(spec: FabricSpec) -> dict[int, list[str]]:
     """host id -> its IP on each plane (what an agent needs to reach a peer)."""
     return {h: [spec.host_ip(h, p) for p in range(spec.planes)] for h in range(spec.hosts)}
-

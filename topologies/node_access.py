@@ -16,6 +16,7 @@ from typing import Any
 
 from topologies.commands import CommandError, describe, run_command
 from topologies.netns import nsenter
+from topologies.server_errors import ChannelError
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,6 @@ class RemoteNode:
 
     def run(self, argv: list[str], input: str | None = None, timeout: float = 60.0,
             error: type[Exception] = CommandError) -> str:
-        from topologies.server_channel import ChannelError
-
         try:
             done = self.agent.call("run", reply_within=timeout + 10, argv=list(argv), node=self.name,
                                    input=input, timeout=timeout)

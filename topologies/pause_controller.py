@@ -39,7 +39,7 @@ class Upstream:
     """A port that can be paused: a router port (its config records the pause) or a host NIC."""
     name: str
     pid: int           # a process in its namespace
-    ifindex: int       # fabric-unique (topologies/srv6/builder.py port_ifindex)
+    ifindex: int       # fabric-unique (topologies/srv6/nodes.py port_ifindex)
     router: bool
     rate_bps: int
     hold_limit: int    # bytes of its DATA queue (topologies/shaping.py hold_params)

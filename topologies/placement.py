@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topologies.fabric import FabricSpec
+from topologies.fabric import FabricSpec, servers_problem
 from topologies.names import FabricError, Host, Switch
-
-SERVERS_DATAPLANE = "srv6"      # the only data plane built over several servers (docs/cluster.md)
 
 
 @dataclass(frozen=True)
@@ -49,23 +47,6 @@ class Placement:
         """Indices in spec.links of the cables whose ends are on different servers."""
         return [i for i, link in enumerate(self.spec.links)
                 if self.server_of(link.a) != self.server_of(link.b)]
-
-
-def servers_problem(servers: tuple[str, ...], planes: int, dataplane: str, lossless: bool) -> str | None:
-    """Why a fabric of these planes, data plane and mode cannot be placed over `servers` (the
-    runner first), in one line; None: it can (no servers: this one alone)."""
-    if not isinstance(servers, tuple) or any(not isinstance(s, str) or not s.strip() or "," in s or s != s.strip()
-                                             for s in servers):
-        return f"servers must be names or addresses, the runner first, got {list(servers)!r}"
-    if len(set(servers)) != len(servers):
-        return f"a server is named twice in {','.join(servers)}"
-    if len(servers) > planes:
-        return f"{len(servers)} servers for {planes} planes: a server holds whole planes"
-    if len(servers) > 1 and dataplane != SERVERS_DATAPLANE:
-        return f"the {dataplane} data plane runs on one server; several servers need {SERVERS_DATAPLANE}"
-    if len(servers) > 1 and lossless:
-        return "the lossless mode's pauses run on one server: several servers are not built for it"
-    return None
 
 
 def place_planes(spec: FabricSpec, servers: list[str] | tuple[str, ...]) -> Placement:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from topologies.project import PROJECT_ROOT
-from topologies.remote import RemoteError, ssh_config as configured_ssh_config
+from topologies.remote import ssh_config as configured_ssh_config
+from topologies.server_errors import ChannelError
 
 CALL_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 60.0      # ssh, python's start and the agent's clean of what a killed run left
@@ -38,10 +39,6 @@ def open_channels() -> dict[str, "ServerChannel"]:
     """The channels open now, by server: what reads counters over every server finds them by
     (the audit), as the port program finds its ports' namespaces."""
     return dict(_open)
-
-
-class ChannelError(RemoteError):
-    """The agent on a server failed, refused or did not answer; the message says which."""
 
 
 def agent_command(server: str, config: Path, checkout: Path = PROJECT_ROOT) -> list[str]:

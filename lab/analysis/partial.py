@@ -10,14 +10,10 @@ removes the lab it left behind.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from lab.analysis.iteration_record import Iteration
-
-if TYPE_CHECKING:  # run_config reads PARTIAL from here
-    from lab.analysis.run_config import RunConfig
-
-PARTIAL = "partial"   # config.json's key
+from lab.analysis.run_config import PARTIAL, RunConfig   # noqa: F401 (PARTIAL is read from here too)
 
 
 def partial_entry(iterations: Sequence[Iteration], transports: Iterable[str], planned: int) -> dict:
@@ -28,7 +24,7 @@ def partial_entry(iterations: Sequence[Iteration], transports: Iterable[str], pl
     return {"interrupted": True, "iterations_done": done, "iterations_planned": planned}
 
 
-def partial_line(config: "RunConfig") -> str | None:
+def partial_line(config: RunConfig) -> str | None:
     """"interrupted after 7 of 20 mrc iterations, 0 of 20 baseline iterations" for a
     partial run's config, None for a whole run's."""
     entry = config.partial

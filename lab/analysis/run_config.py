@@ -15,10 +15,11 @@ from collections.abc import Mapping
 
 from lab.analysis.collective_bandwidth import BUS_FACTORS, DEFAULT_COLLECTIVE
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
-from lab.analysis.partial import PARTIAL
 from topologies.fabric import FabricSpec
 from topologies.names import FabricError
 
+
+PARTIAL = "partial"   # config.json's key of an interrupted run (lab/analysis/partial.py)
 
 # config.json's top-level sections RunConfig reads, and what a config that lacks one means
 _ABSENT = {"job": {}, "fabric": None, "stall_factor": None, PARTIAL: None, "timings": {}, "trimming": True}

@@ -112,8 +112,9 @@ def pings(node, address: str, count: int = PINGS) -> str:
 def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
     from topologies.build import run_node_script
     from topologies.fabric import DEFAULT_FABRIC as spec
-    from topologies.remote import PATCH_NETNS, SSH_CONFIG_ENV, CarrierRelay, remote_classes
-    from topologies.srv6.builder import cable_end, mininet_node_classes, port_ifindex
+    from topologies.remote import PATCH_NETNS, SSH_CONFIG_ENV, CarrierRelay
+    from topologies.srv6.nodes import cable_end, mininet_node_classes, port_ifindex
+    from topologies.srv6.remote_nodes import remote_classes
 
     if not (ROOT / "build" / "port_program.o").exists():
         pytest.skip("build/port_program.o missing: run setup.sh")
@@ -230,8 +231,9 @@ def test_after_a_killed_run_clean_on_each_server_leaves_nothing(server, monkeypa
     and the same command run on server B, remove every piece of it on its own server."""
     from lab.plumbing import cleanup
     from topologies.fabric import DEFAULT_FABRIC as spec
-    from topologies.remote import SSH_CONFIG_ENV, CarrierRelay, patch_namespaces, remote_classes
-    from topologies.srv6.builder import mininet_node_classes
+    from topologies.remote import SSH_CONFIG_ENV, CarrierRelay, patch_namespaces
+    from topologies.srv6.nodes import mininet_node_classes
+    from topologies.srv6.remote_nodes import remote_classes
 
     monkeypatch.setenv(SSH_CONFIG_ENV, str(server.ssh_config))
     remote_router, crossing_cable = remote_classes()

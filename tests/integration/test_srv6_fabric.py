@@ -20,7 +20,8 @@ from lab.plumbing import cleanup
 from lab.plumbing.lock import lab_lock
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.names import Switch, is_lab_name
-from topologies.srv6.builder import MULTIPATH_HASH_SEED, build_srv6_fabric, has_multipath_hash_seed, multipath_hash_seed
+from topologies.srv6.builder import build_srv6_fabric
+from topologies.srv6.nodes import MULTIPATH_HASH_SEED, has_multipath_hash_seed, multipath_hash_seed
 from topologies.srv6.route_proof import VERIFY_PORT, RouteError, end_counters, route_rounds, socket_in, verify_routes
 from topologies.srv6.plan import container
 from topologies.waiting import wait_until

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mrc_host.routes import route_of
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.names import FabricError, Switch
-from topologies.srv6.builder import router_port_mac
+from topologies.srv6.nodes import router_port_mac
 from topologies.srv6.route_proof import route_rounds
 from topologies.srv6.plan import (CONTAINER_SLOTS, KIND_HOST, LOCATOR_BLOCK, MAX_INDEX, MAX_PLANES, Srv6Plan,
                                   container, shift, split_usid, usid, usids_of)

@@ -11,7 +11,7 @@ import pytest
 from lab import kernel_offers
 from lab.plumbing.server_agent import ServerAgent
 from topologies.build import BuildError
-from topologies.srv6 import builder, plan, un_engine
+from topologies.srv6 import nodes, plan, un_engine
 
 C_SOURCE = Path(un_engine.SOURCE).read_text()
 DEFINES = {m.group(1): int(m.group(2), 0)
@@ -108,7 +108,7 @@ def test_the_program_shifts_uSIDs_as_the_plan_does():
 
 
 def test_the_end_device_index_is_outside_the_fabric_veth_range():
-    assert 0 < un_engine.END_IFINDEX < builder.FIRST_IFINDEX
+    assert 0 < un_engine.END_IFINDEX < nodes.FIRST_IFINDEX
 
 
 def test_the_agent_reads_end_counts_and_refuses_bad_requests(monkeypatch):

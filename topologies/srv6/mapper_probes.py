@@ -25,7 +25,7 @@ from topologies.mapper_probe_wire import Target, targets
 from topologies.mapper_probe_wire import MAGIC, PACKET_QDISC_BYPASS, PAYLOAD, SOL_PACKET, mac_bytes
 from topologies.fabric import FabricSpec
 from topologies.names import Switch
-from topologies.srv6.builder import router_port_mac
+from topologies.srv6.nodes import router_port_mac
 from topologies.srv6.plan import Srv6Plan
 from mrc_host.udp6 import zero_checksums
 from mrc_host.wire import MAPPER_PORT

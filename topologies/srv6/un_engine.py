@@ -41,7 +41,7 @@ from topologies.srv6.plan import BLOCK_BITS, LOCATOR_BLOCK, USID_BITS
 ENGINE_SETTING = "MRCLAB_UN_ENGINE"
 # Every router's End device (an ifb, builder.END_DEVICE) gets this ifindex in its own
 # namespace: the eBPF program knows the End route by it. Below the fabric's veth range
-# (builder.FIRST_IFINDEX), and a namespace holds only its own router's devices.
+# (nodes.FIRST_IFINDEX), and a namespace holds only its own router's devices.
 END_IFINDEX = 900_000_000
 # What a kernel End route runs: the uN behaviour, a 32-bit block and 16-bit uSIDs.
 END_BEHAVIOUR = f"End flavors next-csid lblen {BLOCK_BITS} nflen {USID_BITS}"
