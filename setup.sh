@@ -46,6 +46,17 @@ if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
     fi
     say "openssh-server installed for the tests; its system service is stopped and disabled"
 fi
+# A headless browser: the tests open a run's page from the file system (tests/browser.py).
+# Debian calls it chromium, Ubuntu chromium-browser.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+    browser=chromium
+    apt-cache show chromium >/dev/null 2>&1 || browser=chromium-browser
+    say "installing $browser (the tests open a run's page in it)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends "$browser" >/dev/null \
+        || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$browser" >/dev/null; } \
+        || die "$browser not installable: the tests need a headless Chromium"
+fi
 # bpftool (the port program's loader uses it): its own package on Debian,
 # part of linux-tools on Ubuntu.
 if ! command -v bpftool >/dev/null; then

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from lab.scenario.record import MIB, Scenario
@@ -144,20 +145,77 @@ def run(
         started = time.monotonic()
         with run_progress(loaded_run.transports, console) as progress:
             path, summary = run_experiment(loaded_run, results, progress=progress)
-        elapsed = time.monotonic() - started
     except (BuildError, JobError, FaultError) as exc:
         fail(str(exc))
     except OSError as exc:  # a full disk while the results are written: the lab is torn down already
         fail(f"could not write the results: {exc}")
     except RunInterrupted as stop:  # Ctrl-C or SIGTERM: the lab is torn down, what was measured is kept
-        console.print(stop.line, highlight=False)
+        if stop.path is not None:
+            write_page_of(stop.path)
+        console.print(stop.line, highlight=False, soft_wrap=True)
         raise typer.Exit(INTERRUPTED_EXIT)
     print_summary(summary, console)
-    console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False)
+    page = write_page_of(path)
+    elapsed = time.monotonic() - started
+    # soft_wrap: a path is never broken over two lines (a user copies it)
+    console.print(f"results: {path} (the whole run took {elapsed:.0f} s)", highlight=False, soft_wrap=True)
     write_json(json_path, {"results_dir": str(path), "scenario": loaded_run.name, "elapsed_s": round(elapsed, 1),
-                           **summary_to_dict(summary)})
+                           "page": None if page is None else str(page), **summary_to_dict(summary)})
     ok = all(s.verified for s in summary.values())
     raise typer.Exit(0 if ok else 1)
+
+
+def write_page_of(results: Path) -> Optional[Path]:
+    """The results directory's page, report.html or paper.html (lab/pages.py), said in
+    one line; a page that cannot be made is said so, and the command goes on (its figures stand)."""
+    # imported here: start-up time (the module docstring)
+    from lab.pages import PageError, write_page
+
+    try:
+        page = write_page(results)
+    except (PageError, OSError) as exc:
+        console.print(f"[yellow]no page: {escape(str(exc))}[/]", soft_wrap=True)
+        return None
+    except KeyboardInterrupt:   # a second Ctrl-C: the results stand without their page
+        console.print(f"[yellow]no page for {escape(str(results))}: interrupted[/]", soft_wrap=True)
+        return None
+    console.print(f"page: {page}", highlight=False, soft_wrap=True)   # a browser opens it from the file system
+    return page
+
+
+@app.command()
+def report(
+    results_dir: Annotated[Optional[Path], typer.Argument(
+        metavar="DIR", help="A run's or a paper pass's results directory; the newest under results/ by default.",
+        show_default=False)] = None,
+    json_path: JsonPath = None,
+) -> None:
+    """Print a run's tables again and write its page (report.html) and faults.csv; a paper pass's page (paper.html)."""
+    # imported here: start-up time (the module docstring)
+    from lab.analysis.report import print_run
+    from lab.pages import RUN_PAGE, PageError, has_page, newest_page_dir, page_of
+
+    try:
+        directory = results_dir if results_dir is not None else newest_page_dir(RESULTS_ROOT)
+    except PageError as exc:
+        fail(str(exc))
+    if not directory.is_dir():
+        fail(f"no results directory at {directory}")
+    if not has_page(directory):
+        fail(f"{directory} is neither a run's results directory (config.json) nor a paper pass's (paper.json)")
+    problems = []
+    if page_of(directory)[1] == RUN_PAGE:
+        rec = print_run(directory, console)
+        problems = rec.problems
+        if rec.summary:
+            try:
+                ResultsDir(directory).write_faults(rec.summary)
+            except OSError as exc:
+                fail(f"cannot write into {directory}: {exc}")
+    page = write_page_of(directory)
+    write_json(json_path, {"results_dir": str(directory), "page": None if page is None else str(page),
+                           "problems": [str(p) for p in problems]})
+    raise typer.Exit(0 if page is not None and not problems else 1)
 
 
 def ensure_writable(directory: Path) -> None:
@@ -386,6 +444,7 @@ def paper(
     rows = Paper(quick, out.path, lambda text: console.print(text, highlight=False), plane).run()
     meta.update(quick=quick, dataplane=plane, elapsed_s=round(time.monotonic() - started, 1))
     report_paper(rows, meta, out.path, update_readme, json_path)
+    write_page_of(out.path)
     raise typer.Exit(1 if any(row.not_run for row in rows) else 0)
 
 
@@ -413,7 +472,7 @@ def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_pa
         table.add_row(*texts)
     console.print(table)
     save_paper(rows, meta, out, update_readme, json_path)
-    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False)
+    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False, soft_wrap=True)
 
 
 def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,

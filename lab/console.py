@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional
 
 from rich.console import Console
 
 from topologies.atomic import write_json_atomic
 
-# Off a terminal (a log file, CI, `| tee`) rich would lay tables out in 80
-# columns and cut names to "t0p6r0-t1p…"; there a line is as long as its content.
-NON_TERMINAL_WIDTH = 1000
+# Off a terminal (a log file, CI, `| tee`) lines are as wide as $COLUMNS says, else this wide
+# (rich's own default, 80, would cut fault targets to "t0p6r0-t1p…").
+PIPED_WIDTH = 100
+
+
+def piped_width(environ: Mapping[str, str] = os.environ) -> int:
+    """The width of output that goes to a file or a pipe: $COLUMNS, or PIPED_WIDTH when unset."""
+    columns = environ["COLUMNS"].strip() if "COLUMNS" in environ else ""
+    return int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
 
 
 def make_console() -> Console:
-    terminal = Console()
-    return terminal if terminal.is_terminal else Console(width=NON_TERMINAL_WIDTH)
+    terminal = Console()   # in a terminal, its width ($COLUMNS first, as rich reads it)
+    return terminal if terminal.is_terminal else Console(width=piped_width())
 
 
 console = make_console()

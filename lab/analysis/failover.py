@@ -11,6 +11,7 @@ import numpy as np
 
 from faults.deny import denied_element
 from faults.links import FaultError
+from lab.analysis import fault_notes as notes
 from lab.analysis.connection_counters import connections
 from lab.analysis.counters import median_srtt
 from lab.analysis.crossing import faulted_element, route_crosses
@@ -237,15 +238,14 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     sending = [r for r in routes if r.last_sent is not None]
     run_end = max((r.last_sent for r in sending), default=None)
     if run_end is None or window.start >= run_end:
-        out.note = "no data was sent during the fault"
+        out.note = notes.NO_DATA
         return out
     horizon = min(window.stop, run_end)
     out.packets_lost = _packets_lost(sending, window, horizon, crosses)
     stopped, out.routes_kept_sending = _stopped_routes(sending, window, horizon, run_end, crosses)
     out.routes_failed = len(stopped)
     if not stopped:
-        out.note = ("crossing routes kept sending" if out.routes_kept_sending
-                       else "no route that carried data crosses it")
+        out.note = notes.KEPT_SENDING if out.routes_kept_sending else notes.NOT_CROSSED
         return out
     out.failover_s = max(quiet for _route, quiet in stopped) - window.start
     out.failover_busy_s = max(quiet - window.start - _idle_within(route, window.start, quiet)
@@ -256,7 +256,7 @@ def route_failover_recovery(routes: Sequence[Route], window: FaultWindow, rtt: f
     if window.end is not None and window.end < run_end:
         _route_recovery(out, [route for route, _quiet in stopped], window, crosses, others)
     elif window.end is not None:
-        out.note = "repaired after the last data was sent"
+        out.note = notes.AFTER_THE_END
     out.failover_rtts, out.recovery_rtts = in_rtts(out.failover_s, rtt), in_rtts(out.recovery_s, rtt)
     out.failover_busy_rtts = in_rtts(out.failover_busy_s, rtt)
     out.recovery_busy_rtts = in_rtts(out.recovery_busy_s, rtt)
@@ -272,7 +272,7 @@ def _route_recovery(out: FaultFigures, failed: list[Route], window: FaultWindow,
     back = [route for route in failed if not any(crosses(w, route) for w in down)]
     out.routes_still_down = len(failed) - len(back)
     if not back:
-        out.note = "its routes stayed down under another fault"
+        out.note = notes.STILL_DOWN
     acks = [_first_ack_after(route, window.end) for route in back]
     out.routes_unrecovered = sum(a is None for a in acks)
     if acks and not out.routes_unrecovered:
@@ -308,7 +308,7 @@ def routing_failover_recovery(events: Sequence[RunEvent], window: FaultWindow, t
     out = _fault_record(window, "routing")
     element = faulted_element(window.target)
     if not isinstance(element, (T0T1Link, Switch)):
-        out.note = "routing withdraws T0-T1 links only"
+        out.note = notes.NOT_T0T1
         return out
     moves = sorted((e for e in events if e.kind in ROUTING_KINDS and e.transport == transport
                     and _link_of(e.target, element)), key=lambda e: e.t)
@@ -318,7 +318,7 @@ def routing_failover_recovery(events: Sequence[RunEvent], window: FaultWindow, t
             withdrawn.setdefault(e.target, e.t)
     out.routes_failed = len(withdrawn)
     if not withdrawn:
-        out.note = "routing withdrew nothing: the rails through it stalled until the repair"
+        out.note = notes.NO_WITHDRAWAL
         return out
     out.failover_s = max(withdrawn.values()) - window.start
     if window.end is not None:
@@ -356,7 +356,7 @@ def fault_figures(transport: str, events: Sequence[RunEvent], windows: Sequence[
         return figures, dropped
     if _has_rails(counters):
         return [routing_failover_recovery(events, w, transport, rtt) for w in windows], dropped
-    return [replace(_fault_record(w, None), note="no route records in the agents' stats") for w in windows], dropped
+    return [replace(_fault_record(w, None), note=notes.NO_RECORDS) for w in windows], dropped
 
 
 def _has_rails(counters: Mapping) -> bool:

@@ -1,6 +1,7 @@
 """PNG plots of one run, drawn from its records (matplotlib Agg: no display needed).
 
-    iteration_timeline.png  iteration time vs start time per transport, faults marked
+    iteration_timeline.png  iteration time vs start time per transport, and under it one lane
+                            per faulted element with each transport's fault windows
     iteration_cdf.png       CDF of iteration time per transport
     path_state.png          path-state heatmap (GOOD / SKIP / ASSUMED_BAD), one panel per transport
 
@@ -10,6 +11,7 @@ all three into it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -37,6 +39,9 @@ STATE_COLORS = ("#2ca02c", "#b7e4b0", "#ffbf00", "#ff7f0e", "#d62728", "#7f7f7f"
 assert len(STATE_COLORS) == len(STATE_ORDER)
 LOG_SPREAD = 20.0   # max/min ratio above which a time axis goes logarithmic
 DPI = 110
+MAX_LANES = 24      # more faulted elements than this: one lane per kind of fault
+LANE_INCHES = 0.24  # the height of one fault lane
+SHARED_COLOR = "0.4"   # a fault window no transport owns (one timeline for all)
 
 
 def _color(transport: str, i: int) -> str:
@@ -85,10 +90,67 @@ def _empty(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
 
 
+@dataclass(frozen=True)
+class Lane:
+    """One row under the iteration trace: a faulted element (or, with too many of them, a kind
+    of fault) and every window of it, of every transport."""
+
+    label: str
+    windows: tuple[FaultWindow, ...]
+
+
+def fault_lanes(events: Sequence[RunEvent], max_lanes: int = MAX_LANES) -> list[Lane]:
+    """One lane per (fault, target), in the order each first struck; a fault that lasts the whole
+    run has a lane of its own like any other, so it hides none."""
+    windows = fault_windows(events)
+    by_element: dict[tuple, list[FaultWindow]] = {}
+    for w in windows:
+        by_element.setdefault((w.fault, w.target), []).append(w)
+    if len(by_element) <= max_lanes:
+        return [Lane(f"{fault} {target}".strip(), tuple(ws)) for (fault, target), ws in by_element.items()]
+    by_kind: dict[str, list[FaultWindow]] = {}
+    for w in windows:
+        by_kind.setdefault(w.fault, []).append(w)
+    return [Lane(f"{fault} ({len({w.target for w in ws})} targets)", tuple(ws)) for fault, ws in by_kind.items()]
+
+
+def _draw_lanes(ax, lanes: Sequence[Lane], transports: Sequence[str], t_end: float) -> None:
+    """Each lane's windows as bars, one band per transport in its colour (a window of the shared
+    timeline across the lane in grey); a window never repaired runs on to ``t_end`` with an
+    arrow, an instant fault is a tick."""
+    bands = list(transports) or [None]
+    height = 0.8 / len(bands)
+    for row, lane in enumerate(lanes):
+        for w in lane.windows:
+            if w.transport in bands:
+                k, color = bands.index(w.transport), _color(w.transport, bands.index(w.transport))
+                y, h = row - 0.4 + k * height, height
+            else:
+                y, h, color = row - 0.4, 0.8, SHARED_COLOR
+            end = t_end if w.end is None else w.end
+            if end > w.start:
+                ax.broken_barh([(w.start, end - w.start)], (y, h), facecolors=color, alpha=0.8, lw=0)
+            else:
+                ax.plot([w.start], [y + h / 2], marker="|", ms=8, mew=2, color=color)
+            if w.end is None:
+                ax.plot([end], [y + h / 2], marker=">", ms=5, color=color)
+    ax.set_yticks(range(len(lanes)), [lane.label for lane in lanes], fontsize=7)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    ax.set_ylabel("faults", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+
+
 def iteration_timeline(iterations: Sequence[Iteration], events: Sequence[RunEvent], path: str | Path) -> Path:
-    """Iteration time (s) against iteration start (s), one line per transport, faults marked."""
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    """Iteration time (s) against iteration start (s), one line per transport; under it one lane
+    per faulted element with each transport's fault windows, on the same time axis."""
+    lanes = fault_lanes(events)
     transports = transports_of(iterations)
+    if not lanes:
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+    else:
+        lanes_height = 0.5 + LANE_INCHES * len(lanes)
+        fig, (ax, lanes_ax) = plt.subplots(2, 1, figsize=(10, 4.5 + lanes_height), sharex=True,
+                                           gridspec_kw={"height_ratios": (4.5, lanes_height)})
     for i, t in enumerate(transports):
         its = sorted((it for it in iterations if it.transport == t), key=lambda it: it.start)
         ax.plot([it.start for it in its], [it.duration for it in its], marker=".", ms=4,
@@ -97,9 +159,17 @@ def iteration_timeline(iterations: Sequence[Iteration], events: Sequence[RunEven
         ax.set_yscale("log")
     if not iterations:
         _empty(ax, "no iterations")
-    _mark_faults(ax, _unique_windows(events))
-    return _finish(fig, ax, path, "Iteration time over the run",
-                   "iteration start (s since job start)", "iteration time (s)", legend_at="upper right")
+    if lanes:
+        ends = [it.end for it in iterations] + [x for lane in lanes for w in lane.windows
+                                                 for x in (w.start, w.end) if x is not None]
+        _draw_lanes(lanes_ax, lanes, [t for t in transports if any(w.transport == t for lane in lanes
+                                                                   for w in lane.windows)], max(ends))
+        lanes_ax.set_xlabel("iteration start (s since job start)")
+        xlabel = ""
+    else:
+        xlabel = "iteration start (s since job start)"
+    return _finish(fig, ax, path, "Iteration time over the run", xlabel, "iteration time (s)",
+                   legend_at="upper right")
 
 
 def iteration_cdf(iterations: Sequence[Iteration], path: str | Path) -> Path:

@@ -17,6 +17,9 @@ Layout of ``results/<YYYYmmdd-HHMMSS>-<name>/``:
                        "received", (srv6) "routers_own", "named_drops", "unexplained_per_link"
     summary.json       lab.analysis.summary.summarize() output: {transport: TransportSummary}
                        (lab/analysis/summary_record.py)
+    faults.csv         one row per fault and transport: its figures from summary.json and
+                       the same in sentences (lab/analysis/fault_text.py), what the printed
+                       table, one line per fault, leaves out
 
 ``load(path)`` returns a ``Records`` with exactly what was written, so
 notebooks and plots work from files alone. It never raises on a damaged run:
@@ -39,6 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from lab.analysis import fault_text
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.fidelity_sample import FidelitySample
@@ -148,13 +152,20 @@ class ResultsDir:
     def write_summary(self, summary: Summary) -> Path:
         return _dump_json(summary_to_dict(summary), self.path / "summary.json")
 
+    def write_faults(self, summary: Summary) -> Path:
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(fault_text.CSV_COLUMNS)
+        w.writerows(fault_text.csv_row(name, f) for name, f in fault_text.each_fault(summary))
+        return write_text_atomic(self.path / fault_text.CSV_NAME, buf.getvalue())
+
     def write_all(self, records: Records) -> list[Path]:
-        """Every file of ``records`` (summary only if it has one)."""
+        """Every file of ``records`` (summary and faults only if it has a summary)."""
         paths = [self.write_config(records.config), self.write_iterations(records.iterations),
                  self.write_events(records.events), self.write_counters(records.counters),
                  self.write_fidelity(records.fidelity), self.write_conservation(records.conservation)]
         if records.summary:
-            paths.append(self.write_summary(records.summary))
+            paths += [self.write_summary(records.summary), self.write_faults(records.summary)]
         return paths
 
 

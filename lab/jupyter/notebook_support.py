@@ -62,7 +62,9 @@ FILE_MEANINGS = {
     "fidelity.json": "CPU use per core and achieved rate per plane, sampled during each transport's job",
     "conservation.json": "packet audit per transport: sent, received, drops named by a counter, unexplained loss per link",
     "summary.json": "lab.analysis.summary.summarize(): P50/P99/P100, stalls, bandwidth, efficiency, counters, failover/recovery",
-    "iteration_timeline.png": "iteration time over the run per transport, faults marked (lab/analysis/plots.py)",
+    "faults.csv": "one row per fault and transport: its figures (s, RTTs) and the same in sentences, with its note",
+    "report.html": "this run on one page: notebooks/00-report.ipynb executed on it (lab/run.py report)",
+    "iteration_timeline.png": "iteration time over the run per transport, a lane per fault under it (lab/analysis/plots.py)",
     "iteration_cdf.png": "CDF of iteration time per transport (lab/analysis/plots.py)",
     "path_state.png": "per-path state heatmap over time per transport (lab/analysis/plots.py)",
     "notebooks": "PNG figures written by the notebooks in notebooks/, one folder per notebook",
@@ -276,13 +278,14 @@ def markdown(text: str) -> None:
 
 
 def table(rows: Sequence[Sequence], header: Sequence[str]) -> str:
-    """A Markdown table of ``rows`` (floats shown with 4 significant digits)."""
+    """A Markdown table of ``rows`` (floats shown with 4 significant digits; a "|" or a line
+    break inside a cell kept from breaking the table)."""
     def cell(v) -> str:
         if v is None:
             return "-"
         if isinstance(v, float):
             return f"{v:.4g}"
-        return str(v)
+        return str(v).replace("|", "\\|").replace("\n", " ")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -1,7 +1,7 @@
 """What notebooks/06-paper-vs-lab.ipynb's cells call: open the newest `lab/run.py paper` run, list
 its rows with their verdicts and the rows it lacks (with the command that makes them), and draw
-each kind of row beside the paper's shapes. The data is lab/paper/rows.py, the drawings
-lab/paper/plots.py.
+each kind of row beside the paper's shapes; and notebooks/07-paper-report.ipynb's, the pass's page
+(paper.html): a section per row. The data is lab/paper/rows.py, the drawings lab/paper/plots.py.
 
 Which run: RESULTS (the notebook's parameter), else $MRCLAB_RESULTS, else the newest run under
 results/ (or under $MRCLAB_RESULTS_ROOT) that holds a paper.json. Without one it says so and the
@@ -19,6 +19,7 @@ from lab.jupyter import notebook_support as nbs
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows
 from lab.paper import settings
+from lab.paper.figures import claim
 from lab.paper.row import PaperRow
 from lab.paper.rows import PaperRun
 
@@ -107,3 +108,28 @@ def verdicts(row: PaperRow) -> str:
     untrusted = "" if row.trusted else "  (drawn, but NOT TRUSTWORTHY)"
     return (f"{row.figure}{untrusted}\n  same shape?  {row.shape_reason}\n"
             f"  trustworthy? {row.trust_reason}")
+
+
+def row_sections(nb: PaperNotebook) -> list[Path]:
+    """A section per row of the run, in its order: the paper's figure and words, the lab's
+    figures per run, the verdicts, and the row's own plot (its kind's drawing of it alone);
+    returns the plots drawn."""
+    kinds = {title: (kind, what) for kind, what, title in settings.row_titles()}
+    drawn = []
+    for number, row in enumerate(nb.run.rows, 1):
+        known = kinds.get(row.figure)
+        source = claim(*known).figure if known else "the paper"
+        nbs.markdown(f"## {row.figure}\n\n**The paper** ({source}): {row.paper}")
+        if row.not_run:
+            nbs.markdown(f"**Not run** on {row.dataplane or '?'}: {row.not_run}")
+            continue
+        where = f" (on {row.dataplane})" if row.dataplane else ""
+        nbs.markdown(f"**The lab**{where}:\n\n" + nbs.table(list(row.lab.items()), ["the lab's run", "its result"]))
+        nbs.markdown(f"**Same shape?** {row.shape_reason}\n\n**Trustworthy?** {row.trust_reason}")
+        if known is None:
+            nbs.markdown("(no plot: a row this version of lab/paper/runner.py does not make)")
+            continue
+        kind, what = known
+        png = nb.out / f"row{number:02d}-{paper_plots.PNGS[kind]}"
+        drawn.append(nbs.show_png(paper_plots.draw(kind, [(what, row)], png)))
+    return drawn

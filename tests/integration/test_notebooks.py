@@ -8,9 +8,10 @@ other run next to it). nbclient raises CellExecutionError, naming the cell,
 if any cell fails. The same two runs on the srv6 data plane feed every
 notebook that reads a run.
 
-Notebook 06 reads a `lab/run.py paper` run instead: the one real row
+Notebooks 06 and 07 read a `lab/run.py paper` run instead: the one real row
 tests/integration/test_paper.py runs (conftest.py paper_links_run), saved as
-the command saves it, so it draws that row and names the rows it lacks.
+the command saves it, so 06 draws that row and names the rows it lacks, and
+07 gives it its section.
 """
 
 import shutil
@@ -31,6 +32,7 @@ from lab.analysis.results import TORN, ResultsDir
 from lab.paper import settings
 
 EXPECTED_PNGS = {
+    "00-report": ["fabric_planes.png"],     # the run's own three plots are shown, not drawn again
     "01-tour": ["fabric_plane.png", "fabric_planes.png"],
     "02-mrc-vs-baseline": ["iteration_timeline.png", "slowdown.png", "iteration_cdf.png"],
     "03-path-health": ["path_state.png", "assumed_bad_over_time.png", "mapper_denylist.png", "per_path_signals.png",
@@ -40,10 +42,12 @@ EXPECTED_PNGS = {
     # one per kind of row a paper run has; all five from a full run
     "06-paper-vs-lab": ["paper_collisions.png", "paper_loss.png", "paper_links_down.png", "paper_incast_victim.png",
                         "paper_flap_cost.png"],
+    # a section per row, each with its own plot named by its place: the one row the suite makes
+    "07-paper-report": ["row01-paper_links_down.png"],
 }
-PAPER_NOTEBOOK = "06-paper-vs-lab"        # reads a paper run (paper.json), not an experiment's run
-READS_A_RUN = sorted(n for n in EXPECTED_PNGS if n != PAPER_NOTEBOOK)
-NO_RUNS_MESSAGE = {PAPER_NOTEBOOK: NO_PAPER_RUNS}
+PAPER_NOTEBOOK, PAPER_PAGE = "06-paper-vs-lab", "07-paper-report"   # they read a paper run (paper.json)
+READS_A_RUN = sorted(n for n in EXPECTED_PNGS if n not in (PAPER_NOTEBOOK, PAPER_PAGE))
+NO_RUNS_MESSAGE = {PAPER_NOTEBOOK: NO_PAPER_RUNS, PAPER_PAGE: NO_PAPER_RUNS}
 
 
 def make_runs(root, dataplane: str):
@@ -179,13 +183,31 @@ def test_paper_notebook_draws_the_rows_a_run_has_and_names_the_rest(paper_links_
     assert "`sudo python lab/run.py paper --quick` makes every row" in text
 
 
-def test_paper_notebook_on_a_run_that_is_not_a_paper_run_says_so(runs, notebook_env):
+@pytest.mark.parametrize("name", [PAPER_NOTEBOOK, PAPER_PAGE])
+def test_paper_notebook_on_a_run_that_is_not_a_paper_run_says_so(name, runs, notebook_env):
     with_trimming, _ = runs
     notebook_env.setenv(RESULTS_ENV, str(with_trimming))
-    book = execute(PAPER_NOTEBOOK)
+    book = execute(name)
     code = [c for c in book.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), "the notebook did not run to its end"
     assert f"{with_trimming} holds no paper.json" in printed(book)
     opened = next(i for i, c in enumerate(code) if "open_paper_run(" in c.source)
     assert not any(c.outputs for c in code[opened + 1:]), "cells after a failed open ran"
-    assert not (with_trimming / "notebooks" / PAPER_NOTEBOOK).exists()
+    assert not (with_trimming / "notebooks" / name).exists()
+
+
+def shown_markdown(book) -> str:
+    return "".join(o.get("data", {}).get("text/markdown", "") for c in book.cells for o in c.get("outputs", []))
+
+
+def test_paper_page_notebook_gives_the_row_its_section(paper_links_run, tmp_path, notebook_env):
+    """Notebook 07 on the same one-row paper run: the row's section with its own plot."""
+    run = tmp_path / "results" / paper_links_run.path.name
+    shutil.copytree(paper_links_run.path, run)
+    notebook_env.setenv(RESULTS_ENV, str(run))
+    book = execute(PAPER_PAGE)
+    out = run / "notebooks" / PAPER_PAGE
+    assert_pngs(book, PAPER_PAGE, out)
+    row, shown = paper_links_run.rows[0], shown_markdown(book)
+    assert f"## {row.figure}" in shown and row.paper in shown
+    assert row.shape_reason in shown and row.trust_reason in shown, "the row's verdicts were not shown"

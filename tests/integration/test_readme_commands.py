@@ -53,9 +53,9 @@ COMMAND_PAGES = (README, *(ROOT / "docs" / name for name in
                            ("numbers.md", "dataplanes.md", "paper.md", "notebooks.md", "machine.md")))
 RESULTS = ROOT / "results"   # where a command typed in the project root writes
 
-# the lab's environment variables a sudo'd command must still see (lock
-# delegation from the no_leftovers fixture, queueing, plan-only, the servers' ssh config)
-LAB_ENV = ("MRCLAB_LOCK_WAIT", "MRCLAB_LOCK_DELEGATED", "MRCLAB_PLAN_ONLY", "MRCLAB_SSH_CONFIG")
+# the environment variables a sudo'd command must still see (lock delegation from the
+# no_leftovers fixture, queueing, plan-only, the servers' ssh config; the width of a pipe)
+LAB_ENV = ("MRCLAB_LOCK_WAIT", "MRCLAB_LOCK_DELEGATED", "MRCLAB_PLAN_ONLY", "MRCLAB_SSH_CONFIG", "COLUMNS")
 
 # a program and at least one argument (a bare `python` in prose is not a command line)
 COMMAND = re.compile(r"^(sudo\s+)?(python3?|\.venv/bin/python)\s+\S|^(sudo\s+)?\./[\w.-]+")
@@ -67,6 +67,7 @@ RUN_SCENARIO = f"sudo python lab/run.py run {LIBRARY_SCENARIO}"
 RUN_SCENARIO_OVERRIDES = ["--iterations", "3", "--buffer-mb", "0.5"]
 QUICK_NO_LAB = ["python lab/run.py scenarios", "python lab/run.py fabric-size --radix 512 --planes 8"]
 CLEAN = "sudo python lab/run.py clean"
+REPORT = "sudo python lab/run.py report"   # the newest run's page, written again
 PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --quick",
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
              # named in docs/numbers.md's scale section without its `sudo python lab/run.py` prefix
@@ -76,7 +77,7 @@ PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --qui
              "sudo python lab/run.py paper --update-readme", "sudo python lab/run.py paper --quick --update-readme",
              "sudo python lab/run.py paper --quick --dataplane openflow"]
 NOTEBOOK = ["sudo python lab/run.py notebook", "sudo python lab/run.py notebook --port 8888"]
-RUN_HERE = {BARE, RUN_SCENARIO, *QUICK_NO_LAB, CLEAN, *PLAN_ONLY, *NOTEBOOK}
+RUN_HERE = {BARE, RUN_SCENARIO, *QUICK_NO_LAB, CLEAN, REPORT, *PLAN_ONLY, *NOTEBOOK}
 
 # README (and COMMAND_PAGES) commands another test runs: command -> "file::test" (or CI's script)
 ELSEWHERE = {
@@ -129,6 +130,9 @@ def readme_commands(pages: tuple[Path, ...] = (README,)) -> set[str]:
 
 
 # ---- running a line as typed -----------------------------------------------------------------------
+PIPE_COLUMNS = 100   # what a pipe is given when COLUMNS is unset (lab/console.py), set so whatever the shell says
+
+
 def as_typed(line: str) -> list[str]:
     argv = shlex.split(line)
     if argv[0] == "sudo":
@@ -140,8 +144,10 @@ def as_typed(line: str) -> list[str]:
     return argv
 
 
-def run_typed(line: str, *extra: str, timeout: float, plan_only: bool = False) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
+def run_typed(line: str, *extra: str, timeout: float, plan_only: bool = False,
+              columns: int = PIPE_COLUMNS) -> subprocess.CompletedProcess:
+    """`line` as typed, its output piped `columns` wide (COLUMNS, as the shell exports it)."""
+    env = dict(os.environ, COLUMNS=str(columns))
     env.pop("MRCLAB_PLAN_ONLY", None)
     if plan_only:
         env["MRCLAB_PLAN_ONLY"] = "1"
@@ -217,22 +223,47 @@ def check_run(done: subprocess.CompletedProcess, out: Path, scenario: str) -> tu
     return summary, run_dir
 
 
+def fault_lines(stdout: str) -> list[str]:
+    """The printed fault table's rows: the lines between its header and its legend."""
+    lines = stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("transport "))
+    legend = next(i for i, line in enumerate(lines) if line.startswith("lost/conn: "))
+    return [line for line in lines[header + 1:legend] if line.strip()]
+
+
 def test_the_default_experiment(tmp_path, no_leftovers):
-    """`sudo python lab/run.py` runs production-day to the end (plus --json)."""
+    """`sudo python lab/run.py` runs production-day to the end (plus --json), its output piped
+    100 columns wide; then `sudo python lab/run.py report` reads that run, the newest, again."""
     out = tmp_path / "default.json"
     done = run_typed(BARE, "--json", str(out), timeout=500)
     run_dir = None
     try:
         summary, run_dir = check_run(done, out, "production-day")
-        faults = summary["mrc"]["faults"] + summary["baseline"]["faults"]
+        faults = [(t, f) for t in ("mrc", "baseline") for f in summary[t]["faults"]]
         assert len(summary["mrc"]["faults"]) == len(load_scenario("production-day").faults)
-        # piped output: every fault target is printed whole, not "t0p6r0-t1p…"
+        # piped output fits COLUMNS: every line, and every fault on one line, its target whole
+        wide = [line for line in done.stdout.splitlines() if len(line) > PIPE_COLUMNS]
+        assert not wide, wide
         assert "…" not in done.stdout
-        for fault in faults:
-            assert fault["target"] in done.stdout, fault
+        rows = fault_lines(done.stdout)
+        assert sorted(tuple(row.split()[:3]) for row in rows) == sorted((t, f["fault"], f["target"]) for t, f in faults)
+        assert (run_dir / "report.html").stat().st_size > 0 and (run_dir / "faults.csv").stat().st_size > 0
+        check_report(tmp_path / "report.json", run_dir)
     finally:
         if run_dir is not None:
             shutil.rmtree(run_dir)
+
+
+def check_report(out: Path, run_dir: Path) -> None:
+    """`report`, typed in the project root just after a run: that run's tables and page again."""
+    (run_dir / "report.html").unlink()
+    done = run_typed(REPORT, "--json", str(out), timeout=300)
+    assert done.returncode == 0, tail(done)
+    said = json.loads(out.read_text())
+    assert said == {"results_dir": str(run_dir), "page": str(run_dir / "report.html"), "problems": []}
+    assert (run_dir / "report.html").stat().st_size > 0
+    assert "Results per transport" in done.stdout and f"page: {run_dir / 'report.html'}" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= PIPE_COLUMNS
 
 
 def test_run_a_library_scenario(tmp_path, no_leftovers):
@@ -265,15 +296,17 @@ def check_fabric_size(done: subprocess.CompletedProcess, data: dict) -> None:
     assert data["nics"] == 131_072 and "131,072" in done.stdout
 
 
-def run_quick(line: str, out: Path) -> tuple[subprocess.CompletedProcess, dict]:
-    done = run_typed(line, "--json", str(out), timeout=120)
+def run_quick(line: str, out: Path, columns: int = PIPE_COLUMNS) -> tuple[subprocess.CompletedProcess, dict]:
+    done = run_typed(line, "--json", str(out), timeout=120, columns=columns)
     assert done.returncode == 0, tail(done)
     return done, json.loads(out.read_text())
 
 
-@pytest.mark.parametrize("line, check", [(QUICK_NO_LAB[0], check_scenarios), (QUICK_NO_LAB[1], check_fabric_size)])
-def test_command_without_the_lab(line, check, tmp_path):
-    check(*run_quick(line, tmp_path / "out.json"))
+# a pipe wide enough for each scenario's description on one line (100 columns fold it in its cell)
+@pytest.mark.parametrize("line, check, columns", [(QUICK_NO_LAB[0], check_scenarios, 1000),
+                                                  (QUICK_NO_LAB[1], check_fabric_size, PIPE_COLUMNS)])
+def test_command_without_the_lab(line, check, columns, tmp_path):
+    check(*run_quick(line, tmp_path / "out.json", columns))
 
 
 def test_clean(tmp_path, no_leftovers):

@@ -119,3 +119,5 @@ def test_an_interrupted_run_keeps_what_it_measured(how, tmp_path, no_leftovers):
     assert rec.summary["mrc"].iterations == done
     assert {"build_s", "teardown_s"} <= set(rec.config.to_dict()["timings"])
     assert any(e.kind == "fault_start" for e in rec.events)
+    # its page too, which says the run is partial
+    assert f"page: {path / 'report.html'}" in stdout and "Partial run" in (path / "report.html").read_text()

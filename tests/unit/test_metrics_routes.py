@@ -297,7 +297,8 @@ def test_summarize_reports_route_figures_retirements_and_the_baseline_basis():
 
 
 def test_the_run_tables_fault_rows():
-    from lab.analysis.report import fault_rows, summary_rows
+    from lab.analysis import fault_text
+    from lab.analysis.report import summary_rows
     from lab.analysis.summary_record import summary_from_dict
 
     f = {"fault": "link_flap", "target": "t1p0s1", "start": 10.0, "end": 20.0, "basis": "routes",
@@ -308,17 +309,28 @@ def test_the_run_tables_fault_rows():
     never = {**f, "failover_s": None, "routes_failed": 0, "routes_kept_sending": 0, "recovery_s": None,
              "note": "no route that carried data crosses it"}
     garbage = {"fault": "x", "failover_s": "soon", "failover_rtts": [], "routes_unrecovered": 0}
-    rows = fault_rows(summary_from_dict({"mrc": {"faults": [f, never, garbage, "junk"]},
-                                        "baseline": {"faults": [withdrawn]}}))
-    assert rows[0][4:] == ["-", "31 ms (2.1 RTT), 3 routes; 1 kept sending", "50 ms (3.3 RTT)", ""]
-    assert rows[1][5:] == ["-, 0 routes", "-", "no route that carried data crosses it"]
-    assert rows[2][5] == "? (?), 0 routes"
+    summary = summary_from_dict({"mrc": {"faults": [f, never, garbage, "junk"]}, "baseline": {"faults": [withdrawn]}})
+
+    def sentences(s):   # cost, failover, recovery, note: faults.csv's last columns
+        return [fault_text.csv_row(t, fault)[-4:] for t, fault in fault_text.each_fault(s)]
+
+    rows = sentences(summary)
+    assert rows[0] == ["-", "31 ms (2.1 RTT), 3 routes; 1 kept sending", "50 ms (3.3 RTT)", ""]
+    assert rows[1][1:] == ["-, 0 routes", "-", "no route that carried data crosses it"]
+    assert rows[2][1] == "? (?), 0 routes"
     no_rtt = summary_from_dict({"mrc": {"faults": [{**f, "failover_rtts": None}]}})
-    assert fault_rows(no_rtt)[0][5].startswith("31 ms, 3 routes")
-    assert rows[3][5:7] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
+    assert sentences(no_rtt)[0][1].startswith("31 ms, 3 routes")
+    assert rows[3][1:3] == ["5200 ms (260.0 RTT), 1 links withdrawn", "1 link(s) never restored"]
     cost = {**f, "packets_lost": [1, 0], "detection_s": 0.006, "iteration_cost_s": 0.0071, "iteration_cost_rtts": 2.1}
-    assert fault_rows(summary_from_dict({"mrc": {"faults": [cost]}}))[0][4] == (
+    assert sentences(summary_from_dict({"mrc": {"faults": [cost]}}))[0][0] == (
         "1, 0 packets lost per connection (out of use 6 ms after the first loss); iteration +7 ms (+2.1 RTT)")
+    # the printed table: numbers only, the units in the headers, a note as its code
+    cells = fault_text.rows(summary)
+    assert cells[0] == ["mrc", "link_flap", "t1p0s1", "10.0-20.0", "-", "-", "31 (2.1)", "50 (3.3)", ""]
+    assert cells[1][6:] == ["-", "-", "unused"]
+    assert cells[2][3] == "0.0-open" and cells[2][6] == "? (?)"
+    assert cells[3][0] == "baseline" and cells[3][6:8] == ["5200 (260)", "never"]
+    assert fault_text.rows(summary_from_dict({"mrc": {"faults": [cost]}}))[0][4:6] == ["0-1", "+2.1"]
     assert dict(summary_rows(summary_from_dict({"mrc": {"retirements": 0}, "baseline": {}})))[
         "paths retired (into ASSUMED_BAD)"] == ["0", "-"]
 

@@ -379,6 +379,23 @@ def test_a_full_run_lacks_nothing(results_root, capsys):
     assert len(saved["rows"]) == len(settings.row_titles())
 
 
+def test_the_pages_sections_one_per_row_each_with_its_own_plot(results_root, capsys):
+    rows = full_rows() + [PaperRow.not_ran(title("incast"), "the paper's words", "openflow", "needs srv6"),
+                          PaperRow.from_dict({"figure": "Fig. 1: old", "paper": "words", "lab": {MRC: "0.5"}})]
+    nb = pnb.open_paper_run(save_run(results_root, rows), "07-paper-report")
+    drawn = pnb.row_sections(nb)
+    out = capsys.readouterr().out
+    assert out.count("\n## ") + out.startswith("## ") == len(rows)
+    assert len(drawn) == len(full_rows()) and all(is_png(p) for p in drawn)
+    assert drawn[0].name == f"row01-{paper_plots.PNGS['collisions']}"
+    fig16 = paper_figures.claim("collisions", "allreduce")
+    assert f"## {title('collisions', 'allreduce')}\n\n**The paper** ({fig16.figure}): {fig16.result}" in out
+    assert f"| {MRC} | ... |" in out and "**Same shape?** yes: collisions facts" in out
+    assert "**Trustworthy?** no: CPU-bound: MRC" in out          # the path-loss row's
+    assert "**Not run** on openflow: needs srv6" in out
+    assert "**The paper** (the paper): words" in out and "does not make" in out
+
+
 def test_a_row_of_another_version_lacking_fields_reads_as_saying_nothing(tmp_path):
     (tmp_path / "paper.json").write_text(json.dumps({"quick": True, "rows": [{"figure": "Fig. 1: old", "extra": 1}]}))
     run = paper_rows.read(tmp_path)

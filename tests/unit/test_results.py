@@ -80,7 +80,7 @@ def test_round_trip(tmp_path):
     rd = ResultsDir.create(root=tmp_path, name="rt")
     written = rd.write_all(rec)
     assert {p.name for p in written} == {"config.json", "iterations.csv", "events.jsonl", "counters.json",
-                                         "fidelity.json", "conservation.json", "summary.json"}
+                                         "fidelity.json", "conservation.json", "summary.json", "faults.csv"}
     back = load(rd.path)
     assert back == rec          # every record, floats bit for bit
     header = (rd.path / "iterations.csv").read_text().splitlines()[0]
@@ -292,7 +292,7 @@ def render(summary) -> str:
 
 def test_print_summary_full():
     text = render(sample_records().summary)
-    for word in ("mrc", "baseline", "P50", "P99", "P100", "stalls", "k=2", "algbw", "busbw", "efficiency",
+    for word in ("mrc", "baseline", "P50", "P99", "P100", "stalls (> 2 x clean median)", "algbw", "busbw", "efficiency",
                  "retransmissions", "trims", "timeouts", "verified", "CPU-bound", "unexplained", "link_down"):
         assert word in text
     assert "WARNING" not in text
