@@ -209,7 +209,7 @@ class ServerAgent:
         if call == "end_counts":
             if not isinstance(usids, list) or not all(isinstance(u, int) and 0 < u < 1 << 16 for u in usids):
                 raise RequestError("end_counts takes usids, a list of 16-bit uSIDs")
-            return {str(u): un_engine.end_count(u) for u in usids}
+            return un_engine.end_counts(usids)
         raise RequestError(f"un_engine.{call} is not a call the agent makes (prepare, end_counts)")
 
     def read(self, paths: list[str], node: str | None = None) -> dict[str, str | None]:

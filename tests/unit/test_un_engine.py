@@ -25,9 +25,11 @@ def kernel(monkeypatch):
     """Set what the probes answer (None: the engine runs) and choose afresh."""
     monkeypatch.delenv(un_engine.ENGINE_SETTING, raising=False)
 
-    def answers(seg6local: str | None, tc_bpf: str | None) -> None:
+    def answers(seg6local: str | None, tc_bpf: str | None, setting: str | None = None) -> None:
         monkeypatch.setattr(un_engine, "_kernel_refusal", lambda: seg6local)
         monkeypatch.setattr(un_engine, "_ebpf_refusal", lambda: tc_bpf)
+        if setting is not None:
+            monkeypatch.setenv(un_engine.ENGINE_SETTING, setting)
         un_engine.chosen_engine.cache_clear()
     yield answers
     un_engine.chosen_engine.cache_clear()
@@ -54,28 +56,20 @@ def test_neither_is_refused_in_one_line_naming_both_options_and_openflow(kernel)
     assert "Linux >=" not in text   # the cause is a build option, not a version
 
 
-def test_the_setting_overrides_the_choice(kernel, monkeypatch):
-    kernel(None, None)
-    monkeypatch.setenv(un_engine.ENGINE_SETTING, "ebpf")
-    un_engine.chosen_engine.cache_clear()
+def test_the_setting_overrides_the_choice(kernel):
+    kernel(None, None, setting="ebpf")
     assert un_engine.chosen_engine().name == "ebpf"
     # and the kernel engine is refused as on a kernel without seg6local (its tests skip)
     assert "MRCLAB_UN_ENGINE=ebpf" in un_engine.KernelEngine().unavailable()
 
 
-def test_a_setting_this_kernel_cannot_run_is_refused_naming_the_option(kernel, monkeypatch):
-    kernel(KERNEL_MISSING, None)
-    monkeypatch.setenv(un_engine.ENGINE_SETTING, "kernel")
-    un_engine.chosen_engine.cache_clear()
-    with pytest.raises(BuildError, match=r"MRCLAB_UN_ENGINE=kernel: .*CONFIG_IPV6_SEG6_LWTUNNEL"):
-        un_engine.chosen_engine()
-
-
-def test_an_unknown_setting_is_refused(kernel, monkeypatch):
-    kernel(None, None)
-    monkeypatch.setenv(un_engine.ENGINE_SETTING, "fast")
-    un_engine.chosen_engine.cache_clear()
-    with pytest.raises(BuildError, match=r"MRCLAB_UN_ENGINE='fast': expected auto, kernel or ebpf"):
+@pytest.mark.parametrize("seg6local, setting, says", [
+    (KERNEL_MISSING, "kernel", r"MRCLAB_UN_ENGINE=kernel: .*CONFIG_IPV6_SEG6_LWTUNNEL"),   # a kernel without it
+    (None, "fast", r"MRCLAB_UN_ENGINE='fast': expected auto, kernel or ebpf"),             # an unknown name
+])
+def test_a_setting_that_cannot_run_here_is_refused_in_one_line(kernel, seg6local, setting, says):
+    kernel(seg6local, None, setting=setting)
+    with pytest.raises(BuildError, match=says):
         un_engine.chosen_engine()
 
 
@@ -112,7 +106,7 @@ def test_the_end_device_index_is_outside_the_fabric_veth_range():
 
 
 def test_the_agent_reads_end_counts_and_refuses_bad_requests(monkeypatch):
-    monkeypatch.setattr(un_engine, "end_count", lambda usid: usid * 10)
+    monkeypatch.setattr(un_engine, "end_counts", lambda usids: {str(u): u * 10 for u in usids})
     agent = ServerAgent(find_pids=lambda names: {})
     assert '"result": {"256": 2560, "1537": 15370}' in agent.handle(
         '{"id": 1, "op": "un_engine", "args": {"call": "end_counts", "usids": [256, 1537]}}')

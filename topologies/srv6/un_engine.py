@@ -138,17 +138,15 @@ class EbpfEngine(UnEngine):
 
     def counts_of(self, fabric, routes: dict[Switch, dict]) -> dict[Switch, int]:
         """Each router's uSID's counter: here from this server's map, elsewhere through its agent."""
-        counts, elsewhere = {}, {}
+        by_server: dict[str | None, list[Switch]] = {}
         for switch in routes:
-            server = fabric.server_of(str(switch))
-            if server is None:
-                counts[switch] = end_count(fabric.plan.switch_usid(switch))
-            else:
-                elsewhere.setdefault(server, []).append(switch)
-        for server, remote in elsewhere.items():
-            read = fabric.agents[server].call("un_engine", call="end_counts",
-                                             usids=[fabric.plan.switch_usid(s) for s in remote])
-            counts.update({s: int(read[str(fabric.plan.switch_usid(s))]) for s in remote})
+            by_server.setdefault(fabric.server_of(str(switch)), []).append(switch)
+        counts = {}
+        for server, switches in by_server.items():
+            usids = [fabric.plan.switch_usid(s) for s in switches]
+            read = end_counts(usids) if server is None else \
+                fabric.agents[server].call("un_engine", call="end_counts", usids=usids)
+            counts.update({s: int(read[str(u)]) for s, u in zip(switches, usids)})
         return counts
 
 
@@ -272,13 +270,14 @@ def load() -> Path:
     return d
 
 
-def end_count(usid: int) -> int:
-    """Packets the uN program has shifted for `usid` on this server (0 before it is loaded)."""
+def end_counts(usids: list[int]) -> dict[str, int]:
+    """Packets the uN program has shifted for each of `usids` on this server, by the uSID as text
+    (as the agent's JSON reply holds it); 0 before the program is loaded. One open of the map."""
     path = _pin_dir() / "maps" / "un_ends"
     if not path.exists():
-        return 0
+        return {str(u): 0 for u in usids}
     counts = PinnedMap(path, UN_COUNT)
     try:
-        return (counts.lookup(usid) or (0,))[0]
+        return {str(u): (counts.lookup(u) or (0,))[0] for u in usids}
     finally:
         counts.close()
