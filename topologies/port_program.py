@@ -258,20 +258,26 @@ def load(obj: Path = OBJECT) -> Path:
     """Load and pin the program and its maps once per build; return the pin dir."""
     if not obj.exists():
         raise PortProgramError(f"{obj} missing: run sudo ./setup.sh (or {BUILD_COMMAND})")
+    return pin_classifier(obj, _pin_dir(obj), MAP_NAMES, "the kernel refused the switch port program (needs "
+                          "eBPF with CONFIG_NET_CLS_BPF, BTF, bpf_spin_lock)")
+
+
+def pin_classifier(obj: Path, d: Path, maps: Iterable[str], refused: str) -> Path:
+    """Load the tc program `obj` and pin it at d/prog and its maps under d/maps, unless the whole
+    pin is there already (a half-made one, from an interrupted load, is removed first); returns
+    d. PortProgramError `refused: <the kernel's words>` if the kernel will not load it. The srv6
+    routers' uN program (topologies/srv6/un_engine.py) is pinned the same way."""
     ensure_bpffs()
-    d = _pin_dir(obj)
-    if (d / "prog").exists() and all((d / "maps" / m).exists() for m in MAP_NAMES):
+    if (d / "prog").exists() and all((d / "maps" / m).exists() for m in maps):
         return d
-    if d.exists():   # half-made by an interrupted load
+    if d.exists():
         remove_pins(d)
     d.mkdir(parents=True, exist_ok=True)
     r = _run(["bpftool", "prog", "load", str(obj), str(d / "prog"), "type", "classifier",
               "pinmaps", str(d / "maps")], check=False)
     if r.returncode != 0:
         remove_pins(d)
-        raise PortProgramError(
-            "the kernel refused the switch port program (needs eBPF with "
-            f"CONFIG_NET_CLS_BPF, BTF, bpf_spin_lock): {r.stderr.strip()[-2000:]}")
+        raise PortProgramError(f"{refused}: {r.stderr.strip()[-2000:]}")
     return d
 
 

@@ -54,6 +54,7 @@ BUILD_COMMAND = f"sh {port_program.BUILD_SCRIPT} {SOURCE} {OBJECT}"
 PROGRAM_NAME = "un_ingress"      # its function name, as bpftool shows it
 FILTER_PREF, FILTER_HANDLE = 1, 1
 # un_program.c's maps: struct un_config, and the per-uSID counter (key 0: rewrites that failed)
+UN_MAPS = ("un_config", "un_ends")
 UN_CONFIG = struct.Struct("=4sI")
 UN_COUNT = struct.Struct("=Q")
 ERRORS_KEY = 0
@@ -249,19 +250,9 @@ def load() -> Path:
     if refused:
         raise BuildError(refused)
     try:
-        port_program.ensure_bpffs()
+        d = port_program.pin_classifier(OBJECT, _pin_dir(), UN_MAPS, "the kernel refused the uN program")
     except PortProgramError as exc:
         raise BuildError(str(exc)) from None
-    d = _pin_dir()
-    if not ((d / "prog").exists() and (d / "maps" / "un_config").exists() and (d / "maps" / "un_ends").exists()):
-        if d.exists():   # half-made by an interrupted load
-            port_program.remove_pins(d)
-        d.mkdir(parents=True)
-        done = run_command(["bpftool", "prog", "load", OBJECT, d / "prog", "type", "classifier", "pinmaps",
-                            d / "maps"], check=False, error=BuildError)
-        if done.returncode != 0:
-            port_program.remove_pins(d)
-            raise BuildError(f"the kernel refused the uN program: {_last_line(done.stderr)}")
     config = PinnedMap(d / "maps" / "un_config", UN_CONFIG)
     try:
         config.update(0, LOCATOR_BLOCK.network_address.packed[:BLOCK_BITS // 8], END_IFINDEX)
