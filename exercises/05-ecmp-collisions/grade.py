@@ -33,7 +33,7 @@ from exact_share import expected_share, smallest_qps  # noqa: E402  (this folder
 from lab.scenario.record import buffer_bytes_from_mb  # noqa: E402
 from lab.analysis.collective_bandwidth import bandwidth  # noqa: E402
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals  # noqa: E402
-from lab.analysis.fidelity import FidelityMonitor  # noqa: E402
+from lab.live.fidelity import FidelityMonitor  # noqa: E402
 from lab.runners.job import ring_order  # noqa: E402
 from lab.paper.settings import (BUFFER_MB, DATAPLANE, MRC, PASSES, PLACEMENT, ROCE_FABRIC,  # noqa: E402
                                 roce_label)

@@ -1,5 +1,5 @@
 """The typed record of conservation.json: one Conservation per transport, what the
-packet audit (lab/analysis/audit.py conservation) counted over the run.
+packet audit (lab/live/audit.py conservation) counted over the run.
 
 ``to_dict()`` gives the JSON the file holds (``routers_own`` only on srv6, where the
 routers send packets of their own); ``from_dict()`` reads one back, a key it lacks

@@ -21,7 +21,7 @@ EVENT_KINDS = (
     "route_withdrawn", "route_restored",                 # routing (topologies/routing.py)
     "path_state",                                        # an agent's path moved (lab/runners/job.py)
     "mapper_fail", "mapper_repair", "mapper_deny", "mapper_undeny", "mapper_stats",  # lab/inhost/mapper.py
-    "datapath_stall",                                    # the datapath heartbeat (lab/analysis/fidelity.py)
+    "datapath_stall",                                    # the datapath heartbeat (lab/live/fidelity.py)
     "lossless_pauses",                                   # a lossless fabric's pause time (lab/runners/lossless_report.py)
 )
 # A fault event's transport that means every transport

@@ -1,5 +1,5 @@
 """The typed record of fidelity.json: one FidelitySample per look of the fidelity monitor
-(lab/analysis/fidelity.py FidelityMonitor), fidelity.json holding a list per transport.
+(lab/live/fidelity.py FidelityMonitor), fidelity.json holding a list per transport.
 
 ``to_dict()`` gives the JSON the file holds; ``from_dict()`` reads one back, a key it
 lacks taking the default below (no cores, no planes: a sample that measured nothing).

@@ -57,7 +57,7 @@ class FaultFigures:
 
 @dataclass
 class Heartbeat:
-    """The datapath heartbeat's figures of one transport (lab/analysis/fidelity.py heartbeat_verdict)."""
+    """The datapath heartbeat's figures of one transport (lab/live/fidelity.py heartbeat_verdict)."""
 
     heartbeats_sent: int = 0
     heartbeats_lost: int = 0

@@ -1,11 +1,11 @@
-"""Datapath heartbeat, run inside a host's namespace by the fidelity monitor (lab/analysis/fidelity.py).
+"""Datapath heartbeat, run inside a host's namespace by the fidelity monitor (lab/live/fidelity.py).
 
     python -m lab.inhost.heartbeat --port P --interval S --out FILE PEER_IP...
 
 Every `interval` s it sends one small timestamped datagram to the peer host,
 on the next of PEER_IP (one address per plane, taken in turn, so a fault on
 one plane costs one heartbeat in eight, never a run of them; on srv6 one uSID
-route per plane and T1, lab/analysis/fidelity.py heartbeat_addresses), and receives
+route per plane and T1, lab/live/fidelity.py heartbeat_addresses), and receives
 the peer's with the kernel's receive timestamp (SO_TIMESTAMPNS): the delay
 measured is the fabric's forwarding, not this process's scheduling. Prints
 READY once bound; on SIGTERM it writes FILE and exits:

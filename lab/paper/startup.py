@@ -20,9 +20,9 @@ from typing import Callable, Iterator, Mapping
 from faults.links import resolve_link, wait_operstate
 from faults.model import FaultEvent
 from faults.timeline import FaultTimeline
-from lab.analysis import audit
+from lab.live import audit
 from lab.analysis.cpu_samples import cpu_bound
-from lab.analysis.fidelity import FidelityMonitor
+from lab.live.fidelity import FidelityMonitor
 from lab.analysis.route_records import route_records
 from lab.paper.figures import claim
 from lab.paper.row import PaperRow

@@ -262,13 +262,13 @@ class ServerAgent:
 
     def cpu_times(self) -> list:
         """This server's per-core (busy, total) jiffies (the fidelity monitor's reading)."""
-        from lab.analysis.fidelity import read_cpu_times
+        from lab.live.fidelity import read_cpu_times
 
         return read_cpu_times()
 
     def audit_snapshot(self, fabric: dict, switches: list[str]) -> dict:
-        """The conservation audit's snapshot of this server's switches (lab/analysis/audit.py)."""
-        from lab.analysis.audit import snapshot
+        """The conservation audit's snapshot of this server's switches (lab/live/audit.py)."""
+        from lab.live.audit import snapshot
         from topologies.fabric import FabricSpec
 
         return snapshot(FabricSpec.from_dict(fabric), switches)

@@ -35,9 +35,9 @@ from faults.injectors import FaultError
 from faults.model import FaultEvent
 from lab.scenario.record import DEFAULT_SEED
 from faults.timeline import FaultTimeline
-from lab.analysis import audit
+from lab.live import audit
 from lab.analysis.connection_counters import connection
-from lab.analysis.fidelity import FidelityMonitor
+from lab.live.fidelity import FidelityMonitor
 from lab.analysis.route_records import rebase_route_times
 from lab.plumbing.session import Session
 from lab.runners.agent_config import agent_config, lab_transport_params

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from statistics import mean
 
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
-from lab.analysis.fidelity import FidelityMonitor
+from lab.live.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
 from topologies import port_program
 from topologies.project import PROJECT_ROOT

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from lab.scenario.record import JobSettings, Scenario
 from lab.analysis.cpu_budget import Window
-from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor
+from lab.live.fidelity import DatapathHeartbeat, FidelityMonitor
 from lab.analysis.counters import counter_totals, pick
 from lab.plumbing.session import lab_session
 from lab.runners.job import job_spec, run_job

@@ -18,14 +18,15 @@ from pathlib import Path
 from faults.background_load import background_load
 from faults.timeline import FaultTimeline
 from lab.scenario.record import Scenario
-from lab.analysis import audit, plots
+from lab.live import audit
+from lab.analysis import plots
 from lab.analysis.fault_windows import fault_windows
 from lab.analysis.event_record import EventError, RunEvent
 from lab.analysis.iterations import DEFAULT_STALL_FACTOR
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary import summarize
 from lab.analysis.summary_record import Heartbeat, Summary
-from lab.analysis.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
+from lab.live.fidelity import DatapathHeartbeat, FidelityMonitor, heartbeat_verdict
 from lab.analysis.partial import PARTIAL, partial_entry, partial_line
 from lab.runners.job import JobInterrupted, job_spec, run_job
 from lab.runners.lossless_report import pause_event, pause_line
@@ -125,7 +126,7 @@ def _run_transports(scenario: Scenario, records: Records, heartbeats: dict, timi
 def _run_transport(session: Session, scenario: Scenario, transport: str, records: Records,
                    progress: ProgressCallback | None) -> dict:
     """One transport's job under the fault timeline; its records are added to `records`.
-    Returns its datapath heartbeat's figures (lab.analysis.fidelity.heartbeat_verdict)."""
+    Returns its datapath heartbeat's figures (lab.live.fidelity.heartbeat_verdict)."""
     job = job_spec(scenario, transport)
     before = audit.snapshot(scenario.fabric)
     pauses = session.fabric.pauses   # the lossless mode's controller, if any

@@ -16,7 +16,7 @@ Figures:
 - agent counters summed over participants (RTOs, NACKs, retransmissions...);
 - port-program counters over the whole fabric, before/after deltas
   (trims, queue drops), and the conservation audit's unexplained loss;
-- CPU per core over the transfer (lab.analysis.fidelity), and whether it was CPU-bound.
+- CPU per core over the transfer (lab.live.fidelity), and whether it was CPU-bound.
 
 An incast with a victim flow (the MRC paper's Fig. 18) streams instead:
 lab/runners/incast_victim.py, built on this module and lab/runners/bandwidth.py.
@@ -30,12 +30,12 @@ from typing import Callable
 
 from faults.incast import incast_senders
 from lab.scenario.record import TRANSPORTS
-from lab.analysis import audit
+from lab.live import audit
 from lab.analysis.connection_counters import connections
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.runners.agent_config import agent_config, lab_transport_params
-from lab.analysis.fidelity import FidelityMonitor
+from lab.live.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
 from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 from lab.runners.workers import HostWorkers, WorkerError
@@ -90,12 +90,12 @@ class IncastResult:
     cpu_mean: float | None = None    # mean CPU over cores during the transfer, percent
     cpu_busiest_core: float | None = None   # mean over samples of the busiest core, percent
     cpu_bound: bool = False          # lab.analysis.cpu_samples.cpu_bound over the transfer's samples
-    cpu_samples: list = field(default_factory=list)  # lab.analysis.fidelity samples over the transfer
+    cpu_samples: list = field(default_factory=list)  # lab.live.fidelity samples over the transfer
     per_sender: dict = field(default_factory=dict)   # name -> {t_write, t_placed, t_acked} (s from start)
     counters: dict = field(default_factory=dict)     # summed sender/receiver agent counters
     stats: dict = field(default_factory=dict)        # host -> final agent stats
     path_events: list = field(default_factory=list)  # path-state transitions, t s from start
-    conservation: dict = field(default_factory=dict)  # lab.analysis.audit.conservation() over the run
+    conservation: dict = field(default_factory=dict)  # lab.live.audit.conservation() over the run
     params: dict = field(default_factory=dict)
     error: str | None = None
 

@@ -22,7 +22,7 @@ import pytest
 
 from faults.injectors import fabric_healthy, make_injector
 from faults.model import FaultEvent
-from lab.analysis import audit
+from lab.live import audit
 from lab.plumbing import cleanup
 from lab.plumbing.session import lab_session
 from lab.runners.job import JobSpec, run_job

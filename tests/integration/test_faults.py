@@ -15,7 +15,7 @@ from faults.links import operstates, resolve_link
 from faults.model import FaultEvent
 from topologies.routing import connected_since, read_routing_events, read_routing_log
 from faults.timeline import FaultTimeline
-from lab.analysis import audit
+from lab.live import audit
 from lab.plumbing.session import lab_session
 from topologies import port_program, waiting
 from topologies.openflow.builder import expected_counts, installed_counts

@@ -13,7 +13,7 @@ import pytest
 from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.model import FaultEvent
 from faults.pause import PAUSED_DIR, agent_pids, datapath_pids, proc_stat, record_paused, resume_recorded
-from lab.analysis.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, heartbeat_verdict
+from lab.live.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, heartbeat_verdict
 from lab.plumbing.session import lab_session
 from lab.runners.job import JobSpec, start_workers
 from topologies import waiting

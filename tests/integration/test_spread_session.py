@@ -30,7 +30,7 @@ def server(no_leftovers):
 def test_a_session_over_two_servers_routes_flaps_and_cleans_both(server, monkeypatch):
     from faults.injectors import fabric_healthy, make_injector
     from faults.model import FaultEvent
-    from lab.analysis import audit
+    from lab.live import audit
     from lab.plumbing import servers
     from lab.plumbing.session import lab_session
     from topologies.fabric import FabricSpec

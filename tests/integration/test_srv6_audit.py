@@ -1,7 +1,7 @@
 """The conservation audit on a real srv6 fabric (root): a stream crosses a T1 whose
 link to the destination rack is set down mid-stream by the lab's link_flap
 injector; the T1 drops what it has no route for, and every packet lost is named
-by a kernel counter where it was dropped (lab/analysis/audit.py, docs/srv6.md
+by a kernel counter where it was dropped (lab/live/audit.py, docs/srv6.md
 "The conservation audit on srv6"), with no down_link stretch to fall back on.
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from faults.injectors import make_injector
 from faults.model import FaultEvent
-from lab.analysis import audit
+from lab.live import audit
 from lab.plumbing.session import lab_session
 from topologies.fabric import FabricSpec
 from topologies.srv6.route_proof import socket_in

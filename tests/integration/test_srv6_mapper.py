@@ -7,7 +7,7 @@ heartbeat crosses uSID routes between two hosts. Black holes are the port progra
 
 import time
 
-from lab.analysis.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, heartbeat_verdict
+from lab.live.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, heartbeat_verdict
 from lab.plumbing.session import lab_session
 from lab.runners.mappers import Mappers
 from mrc_host.denylist import DenylistFile

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from lab.analysis.fidelity import read_counter
+from lab.live.fidelity import read_counter
 from lab.plumbing import cleanup
 from lab.plumbing.session import lab_session
 from mrc_host import wire

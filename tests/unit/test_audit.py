@@ -1,6 +1,6 @@
 """Conservation audit arithmetic on synthetic snapshots (no fabric)."""
 
-from lab.analysis.audit import NAMED, OVS_RX_BATCH, conservation, switches_cut_off, tunnel_entries
+from lab.live.audit import NAMED, OVS_RX_BATCH, conservation, switches_cut_off, tunnel_entries
 from topologies.fabric import DEFAULT_FABRIC as SPEC
 
 

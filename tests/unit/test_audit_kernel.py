@@ -11,7 +11,7 @@ refused as header errors; 4 packets went to the port going down.
 
 import os
 
-from lab.analysis.audit import NAMED, OVS_RX_BATCH, conservation, router_entry
+from lab.live.audit import NAMED, OVS_RX_BATCH, conservation, router_entry
 from topologies.netns import ipv6_counters
 
 
@@ -118,7 +118,7 @@ def test_a_router_sending_its_own_packet_mid_snapshot_is_read_again(monkeypatch)
     """An MLD report the router sends while its ports are read: the first try sees the
     port's tx before it and OutRequests after it (one packet made up at a router no fault
     touched: a CI run's +1 at t0p1r1); the snapshot reads again until both agree."""
-    from lab.analysis import audit
+    from lab.live import audit
     from topologies.fabric import FabricSpec
 
     spec = FabricSpec(planes=1, racks=1, spines=1, hosts_per_rack=1, dataplane="srv6")

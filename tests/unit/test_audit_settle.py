@@ -2,7 +2,7 @@
 
 import pytest
 
-from lab.analysis import audit
+from lab.live import audit
 
 
 class FakeTime:

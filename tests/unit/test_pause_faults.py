@@ -10,7 +10,7 @@ import pytest
 
 from faults.pause import PausePattern, PauseStream, proc_stat, record_paused, resume_recorded
 from lab.scenario.load import ScenarioError, load_scenario
-from lab.analysis.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, datapath_stalls,
+from lab.live.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, datapath_stalls,
                                    heartbeat_addresses, heartbeat_delays, heartbeat_routes, heartbeat_verdict)
 from lab.analysis.fault_windows import FaultWindow
 from topologies.fabric import FabricSpec

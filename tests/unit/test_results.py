@@ -140,7 +140,7 @@ def test_a_config_json_without_a_key_loads_and_names_it_when_asked(tmp_path):
 def test_a_summary_json_with_heartbeat_figures_loads_into_records_and_is_written_back_as_it_was(tmp_path):
     rec = sample_records()
     written = summary_to_dict(rec.summary)
-    # what a lab run adds to each transport (lab/analysis/fidelity.py heartbeat_verdict)
+    # what a lab run adds to each transport (lab/live/fidelity.py heartbeat_verdict)
     beat = {"heartbeats_sent": 40, "heartbeats_lost": 1, "heartbeat_delay_median_s": 0.001,
             "heartbeat_delay_p99_s": 0.004, "heartbeat_delay_max_s": 0.3, "datapath_stalls": 1,
             "datapath_stall_longest_s": 0.3, "datapath_stalled": True}

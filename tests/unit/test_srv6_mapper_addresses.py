@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from lab.analysis.fidelity import heartbeat_addresses
+from lab.live.fidelity import heartbeat_addresses
 from topologies.mapper_probe_wire import MAGIC, PAYLOAD
 from topologies.mapper_probe_wire import Target
 from topologies.srv6.mapper_probes import SEND_HOP_LIMIT, Srv6Probes, probe_frame

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from faults.model import DOWN_KINDS
 from lab.analysis.conservation_record import Conservation
-from lab.analysis.fidelity import read_counter
+from lab.live.fidelity import read_counter
 from topologies import netns, port_program
 from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Plane, Switch, T0T1Link
