@@ -9,7 +9,7 @@ Three states on one fabric (lab/runners/cpu_budget.py): built (no host process),
 idle (agents, mappers, heartbeat and monitor up, no traffic), traffic (a clean
 MRC all-reduce); then the CPU per delivered DATA packet. Each kind's system time
 includes the softirq work (forwarding) charged to it: the kernel accounts by
-ticks, without IRQ time accounting (lab/analysis/cpu_budget.py says how).
+ticks, without IRQ time accounting (lab/runners/cpu_budget.py says how).
 """
 
 import argparse
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from lab.analysis.cpu_budget import KIND_ORDER  # noqa: E402
+from lab.runners.cpu_budget import KIND_ORDER  # noqa: E402
 from lab.runners.cpu_budget import DEFAULT_IDLE_S, DEFAULT_ITERATIONS, STATES, measure, save_rate_budget  # noqa: E402
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS, FabricSpec  # noqa: E402
 from topologies.link_rate import BUDGET_PATH, auto_link_mbps  # noqa: E402

@@ -3,7 +3,7 @@
 A scaled-time emulator slows its clock as the model grows (DieCast's time
 dilation); here the clock is the link rate, and every figure the lab judges is
 a ratio or counted in RTTs. `bench/cpu_budget.py` measures, on the machine,
-what the lab costs (lab/analysis/cpu_budget.py): the CPU a host costs while
+what the lab costs (lab/runners/cpu_budget.py): the CPU a host costs while
 quiet, the CPU a delivered DATA packet costs, and how many packets per second
 a host moves per plane and Mb/s in a clean all-reduce. It saves them
 (BUDGET_PATH). Then for a fabric of H hosts and P planes at R Mb/s the model

@@ -4,7 +4,7 @@ own options: the three states measured on the default fabric and the CPU per pac
 import json
 
 from lab.scenario.record import JobSettings
-from lab.analysis.cpu_budget import KIND_ORDER
+from lab.runners.cpu_budget import KIND_ORDER
 from tests.integration.test_readme_commands import run_typed, tail
 from topologies.link_rate import load_budget
 

@@ -1,11 +1,11 @@
-"""The CPU budget's arithmetic and process kinds (lab/analysis/cpu_budget.py)."""
+"""The CPU budget's arithmetic and process kinds (lab/runners/cpu_budget.py)."""
 
 import os
 
 import pytest
 
-from lab.analysis import cpu_budget
-from lab.analysis.cpu_budget import CLOCK_TICKS, CORES, CpuSnapshot, budget, process_kind, snapshot
+from lab.runners import cpu_budget
+from lab.runners.cpu_budget import CLOCK_TICKS, CORES, CpuSnapshot, budget, process_kind, snapshot
 
 
 def test_process_kinds_by_command_line():
