@@ -89,9 +89,9 @@ fi
 
 say "building the switch programs (eBPF)"
 build_bpf() {  # SOURCE OBJECT: compiled again only when the source changed
-    if [ ! -f "$2" ] || [ "$1" -nt "$2" ]; then sh topologies/build_bpf.sh "$1" "$2"; fi
+    if [ ! -f "$2" ] || [ "$1" -nt "$2" ]; then sh topologies/port_program/build_bpf.sh "$1" "$2"; fi
 }
-build_bpf topologies/port_program.c build/port_program.o       # every switch port: trimming, ECN, faults
+build_bpf topologies/port_program/port_program.c build/port_program.o       # every switch port: trimming, ECN, faults
 build_bpf topologies/srv6/un_program.c build/un_program.o      # srv6 routers' uN End where seg6local is missing
 
 # Open vSwitch: started here so the lab finds it running (the lab starts it too if needed).

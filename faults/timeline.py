@@ -6,7 +6,7 @@
     # log: events.jsonl records; the fabric is healthy again here
 
 Each FaultEvent starts at t0 + at and is repaired `duration` later, on a
-timer of the clock (topologies/clock.py): CLOCK_MONOTONIC and a timer thread in
+timer of the clock (topologies/system/clock.py): CLOCK_MONOTONIC and a timer thread in
 production; a test passes a ManualClock and advances it, and every action
 then due runs in the test's own thread. Actions planned for one instant run
 back to back, after every observer's "before" call (an observer's snapshot
@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import threading
 
-from topologies.clock import MONOTONIC, Clock
+from topologies.system.clock import MONOTONIC, Clock
 from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.model import FaultEvent
 

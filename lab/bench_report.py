@@ -13,7 +13,7 @@ from typing import Optional
 from rich.table import Table
 
 from lab.console import console, write_json
-from topologies.atomic import write_json_atomic, write_text_atomic
+from topologies.system.atomic import write_json_atomic, write_text_atomic
 from topologies.fabric import DEFAULT_FABRIC
 from topologies.project import PROJECT_ROOT
 

@@ -8,7 +8,7 @@ from typing import Mapping, Optional
 
 from rich.console import Console
 
-from topologies.atomic import write_json_atomic
+from topologies.system.atomic import write_json_atomic
 
 # Off a terminal (a log file, CI, `| tee`) lines are as wide as $COLUMNS says, else this wide
 # (rich's own default, 80, would cut fault targets to "t0p6r0-t1p…").

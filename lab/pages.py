@@ -24,7 +24,7 @@ from nbconvert.preprocessors import TagRemovePreprocessor
 from lab.jupyter.notebook_cmd import NOTEBOOKS, ensure_kernel
 from lab.jupyter.notebook_support import runs
 from lab.paper.rows import is_paper_run
-from topologies.atomic import write_text_atomic
+from topologies.system.atomic import write_text_atomic
 
 RUN_NOTEBOOK, RUN_PAGE = "00-report", "report.html"
 PAPER_NOTEBOOK, PAPER_PAGE = "07-paper-report", "paper.html"

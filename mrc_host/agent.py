@@ -11,7 +11,7 @@ packet). Sockets (opened by agent_sockets.py):
   NIC port the socket's address belongs to. With ``control_priority`` set, a
   second socket per (plane, ev), bound to the same address, sends the control
   datagrams (ACK, NACK, probes) with that SO_PRIORITY: the host's NIC shaper
-  puts them ahead of its queued DATA (topologies/shaping.py).
+  puts them ahead of its queued DATA (topologies/port_program/shaping.py).
 
 IPv6 plane addresses (the srv6 data plane, docs/srv6.md) take the same
 sockets in AF_INET6 (receive on ``::``), with the traffic class for the

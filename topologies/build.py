@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import tempfile
 
-from topologies import port_program, shaping
-from topologies.commands import COMMAND_TIMEOUT_S, run_command
+from topologies.port_program import port_program, shaping
+from topologies.system.commands import COMMAND_TIMEOUT_S, run_command
 from topologies.fabric import FabricSpec
-from topologies.lossless import Thresholds
+from topologies.port_program.lossless import Thresholds
 from topologies.names import SwitchPort
 
 
@@ -41,7 +41,7 @@ def check_port_program() -> None:
 
 def host_nic_shaper(dev: str, spec: FabricSpec) -> list[str]:
     """tc batch lines that shape host NIC port `dev` to the fabric's link rate,
-    its agent's control datagrams ahead of its DATA (topologies/shaping.py)."""
+    its agent's control datagrams ahead of its DATA (topologies/port_program/shaping.py)."""
     if spec.lossless:   # the switch ports' htb, so a pause can hold DATA alone (docs/lossless.md)
         return shaping.lossless_host_shaper(dev, spec.link_bps, port_program.htb_burst_bytes(int(spec.link_bps)))
     # burst: two jumbo frames at line speed after an idle spell, as a NIC sends them
@@ -84,7 +84,7 @@ def run_node_script(node, lines: list[str]) -> None:
     """Run shell `lines` inside a Mininet node, stopping at the first failure;
     BuildError naming the node and what the script printed if it did not finish."""
     text = "set -e\n" + "\n".join(lines) + "\necho mrclab-configured\n"
-    if getattr(node, "isRemote", False):   # on another server (topologies/remote.py): no file of ours there
+    if getattr(node, "isRemote", False):   # on another server (topologies/cluster/remote.py): no file of ours there
         out = node.run_script(text)
     else:
         # Mininet's cmd() takes one line: run the script from a file instead.

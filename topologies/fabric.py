@@ -25,7 +25,7 @@ from functools import cached_property
 
 from mrc_host.params import DEFAULT_EVS_PER_PLANE
 from mrc_host.routes import route_of
-from topologies.lossless import MAX_PORTS_PER_SWITCH
+from topologies.port_program.lossless import MAX_PORTS_PER_SWITCH
 from topologies.names import (CROSS_PLANE, KINDS, FabricError, Host, NicPort, Switch, SwitchPort, T0T1Link,
                               clip, kind_of, parse_any)
 
@@ -81,7 +81,7 @@ class Path:
     t1: int
 
 
-# The only data plane built over several servers (docs/cluster.md; topologies/placement.py
+# The only data plane built over several servers (docs/cluster.md; topologies/cluster/placement.py
 # places the planes once a FabricSpec has passed this).
 SERVERS_DATAPLANE = "srv6"
 
@@ -119,7 +119,7 @@ class FabricSpec:
     lossless: PFC-like hop-by-hop pause of DATA instead of trimming and dropping it
         (docs/lossless.md); srv6 only, for the RoCE-like baseline's fabric (False)
     servers: the servers whole planes are placed on, this one (the runner, with every host)
-        first (topologies/placement.py, docs/cluster.md); () or one: this server alone
+        first (topologies/cluster/placement.py, docs/cluster.md); () or one: this server alone
     """
 
     planes: int = 8

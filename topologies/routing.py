@@ -27,7 +27,7 @@ buckets, the srv6 routing process (topologies/srv6/routing.py) as a multipath
 route's nexthops. Every detection, withdrawal and restore is
 appended as one JSON line, with CLOCK_MONOTONIC time, to the routing log;
 `read_routing_events()` turns it into events.jsonl records. The timers and
-the log's times come from a clock (topologies/clock.py): the real monotonic one,
+the log's times come from a clock (topologies/system/clock.py): the real monotonic one,
 or in tests a manual one they advance.
 """
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from topologies.clock import MONOTONIC, Clock, TimerHandle
+from topologies.system.clock import MONOTONIC, Clock, TimerHandle
 from topologies.fabric import FabricSpec
 from topologies.names import T0T1Link
 

@@ -27,7 +27,7 @@ a missing or unreadable file, a torn last line (what a crash or a full disk
 leaves) or a garbage line anywhere is skipped and named in
 ``Records.problems`` (file, line, what was wrong); the rest is read.
 
-Every file is written atomically (topologies/atomic.py): a reader sees the old file
+Every file is written atomically (topologies/system/atomic.py): a reader sees the old file
 or the new one, never half of one.
 """
 
@@ -49,7 +49,7 @@ from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.iteration_record import Iteration
 from lab.analysis.run_config import RunConfig
 from lab.analysis.summary_record import Summary, summary_from_dict, summary_to_dict
-from topologies.atomic import write_json_atomic, write_text_atomic
+from topologies.system.atomic import write_json_atomic, write_text_atomic
 from topologies.project import PROJECT_ROOT
 
 # Where runs go and where the notebooks look for them: the project's own

@@ -37,7 +37,7 @@ from pathlib import Path
 from lab.inhost.mapper_logic import (FINDINGS_REFRESH_S, FINDINGS_STALE_S, PROBE_TIMEOUT_S, Findings, ProbeHealth,
                                      ProbeSchedule, Transition, localise)
 from topologies.mapper_probe_wire import Target, targets
-from topologies.atomic import write_json_atomic
+from topologies.system.atomic import write_json_atomic
 from mrc_host.denylist import MAPPER_SOURCE_PREFIX, denylist_path, edit_denylist
 from topologies.fabric import FabricSpec
 from topologies.dataplanes import dataplane_for

@@ -30,7 +30,7 @@ from topologies.fabric import FabricSpec
 from topologies.dataplanes import dataplane_for
 from topologies.openflow.route_check import expected_paths
 from mrc_host.wire import EV_PORT_BASE, MRC_PORT
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 MAGIC = b"MRCLABCHECK"
 ETH_P_IP = 0x0800

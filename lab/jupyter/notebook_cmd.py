@@ -18,7 +18,7 @@ import time
 from typing import Callable, Optional
 
 from topologies.project import PROJECT_ROOT
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 KERNEL_NAME = "mrclab"   # the name the notebooks' metadata asks for

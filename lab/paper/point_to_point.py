@@ -37,7 +37,7 @@ from lab.paper.settings import DATAPLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES,
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import run_bandwidth
 from lab.runners.job import JobSpec, run_job
-from topologies import netns
+from topologies.system import netns
 from topologies.fabric import FabricSpec
 
 # two float32: each of the 2 ranks sends one element (4 B) per step, near ib_write_lat's 2 B

@@ -8,7 +8,7 @@ switches, root-namespace veths named like fabric switch ports, processes
 whose command line names a lab module or a Mininet node of the lab, every
 process inside a network namespace that holds a lab host NIC (`h<H>-eth<P>`),
 tc attachments of the port program (or the srv6 uN program) on any interface, the BPF
-pin directory of both, the patch namespace of crossing cables (topologies/remote.py). Sysctls
+pin directory of both, the patch namespace of crossing cables (topologies/cluster/remote.py). Sysctls
 the lab changed are restored from the state file written before the change.
 """
 
@@ -25,14 +25,14 @@ from pathlib import Path
 
 from faults.pause import PAUSED_DIR, resume_recorded
 from lab.plumbing.lock import lab_lock
-from topologies.atomic import write_json_atomic
-from topologies.commands import run_command
-from topologies import port_program
+from topologies.system.atomic import write_json_atomic
+from topologies.system.commands import run_command
+from topologies.port_program import port_program
 from topologies.names import Host, NicPort, Switch, SwitchPort
-from topologies.port_program import LAB_PIN_ROOT
-from topologies.remote import clean_patch_namespace, patch_namespaces
+from topologies.port_program.port_program import LAB_PIN_ROOT
+from topologies.cluster.remote import clean_patch_namespace, patch_namespaces
 from topologies.srv6.un_engine import PROGRAM_NAME as UN_PROGRAM_NAME
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 STATE_DIR = Path("/run/mrclab")
 SYSCTL_STATE = STATE_DIR / "sysctl.json"
@@ -58,7 +58,7 @@ PROCESS_RE = re.compile(
     "|".join([rf"-m {re.escape(m)}(\s|$)" for m in LAB_MODULES] + [rf"{MININET_NODE}(\s|$)", "mrclab-"])
 )
 # The lab's tc programs' function names, as bpftool shows them: the switch port program
-# (topologies/port_program.c) and the srv6 routers' uN program (topologies/srv6/un_program.c).
+# (topologies/port_program/port_program.c) and the srv6 routers' uN program (topologies/srv6/un_program.c).
 PORT_PROGRAM_NAME = "port_egress"
 LAB_TC_PROGRAMS = (PORT_PROGRAM_NAME, UN_PROGRAM_NAME)
 

@@ -19,7 +19,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 LOCK_PATH = Path("/run/mrclab.lock")
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from topologies.netns import nsenter
+from topologies.system.netns import nsenter
 from topologies.project import PROJECT_ROOT
 from topologies.routing import read_new_lines
 
@@ -173,7 +173,7 @@ class ServerAgent:
                      netns: dict[str, str] | None = None) -> Any:
         """port_program.<call>(*args, **kwargs), for the calls in PORT_PROGRAM_CALLS.
         attach_many takes {port: config as JSON} and netns {port: node name}."""
-        from topologies import port_program
+        from topologies.port_program import port_program
 
         if call not in PORT_PROGRAM_CALLS:
             raise RequestError(f"port_program.{call} is not a call the agent makes")
@@ -274,8 +274,8 @@ class ServerAgent:
         return snapshot(FabricSpec.from_dict(fabric), switches)
 
     def stub_counters(self) -> dict:
-        """This server's crossing cables' stub counters (topologies/remote.py), by cable."""
-        from topologies.remote import stub_counters
+        """This server's crossing cables' stub counters (topologies/cluster/remote.py), by cable."""
+        from topologies.cluster.remote import stub_counters
 
         return stub_counters()
 

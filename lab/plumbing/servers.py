@@ -20,12 +20,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lab.plumbing.cleanup import STATE_DIR
-from topologies.atomic import write_json_atomic
+from topologies.system.atomic import write_json_atomic
 from topologies.fabric import FabricSpec
-from topologies.placement import placement_of
+from topologies.cluster.placement import placement_of
 from topologies.project import PROJECT_ROOT
-from topologies.remote import ssh_config
-from topologies.server_channel import ServerChannel
+from topologies.cluster.remote import ssh_config
+from topologies.cluster.server_channel import ServerChannel
 
 SERVERS_RECORD = STATE_DIR / "servers.json"
 CLEAN_TIMEOUT_S = 120.0

@@ -11,8 +11,8 @@ from mrc_host.params import TransportParams
 from mrc_host.wire import FRAME_OVERHEAD
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
-from topologies import shaping
-from topologies.port_program import PortConfig
+from topologies.port_program import shaping
+from topologies.port_program.port_program import PortConfig
 
 # The emulated NIC hands every packet the window allows to its port's shaper
 # at once, where a real NIC's scheduler pulls them at line rate: a window

@@ -51,7 +51,7 @@ from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_INCAST_SENDER
 from mrc_host.cc_trace import CC_TRACE_COLUMNS
 from mrc_host.wire import PROBE
 from topologies.fabric import DEFAULT_DATAPLANE, DEFAULT_FABRIC, IP_UDP_HEADER_BYTES, LEGACY_DATAPLANE, FabricSpec
-from topologies.netns import private_loopback
+from topologies.system.netns import private_loopback
 from topologies.link_rate import RateBudget, RateError, auto_link_mbps
 from topologies.project import PROJECT_ROOT
 

@@ -27,7 +27,7 @@ from statistics import mean
 from lab.analysis.cpu_samples import cpu_bound, cpu_totals
 from lab.live.fidelity import FidelityMonitor
 from lab.plumbing.session import Session
-from topologies import port_program
+from topologies.port_program import port_program
 from topologies.project import PROJECT_ROOT
 
 

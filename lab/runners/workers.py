@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from topologies.atomic import write_json_atomic
+from topologies.system.atomic import write_json_atomic
 from lab.plumbing.session import Session
 from topologies.project import PROJECT_ROOT
 

@@ -1,5 +1,5 @@
 """The lab's agent on server B of tests/cluster_harness.py, over the runner's channel
-(lab/plumbing/server_agent.py, topologies/server_channel.py): it holds B's lab lock while the
+(lab/plumbing/server_agent.py, topologies/cluster/server_channel.py): it holds B's lab lock while the
 session lives, reads B's clock (1000 s ahead) so the offset is measured with its bound, runs
 the port program in a node of B, and cleans B when the session ends, also when the runner's
 end is SIGKILLed.
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.cluster_harness import SKEWED_CLOCK_S, SecondServer, missing, second_server
-from topologies.port_program import PortConfig
-from topologies.server_channel import ChannelError, ServerChannel
-from topologies.waiting import wait_until
+from topologies.port_program.port_program import PortConfig
+from topologies.cluster.server_channel import ChannelError, ServerChannel
+from topologies.system.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 ROOT = Path(__file__).resolve().parents[2]

@@ -29,7 +29,8 @@ from lab.runners.job import JobSpec, run_job
 from mrc_host.multirail import queue_pair_paths
 from mrc_host.udp6 import zero_checksums
 from mrc_host.wire import BASELINE_PORT, ev_to_port
-from topologies import netns, port_program
+from topologies.system import netns
+from topologies.port_program import port_program
 from topologies.fabric import DATAPLANES, FabricSpec
 from topologies.names import Switch
 

@@ -34,7 +34,7 @@ from mrc_host.agent import Agent, AgentConfig
 from mrc_host.routes import route_of
 from mrc_host.scapy_layer import MRC, MRCAck, MRCData, ecn_of, ev32_of
 from tests.unit.test_agent import configs, drive
-from topologies import netns
+from topologies.system import netns
 from topologies.fabric import FabricSpec
 from topologies.srv6.builder import build_srv6_fabric
 from topologies.srv6.plan import Srv6Plan

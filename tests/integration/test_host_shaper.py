@@ -1,4 +1,4 @@
-"""A host NIC port's shaper (topologies/shaping.py) on a real veth pair (root):
+"""A host NIC port's shaper (topologies/port_program/shaping.py) on a real veth pair (root):
 a control datagram sent behind a queue of DATA leaves ahead of it, and the
 DATA leaves whole and in order."""
 
@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from topologies import shaping
+from topologies.port_program import shaping
 from topologies.build import host_nic_shaper
 from topologies.fabric import DEFAULT_FABRIC
 

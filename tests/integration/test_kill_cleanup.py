@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from lab.plumbing import cleanup
-from topologies import port_program
+from topologies.port_program import port_program
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_PY = str(ROOT / "lab" / "run.py")

@@ -8,7 +8,7 @@ from lab.plumbing.session import lab_session
 from lab.runners.mappers import Mappers
 from mrc_host.denylist import DenylistFile
 from topologies.fabric import FabricSpec
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2, dataplane="openflow")
 LINK = "t0p1r0-t1p1s1"

@@ -16,7 +16,7 @@ from faults.pause import PAUSED_DIR, agent_pids, datapath_pids, proc_stat, recor
 from lab.live.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHeartbeat, heartbeat_verdict
 from lab.plumbing.session import lab_session
 from lab.runners.job import JobSpec, start_workers
-from topologies import waiting
+from topologies.system import waiting
 from topologies.fabric import FabricSpec
 
 SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")

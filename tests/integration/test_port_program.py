@@ -31,7 +31,8 @@ import pytest
 
 from mrc_host import encap, wire
 from mrc_host.udp6 import UDP_NO_CHECK6_RX, UDP_NO_CHECK6_TX
-from topologies import port_program as pp
+from topologies.openflow.ovs_budget import ovs_backlog_budget
+from topologies.port_program import port_program as pp
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (netns, tc, eBPF)")
 
@@ -794,7 +795,7 @@ def test_all_counters_reads_every_port_fast(net):
 
 
 # --- through one OVS userspace bridge (opt in: it shares ovs-vswitchd's one
-# transmit socket with any fabric running now, see port_program.ovs_tx_sndbuf)
+# transmit socket with any fabric running now, see topologies/openflow/ovs_budget.py)
 C_IP, D_IP = "10.199.1.1", "10.199.1.2"
 
 
@@ -840,7 +841,7 @@ def test_trims_conserved_through_ovs_userspace_bridge(lab_machine):
         assert len(drain(rx, 1, idle=1.0)) == 1, "test bridge does not forward"
         rate, thresh = 10_000_000, 30_000
         cfg = pp.PortConfig(rate_bps=rate, trim_threshold=thresh, queue_limit=40_000, ecn=False)
-        need, have = pp.ovs_backlog_budget([cfg])
+        need, have = ovs_backlog_budget([cfg])
         assert have is not None and need < have, (need, have)
         pp.attach("pt-od", cfg)
         pps = 2 * rate / 8 / DATA_FRAME

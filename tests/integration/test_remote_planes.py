@@ -1,5 +1,5 @@
 """The srv6 fabric built over two servers (topologies/srv6/builder.py with a placement,
-topologies/placement.py): the default fabric's planes 4-7 on the second server of
+topologies/cluster/placement.py): the default fabric's planes 4-7 on the second server of
 tests/cluster_harness.py, the hosts and planes 0-3 here, the 16 host-T0 cables of planes
 4-7 crossing, shaped as on one server: the port program on B's routers attached through B's
 agent (lab/plumbing/server_agent.py). Every uSID path between hosts in different racks carries
@@ -51,12 +51,12 @@ def server(no_leftovers):
 
 def test_planes_on_server_b_carry_every_path(server, monkeypatch):
     from lab.plumbing import cleanup
-    from topologies import port_program
+    from topologies.port_program import port_program
     from topologies.fabric import DEFAULT_FABRIC as spec
     from topologies.names import Switch
-    from topologies.placement import place_planes
-    from topologies.remote import SSH_CONFIG_ENV, patch_namespaces
-    from topologies.server_channel import ServerChannel
+    from topologies.cluster.placement import place_planes
+    from topologies.cluster.remote import SSH_CONFIG_ENV, patch_namespaces
+    from topologies.cluster.server_channel import ServerChannel
     from topologies.srv6.builder import build_srv6_fabric
 
     monkeypatch.setenv(SSH_CONFIG_ENV, str(server.ssh_config))

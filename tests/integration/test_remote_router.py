@@ -1,4 +1,4 @@
-"""topologies/remote.py against the second server of tests/cluster_harness.py: a host here, a
+"""topologies/cluster/remote.py against the second server of tests/cluster_harness.py: a host here, a
 router on server B (Mininet's cluster edition's RemoteMixin, no sudo, the harness's ssh
 config), one crossing cable of the default fabric between them with the lab's names, MACs and
 ifindexes; IPv6 across it, the switch port program at the router's port attached and counted
@@ -32,7 +32,7 @@ PINGS = 5
 # shared here; a real server needs a deployed copy), answering JSON requests line by line.
 ON_SERVER_B = r"""
 import json, os, sys
-from topologies import port_program
+from topologies.port_program import port_program
 for line in sys.stdin:
     request = json.loads(line)
     try:
@@ -112,7 +112,7 @@ def pings(node, address: str, count: int = PINGS) -> str:
 def test_a_router_on_server_b_behind_one_crossing_cable(server, monkeypatch):
     from topologies.build import run_node_script
     from topologies.fabric import DEFAULT_FABRIC as spec
-    from topologies.remote import PATCH_NETNS, SSH_CONFIG_ENV, CarrierRelay
+    from topologies.cluster.remote import PATCH_NETNS, SSH_CONFIG_ENV, CarrierRelay
     from topologies.srv6.nodes import cable_end, mininet_node_classes, port_ifindex
     from topologies.srv6.remote_nodes import remote_classes
 
@@ -231,7 +231,7 @@ def test_after_a_killed_run_clean_on_each_server_leaves_nothing(server, monkeypa
     and the same command run on server B, remove every piece of it on its own server."""
     from lab.plumbing import cleanup
     from topologies.fabric import DEFAULT_FABRIC as spec
-    from topologies.remote import SSH_CONFIG_ENV, CarrierRelay, patch_namespaces
+    from topologies.cluster.remote import SSH_CONFIG_ENV, CarrierRelay, patch_namespaces
     from topologies.srv6.nodes import mininet_node_classes
     from topologies.srv6.remote_nodes import remote_classes
 

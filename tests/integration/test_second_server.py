@@ -72,7 +72,7 @@ def test_clock_offset_is_measured(server):
 ON_SERVER_B = """
 import json, os, socket, subprocess
 from lab.plumbing.lock import LOCK_PATH, lab_lock
-from topologies import port_program
+from topologies.port_program import port_program
 sh = lambda cmd: subprocess.run(cmd, shell=True, check=True, capture_output=True, text=True).stdout
 out = {}
 with lab_lock(wait=0):                     # server B's own /run/mrclab.lock

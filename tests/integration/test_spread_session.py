@@ -34,7 +34,7 @@ def test_a_session_over_two_servers_routes_flaps_and_cleans_both(server, monkeyp
     from lab.plumbing import servers
     from lab.plumbing.session import lab_session
     from topologies.fabric import FabricSpec
-    from topologies.remote import SSH_CONFIG_ENV, patch_namespaces
+    from topologies.cluster.remote import SSH_CONFIG_ENV, patch_namespaces
     from topologies.routing import read_routing_log
     from topologies.srv6.route_proof import RouteError, verify_routes
 

@@ -24,7 +24,7 @@ from topologies.srv6.builder import build_srv6_fabric
 from topologies.srv6.nodes import MULTIPATH_HASH_SEED, has_multipath_hash_seed, multipath_hash_seed
 from topologies.srv6.route_proof import VERIFY_PORT, RouteError, end_counters, route_rounds, socket_in, verify_routes
 from topologies.srv6.plan import container
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
 

@@ -11,9 +11,9 @@ from lab.live.fidelity import DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathHe
 from lab.plumbing.session import lab_session
 from lab.runners.mappers import Mappers
 from mrc_host.denylist import DenylistFile
-from topologies import port_program
+from topologies.port_program import port_program
 from topologies.fabric import FabricSpec
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, evs_per_plane=2, dataplane="srv6")
 UPLINK = "t0p1r0-eth3"  # rack 0's T0 of plane 1, its port up to T1 1 (ports: 1 host, then T1 0, T1 1)

@@ -27,8 +27,8 @@ from topologies.srv6.builder import build_srv6_fabric
 from topologies.srv6.plan import container
 from topologies.srv6.route_proof import VERIFY_PORT, end_counters, paper_socket_in, socket_in, verify_routes
 from topologies.srv6.un_engine import EbpfEngine, KernelEngine
-from topologies.netns import entered, ipv6_counters, nsenter
-from topologies.waiting import wait_until
+from topologies.system.netns import entered, ipv6_counters, nsenter
+from topologies.system.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
 

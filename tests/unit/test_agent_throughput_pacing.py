@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from topologies.netns import private_loopback
+from topologies.system.netns import private_loopback
 from topologies.project import PROJECT_ROOT
 
 PLANES = 8          # the bench's default

@@ -52,7 +52,7 @@ def test_which_switches_a_fault_cuts_off():
 
 
 def test_a_crossing_cables_loss_is_named_tunnel_not_unexplained():
-    from topologies.placement import place_planes
+    from topologies.cluster.placement import place_planes
 
     placement = place_planes(SPEC, ["localhost", "198.18.1.2"])
     crossing = placement.crossing_cables()

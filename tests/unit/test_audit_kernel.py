@@ -12,7 +12,7 @@ refused as header errors; 4 packets went to the port going down.
 import os
 
 from lab.live.audit import NAMED, OVS_RX_BATCH, conservation, router_entry
-from topologies.netns import ipv6_counters
+from topologies.system.netns import ipv6_counters
 
 
 def port(switch, rx=0, tx=0, host_facing=False, kernel_dropped=0):

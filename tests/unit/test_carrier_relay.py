@@ -1,12 +1,12 @@
-"""topologies/carrier_relay.py without a kernel: what it reports of rtnetlink link messages
+"""topologies/cluster/carrier_relay.py without a kernel: what it reports of rtnetlink link messages
 (stubs that are up, on a change of carrier) and what it refuses to hear."""
 
 import io
 import socket
 import struct
 
-from topologies import carrier_relay as relay_module
-from topologies.carrier_relay import IFF_LOWER_UP, IFF_UP, Relay, links
+from topologies.cluster import carrier_relay as relay_module
+from topologies.cluster.carrier_relay import IFF_LOWER_UP, IFF_UP, Relay, links
 
 
 def link_message(name: str, flags: int, kind: int = relay_module.RTM_NEWLINK) -> bytes:

@@ -65,7 +65,7 @@ def test_garbage_never_raises():
 
 def test_a_trimmed_packet_keeps_its_headers_consistent():
     """What the port program leaves of a DATA packet: both IPv6 lengths and the UDP
-    length cover the MRC header alone (topologies/port_program.c trim)."""
+    length cover the MRC header alone (topologies/port_program/port_program.c trim)."""
     full = _packet(2, 1, wire.encode_data(0, 1, 2, 7, 1, 2, 0, 8192, bytes(8192)))
     trimmed = bytearray(full[:encap.HEADERS + wire.DATA_HDR_LEN])
     encap.set_length(trimmed, wire.DATA_HDR_LEN)

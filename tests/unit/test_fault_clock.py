@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from topologies.clock import MONOTONIC, ManualClock
+from topologies.system.clock import MONOTONIC, ManualClock
 
 WAIT = 10.0  # s: only a broken timer takes this long, however busy the machine
 

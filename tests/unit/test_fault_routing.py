@@ -3,7 +3,7 @@ manual clock: every instant asserted is exact."""
 
 import pytest
 
-from topologies.clock import ManualClock
+from topologies.system.clock import ManualClock
 from topologies.routing import RoutingEmulation, read_routing_events, read_routing_log
 from topologies.fabric import FabricSpec
 

@@ -5,7 +5,7 @@ advances time and every due action runs in its own thread, at an exact instant."
 import pytest
 
 from faults import timeline
-from topologies.clock import ManualClock
+from topologies.system.clock import ManualClock
 from faults.injectors import FaultError
 from faults.model import FaultEvent
 

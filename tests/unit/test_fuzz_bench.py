@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mrc_host.simnet import parse_checks
-from topologies.netns import private_loopback
+from topologies.system.netns import private_loopback
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
 """The lossless (PFC-like) mode's decisions and configuration, without a fabric
-(topologies/lossless.py, docs/lossless.md)."""
+(topologies/port_program/lossless.py, docs/lossless.md)."""
 
 import pytest
 
@@ -7,11 +7,11 @@ from lab.paper.runner import Setup, roce_fabric
 from lab.paper.settings import ROCE_FABRIC
 from lab.runners.lossless_report import pause_event, pause_line
 from lab.scenario.schema import ScenarioModel
-from topologies import port_maps, port_program, shaping
+from topologies.port_program import port_maps, port_program, shaping
 from topologies.build import host_nic_shaper, switch_port_configs
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricError, FabricSpec
-from topologies.lossless import (MAX_FRAME_BYTES, LosslessError, PauseBook, Thresholds, backlog_now,
+from topologies.port_program.lossless import (MAX_FRAME_BYTES, LosslessError, PauseBook, Thresholds, backlog_now,
                                  feeder_bits, still_asserting)
 
 RATE = 80_000_000

@@ -14,7 +14,7 @@ from lab.live.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathH
                                    heartbeat_addresses, heartbeat_delays, heartbeat_routes, heartbeat_verdict)
 from lab.analysis.fault_windows import FaultWindow
 from topologies.fabric import FabricSpec
-from topologies import waiting
+from topologies.system import waiting
 
 # datapath_pause runs on OpenFlow only (the srv6 routers have no datapath process)
 HEAD = "description: t\nfabric: {dataplane: openflow}\njob: {iterations: 5, max_seconds: 45}\n"

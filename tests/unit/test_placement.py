@@ -1,11 +1,11 @@
-"""topologies/placement.py: planes in blocks over the servers, the hosts with the runner, only
+"""topologies/cluster/placement.py: planes in blocks over the servers, the hosts with the runner, only
 host-T0 cables crossing; a server list it cannot use gets a one-line error."""
 
 import pytest
 
 from topologies.fabric import DEFAULT_FABRIC, NAMED_FABRICS, FabricSpec
 from topologies.names import FabricError
-from topologies.placement import place_planes, placement_of
+from topologies.cluster.placement import place_planes, placement_of
 
 B = "198.18.1.2"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from topologies.clock import ManualClock
-from topologies.commands import SHOWN_WORDS, CommandError, describe, run_command
+from topologies.system.clock import ManualClock
+from topologies.system.commands import SHOWN_WORDS, CommandError, describe, run_command
 from topologies.project import PROJECT_ROOT
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 
 class Polled:

@@ -18,7 +18,7 @@ from lab.analysis.summary import summarize
 from lab.analysis.summary_record import summary_from_dict, summary_to_dict
 from lab.analysis.report import print_summary, summary_rows, warnings
 from lab.analysis.results import Records, ResultsDir, load, newest
-from topologies.atomic import write_json_atomic
+from topologies.system.atomic import write_json_atomic
 from topologies.fabric import DEFAULT_FABRIC
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

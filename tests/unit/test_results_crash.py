@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from topologies import atomic
+from topologies.system import atomic
 from lab.jupyter import notebook_support as nbs
 from lab.analysis import report
 from lab.analysis.event_record import RunEvent
@@ -91,7 +91,7 @@ def test_unserialisable_data_leaves_the_old_file(tmp_path):
 
 KILLED_MIDWAY = """
 import os, signal, sys
-from topologies import atomic
+from topologies.system import atomic
 real_write = os.write
 def half_then_die(fd, data):
     real_write(fd, bytes(data[:len(data) // 2]))

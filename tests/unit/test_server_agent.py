@@ -1,5 +1,5 @@
 """The server agent's requests without a pipe (lab/plumbing/server_agent.py ServerAgent.handle),
-and the runner's channel (topologies/server_channel.py) against a stand-in agent run locally:
+and the runner's channel (topologies/cluster/server_channel.py) against a stand-in agent run locally:
 replies matched to calls, errors and silences turned into one-line ChannelErrors."""
 
 import json
@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from topologies.lossless import Thresholds
-from topologies.port_program import PortConfig
+from topologies.port_program.lossless import Thresholds
+from topologies.port_program.port_program import PortConfig
 from lab.plumbing.server_agent import ServerAgent
-from topologies.server_channel import ChannelError, ServerChannel
+from topologies.cluster.server_channel import ChannelError, ServerChannel
 
 
 def ask(agent: ServerAgent, op: str, request_id: int = 1, **args) -> dict:

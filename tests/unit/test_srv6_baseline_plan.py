@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topologies.routing import RoutingEmulation
-from topologies.clock import ManualClock
+from topologies.system.clock import ManualClock
 from topologies.fabric import FabricSpec
 from topologies.names import FabricError, Switch
 from topologies.srv6.builder import baseline_route_line

@@ -6,10 +6,10 @@ import struct
 from pathlib import Path
 
 from mrc_host import wire
-from topologies import port_maps, port_program
+from topologies.port_program import port_maps, port_program
 from topologies.openflow import tables
 
-C_SOURCE = (Path(__file__).resolve().parents[2] / "topologies" / "port_program.c").read_text()
+C_SOURCE = (Path(__file__).resolve().parents[2] / "topologies" / "port_program" / "port_program.c").read_text()
 DEFINES = {m.group(1): int(m.group(2), 0)
            for m in re.finditer(r"^#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", C_SOURCE, re.M)}
 

@@ -26,14 +26,15 @@ from pathlib import Path
 
 from topologies.build import (BuildError, check_port_program, host_nic_shaper, require_root, run_node_script, sh,
                                switch_port_configs)
-from topologies import port_program
-from topologies.commands import run_command
+from topologies.port_program import port_program
+from topologies.openflow.ovs_budget import ovs_backlog_budget, ovs_tx_sndbuf
+from topologies.system.commands import run_command
 from topologies.dataplane import Settings
 from topologies.fabric import FabricSpec
-from topologies.node_access import LocalNode
+from topologies.cluster.node_access import LocalNode
 from topologies.openflow.control import accepts_connections
 from topologies.openflow.tables import all_tables
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 OVS_CTL = "/usr/share/openvswitch/scripts/ovs-ctl"
 # Socket send buffer OVS's port sockets get while the fabric is built.
@@ -196,14 +197,14 @@ def build_fabric(spec: FabricSpec, controller_port: int, settings: Settings, sha
 
 def prepare_ovs_tx_buffer(configs: dict) -> int:
     """Make room for every shaped port's worst backlog in ovs-vswitchd's one
-    transmit socket (see port_program: beyond its send buffer OVS drops
+    transmit socket (see ovs_budget.py: beyond its send buffer OVS drops
     packets no counter names). That socket takes net.core.wmem_default when
     ovs-vswitchd first transmits, so: if it already exists and is too
     small, restart ovs-vswitchd -- only when no bridge exists (the session
     cleaned up the lab's first; anyone else's would be disturbed: then fail
     and say what to do); the caller keeps wmem_default at the returned size
     until the fabric's first packet has been sent."""
-    need, have = port_program.ovs_backlog_budget(configs.values())
+    need, have = ovs_backlog_budget(configs.values())
     if have is not None and have < need:
         others = run_command(["ovs-vsctl", "list-br"], check=False, error=BuildError).stdout.split()
         if others:  # never disturb bridges that are not the lab's
@@ -222,7 +223,7 @@ def check_ovs_tx_buffer(fabric: Fabric, need: int) -> None:
     spec = fabric.spec
     src, dst = fabric.host(0), spec.host_ip(spec.hosts - 1, 0)
     src.cmd(f"ping -c 1 -W 1 {dst} >/dev/null 2>&1")
-    have = port_program.ovs_tx_sndbuf()
+    have = ovs_tx_sndbuf()
     if have is None or have < need:
         raise BuildError(f"ovs-vswitchd's transmit socket buffer is {have} bytes, the fabric's queues "
                          f"need {need}: congestion would lose packets no counter names "

@@ -11,13 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from topologies.atomic import write_json_atomic
-from topologies.child_process import ChildProcess
+from topologies.system.atomic import write_json_atomic
+from topologies.system.child_process import ChildProcess
 from topologies.build import BuildError
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
 from topologies.routing import DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 CONTROLLER_PORT = 16653
 

@@ -10,10 +10,10 @@ import operator
 import re
 
 from topologies.build import BuildError
-from topologies.commands import run_command
+from topologies.system.commands import run_command
 from topologies.fabric import FabricSpec
 from topologies.openflow.builder import expected_counts, installed_counts, wait_for_tables
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 OVS_RECONNECT_MS = 1000  # as Mininet sets it: a switch retries its controller every <= 1 s
 TABLE_TIMEOUT_S = 20.0

@@ -1,6 +1,6 @@
 """The hidden queue in front of every OVS port: ovs-vswitchd's shared transmit socket.
 
-Split from topologies/port_program.py (which re-exports both functions): it
+Split from topologies/port_program/port_program.py (which re-exports both functions): it
 is about the switch emulator, not the port program.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Tuple
 
-from topologies.commands import run_command
+from topologies.system.commands import run_command
 
 # ovs-vswitchd (userspace datapath, OVS 3.1) transmits on every system port
 # through ONE unbound AF_PACKET socket, created at its first send after start

@@ -22,11 +22,11 @@ every static route. No interface needs a link-local address, nothing runs
 neighbour discovery or duplicate address detection, and the ports carry no
 IPv6 chatter of their own.
 
-Over several servers (`placement=`, topologies/placement.py, docs/cluster.md): each plane's
+Over several servers (`placement=`, topologies/cluster/placement.py, docs/cluster.md): each plane's
 routers run on its server (topologies/srv6/remote_nodes.py RemoteRouter), the cables within a server are
 veths made there the same way, and the host-T0 cables to another server's planes are
 CrossingCables (veths at both ports, VXLAN between). Each other server's router ports get the
-port program through that server's agent (`agents=`, topologies/server_channel.py).
+port program through that server's agent (`agents=`, topologies/cluster/server_channel.py).
 
 Shaping as on the OpenFlow fabric: a host's NIC ports by the same tbf with a
 control band (topologies/build.py host_nic_shaper); every router port by the switch port program
@@ -47,12 +47,12 @@ from dataclasses import dataclass, field
 
 from topologies.build import (BuildError, check_port_program, host_nic_shaper, require_root, run_node_script, sh,
                                switch_port_configs)
-from topologies import port_program
+from topologies.port_program import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Host, Switch
-from topologies.node_access import LocalNode, RemoteNode
-from topologies.pause_controller import PauseController
-from topologies.placement import Placement
+from topologies.cluster.node_access import LocalNode, RemoteNode
+from topologies.port_program.pause_controller import PauseController
+from topologies.cluster.placement import Placement
 from topologies.srv6.nodes import (FIRST_IFINDEX, cable_end, mininet_node_classes, port_ifindex,
                                    router_port_mac)
 from topologies.srv6.plan import BaselineRoute, Srv6Plan
@@ -81,10 +81,10 @@ class Srv6Fabric:
     hosts: dict = field(default_factory=dict)    # name -> Mininet node
     routers: dict = field(default_factory=dict)  # name -> Mininet node
     pauses: PauseController | None = None        # the lossless mode's (spec.lossless)
-    placement: Placement | None = None           # planes on other servers (topologies/placement.py)
+    placement: Placement | None = None           # planes on other servers (topologies/cluster/placement.py)
     crossings: list = field(default_factory=list)  # the cables between servers (CrossingCable, topologies/srv6/remote_nodes.py)
     relays: list = field(default_factory=list)     # and their CarrierRelays, one per other server
-    agents: dict = field(default_factory=dict)     # server -> its agent's channel (topologies/server_channel.py)
+    agents: dict = field(default_factory=dict)     # server -> its agent's channel (topologies/cluster/server_channel.py)
 
     def host(self, h: int):
         return self.hosts[self.spec.host_name(h)]
@@ -147,9 +147,9 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     shaping: shape every port to spec.link_mbps (host NICs by host_nic_shaper, router ports
         through the switch port program); off only for functional tests
     trimming: router ports trim DATA packets on congestion (True) or tail-drop them
-    placement: whole planes on other servers (topologies/placement.py, docs/cluster.md), the
+    placement: whole planes on other servers (topologies/cluster/placement.py, docs/cluster.md), the
         hosts and the first server's planes here; None: all here
-    agents: over several servers, each other server's agent (topologies/server_channel.py
+    agents: over several servers, each other server's agent (topologies/cluster/server_channel.py
         ServerChannel, open): the port program there is attached through it
     engine: who runs the routers' uN End (topologies/srv6/un_engine.py); None: the one
         chosen_engine() picks for this kernel"""
@@ -160,7 +160,7 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
     agents = dict(agents or {})
     without = [server for server in (placement.servers[1:] if spread else []) if server not in agents]
     if shaping and without:
-        raise BuildError(f"shaping on server(s) {', '.join(without)} needs their agent (topologies/server_channel.py, "
+        raise BuildError(f"shaping on server(s) {', '.join(without)} needs their agent (topologies/cluster/server_channel.py, "
                          "docs/cluster.md): open one to each, or build the fabric with shaping off")
     require_root()
     if shaping:
@@ -217,7 +217,7 @@ def _make_spread(fabric: Srv6Fabric, router_class) -> None:
     """The routers and cables of a fabric over several servers: each router on its plane's
     server, the cables within one server as veths made there, the crossing ones (host-T0)
     as CrossingCable (topologies/srv6/remote_nodes.py), then a carrier relay to each other server."""
-    from topologies.remote import CarrierRelay, on_server
+    from topologies.cluster.remote import CarrierRelay, on_server
     from topologies.srv6.remote_nodes import remote_classes
 
     spec, placement = fabric.spec, fabric.placement

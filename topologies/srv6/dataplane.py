@@ -11,7 +11,7 @@ from pathlib import Path
 from mrc_host.udp6 import zero_checksums
 from topologies.dataplane import DataPlane, HeartbeatHop, RouteCheck, WorkerRunner
 from topologies.fabric import FabricSpec
-from topologies.placement import placement_of
+from topologies.cluster.placement import placement_of
 from topologies.srv6 import faults
 from topologies.srv6.builder import Srv6Fabric, build_srv6_fabric
 from topologies.srv6.mapper_probes import Srv6Probes

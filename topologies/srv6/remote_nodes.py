@@ -24,7 +24,7 @@ Each vxlan is made in its server's root namespace, where the underlay is (its UD
 stays there), then moved into the patch namespace. Why not the tunnel device as the port, as
 the cluster edition does: a vxlan's operstate is UNKNOWN, `carrier off` is refused, and the
 far end going down changes nothing at the near end; a NIC-link fault relies on the host's
-veth losing carrier, which topologies/remote.py CarrierRelay carries across.
+veth losing carrier, which topologies/cluster/remote.py CarrierRelay carries across.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from __future__ import annotations
 import os
 import subprocess
 
-from topologies.carrier_relay import STUB_PREFIX
+from topologies.cluster.carrier_relay import STUB_PREFIX
 from topologies.fabric import FabricSpec
-from topologies.remote import (IFNAMSIZ, MATCH_ALL, PATCH_NETNS, TUNNEL_PREFIX, VXLAN_OVERHEAD, VXLAN_PORT,
+from topologies.cluster.remote import (IFNAMSIZ, MATCH_ALL, PATCH_NETNS, TUNNEL_PREFIX, VXLAN_OVERHEAD, VXLAN_PORT,
                                on_server, ssh_config, underlay_address)
-from topologies.server_errors import RemoteError
+from topologies.cluster.server_errors import RemoteError
 from topologies.srv6.nodes import cable_end, mininet_node_classes, port_ifindex
 
 
@@ -46,6 +46,11 @@ def remote_classes():
     from mininet.node import Node
 
     _, router_class = mininet_node_classes()
+    return remote_router_class(RemoteMixin, router_class, Node), crossing_cable_class(RemoteLink)
+
+
+def remote_router_class(RemoteMixin, router_class, Node):
+    """The builder's Router on another server, from Mininet's classes (remote_classes)."""
 
     class RemoteRouter(RemoteMixin, router_class):
         """A fabric router on `server` (its address, or a name `getent ahostsv4` resolves)."""
@@ -81,6 +86,12 @@ def remote_classes():
                 raise RemoteError(f"a script in {self.name} on {self.server} did not finish "
                                   f"within {timeout:g} s") from None
 
+    return RemoteRouter
+
+
+def crossing_cable_class(RemoteLink):
+    """A cable between servers, from Mininet's RemoteLink (remote_classes)."""
+
     class CrossingCable(RemoteLink):
         """Cable `cable` of spec.links between node1 and node2 on different servers (either may be
         the remote one); see the module docstring. The nodes are spec's names for its ends."""
@@ -101,7 +112,6 @@ def remote_classes():
                                   f"{10 ** (IFNAMSIZ - len(STUB_PREFIX))} (interface names)")
             super().__init__(node1, node2, intfName1=self.ports[0][0], intfName2=self.ports[1][0], **params)
 
-        # ---- making it ----------------------------------------------------------------------
         def makeIntfPair(self, intfname1, intfname2, addr1=None, addr2=None, node1=None, node2=None,
                          deleteIntfs=True):
             nodes = (node1 or self.node1, node2 or self.node2)
@@ -109,60 +119,17 @@ def remote_classes():
             made = []
             try:
                 for end, node in enumerate(nodes):
-                    on_server(node, self._end_script(end, node, underlay[end], underlay[1 - end]))
+                    on_server(node, cable_end_script(self, end, node.pid, underlay[end], underlay[1 - end]))
                     made.append(node)
             except BaseException:
                 for node in made:
-                    on_server(node, self._removal_script(), check=False)
+                    on_server(node, cable_removal_script(self), check=False)
                 raise
             return None     # RemoteLink keeps no tunnel process: there is none
 
-        def _end_script(self, end: int, node, local: str, remote: str) -> str:
-            ifname, mac = self.ports[end]
-            mtu = self.spec.mtu
-            stub, tunnel, ns = self.stub, self.tunnel_end, PATCH_NETNS
-            return "\n".join([
-                "set -e",
-                # the underlay carries the fabric's frames whole, or they would be fragmented
-                f"dev=$(ip -o route get {remote} | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p')",
-                f"mtu=$(cat /sys/class/net/$dev/mtu)",
-                f"[ \"$mtu\" -ge {mtu + VXLAN_OVERHEAD} ] || {{ echo \"the underlay to {remote}, $dev, has MTU $mtu: "
-                f"the fabric's {mtu} needs {mtu + VXLAN_OVERHEAD} (VXLAN adds {VXLAN_OVERHEAD})\" >&2; exit 1; }}",
-                f"[ -e /run/netns/{ns} ] || ip netns add {ns}",
-                # no IPv6 of their own on the stubs and tunnel ends (set before they arrive): a stub's
-                # MLD report would reach its router as a packet no port sent, and the audit counts them
-                f"ip netns exec {ns} sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1",
-                f"ip -n {ns} link set dev lo up",
-                f"ip link add name {ifname} address {mac} mtu {mtu} index {self.ifindexes[end]} netns {node.pid} "
-                f"type veth peer name {stub} mtu {mtu} netns {ns}",
-                f"ip link add name {tunnel} mtu {mtu} type vxlan id {self.vni} local {local} remote {remote} "
-                f"dstport {VXLAN_PORT} nolearning",
-                f"ip link set dev {tunnel} netns {ns}",
-                f"ip -n {ns} link set dev {stub} up",
-                f"ip -n {ns} link set dev {tunnel} up",
-                f"ip netns exec {ns} tc qdisc add dev {stub} clsact",
-                f"ip netns exec {ns} tc qdisc add dev {tunnel} clsact",
-                f"ip netns exec {ns} tc filter add dev {stub} ingress pref 1 {MATCH_ALL} "
-                f"action mirred egress redirect dev {tunnel}",
-                f"ip netns exec {ns} tc filter add dev {tunnel} ingress pref 1 {MATCH_ALL} "
-                f"action mirred egress redirect dev {stub}",
-            ])
-
-        def _removal_script(self) -> str:
-            """Removes this cable's stub (its veth peer, the port, goes with it) and tunnel end,
-            and the patch namespace when it holds nothing else."""
-            ns = PATCH_NETNS
-            return "\n".join([
-                f"[ -e /run/netns/{ns} ] || exit 0",
-                f"ip -n {ns} link del dev {self.stub} 2>/dev/null",
-                f"ip -n {ns} link del dev {self.tunnel_end} 2>/dev/null",
-                f"[ -n \"$(ip -n {ns} -o link show | grep -v ': lo:')\" ] || ip netns del {ns}",
-                "exit 0",
-            ])
-
         def stop(self) -> None:
             for node in (self.node1, self.node2):
-                on_server(node, self._removal_script(), check=False)
+                on_server(node, cable_removal_script(self), check=False)
 
         def delete(self) -> None:
             self.stop()
@@ -170,4 +137,51 @@ def remote_classes():
         def status(self) -> str:
             return f"({self.ports[0][0]}<->{self.ports[1][0]} vxlan {self.vni})"
 
-    return RemoteRouter, CrossingCable
+    return CrossingCable
+
+
+def cable_end_script(cable, end: int, node_pid: int, local: str, remote: str) -> str:
+    """The script that makes end `end` (0 or 1) of a CrossingCable on its node's server: the port
+    in the node (`node_pid`), its stub and the vxlan toward `remote` in the patch namespace."""
+    ifname, mac = cable.ports[end]
+    mtu = cable.spec.mtu
+    stub, tunnel, ns = cable.stub, cable.tunnel_end, PATCH_NETNS
+    return "\n".join([
+        "set -e",
+        # the underlay carries the fabric's frames whole, or they would be fragmented
+        f"dev=$(ip -o route get {remote} | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p')",
+        f"mtu=$(cat /sys/class/net/$dev/mtu)",
+        f"[ \"$mtu\" -ge {mtu + VXLAN_OVERHEAD} ] || {{ echo \"the underlay to {remote}, $dev, has MTU $mtu: "
+        f"the fabric's {mtu} needs {mtu + VXLAN_OVERHEAD} (VXLAN adds {VXLAN_OVERHEAD})\" >&2; exit 1; }}",
+        f"[ -e /run/netns/{ns} ] || ip netns add {ns}",
+        # no IPv6 of their own on the stubs and tunnel ends (set before they arrive): a stub's
+        # MLD report would reach its router as a packet no port sent, and the audit counts them
+        f"ip netns exec {ns} sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1",
+        f"ip -n {ns} link set dev lo up",
+        f"ip link add name {ifname} address {mac} mtu {mtu} index {cable.ifindexes[end]} netns {node_pid} "
+        f"type veth peer name {stub} mtu {mtu} netns {ns}",
+        f"ip link add name {tunnel} mtu {mtu} type vxlan id {cable.vni} local {local} remote {remote} "
+        f"dstport {VXLAN_PORT} nolearning",
+        f"ip link set dev {tunnel} netns {ns}",
+        f"ip -n {ns} link set dev {stub} up",
+        f"ip -n {ns} link set dev {tunnel} up",
+        f"ip netns exec {ns} tc qdisc add dev {stub} clsact",
+        f"ip netns exec {ns} tc qdisc add dev {tunnel} clsact",
+        f"ip netns exec {ns} tc filter add dev {stub} ingress pref 1 {MATCH_ALL} "
+        f"action mirred egress redirect dev {tunnel}",
+        f"ip netns exec {ns} tc filter add dev {tunnel} ingress pref 1 {MATCH_ALL} "
+        f"action mirred egress redirect dev {stub}",
+    ])
+
+
+def cable_removal_script(cable) -> str:
+    """Removes a CrossingCable's stub (its veth peer, the port, goes with it) and tunnel end,
+    and the patch namespace when it holds nothing else."""
+    ns = PATCH_NETNS
+    return "\n".join([
+        f"[ -e /run/netns/{ns} ] || exit 0",
+        f"ip -n {ns} link del dev {cable.stub} 2>/dev/null",
+        f"ip -n {ns} link del dev {cable.tunnel_end} 2>/dev/null",
+        f"[ -n \"$(ip -n {ns} -o link show | grep -v ': lo:')\" ] || ip netns del {ns}",
+        "exit 0",
+    ])

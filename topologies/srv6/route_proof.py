@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from mrc_host import encap
 from mrc_host.agent_sockets import encap_receive_socket
 from mrc_host.udp6 import zero_checksums
-from topologies import netns
+from topologies.system import netns
 from topologies.build import BuildError
 from topologies.dataplane import RouteCheck
 from topologies.fabric import FabricSpec

@@ -6,7 +6,7 @@ A plane's routing never leaves it (a T0-T1 link withdrawal rewrites only that pl
 so the processes need not talk to each other. What the rest of the lab reads is the one log
 (`routing_log`, the ControlProcess protocol of topologies/dataplane.py): a thread appends
 every process's new records to it, a remote record's `t_mono` put on the runner's clock by
-the offset measured at start (topologies/server_channel.py clock_offset), within its bound.
+the offset measured at start (topologies/cluster/server_channel.py clock_offset), within its bound.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from topologies.build import BuildError
 from topologies.fabric import FabricSpec
-from topologies.placement import placement_of
+from topologies.cluster.placement import placement_of
 from topologies.routing import ROUTING_LOG, connected_since, read_new_lines
 from topologies.srv6.routing import Srv6RoutingProcess
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 MERGE_INTERVAL_S = 0.1     # how stale the one log may be behind a process's own
 

@@ -29,11 +29,11 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-from topologies import port_program
+from topologies.port_program import port_program
 from topologies.build import BuildError
-from topologies.commands import run_command
+from topologies.system.commands import run_command
 from topologies.names import Switch
-from topologies.port_maps import PinnedMap, PortProgramError
+from topologies.port_program.port_maps import PinnedMap, PortProgramError
 from topologies.project import PROJECT_ROOT
 from topologies.srv6.plan import BLOCK_BITS, LOCATOR_BLOCK, USID_BITS
 

@@ -1,5 +1,5 @@
 """The errors of the lab's work on other servers (docs/cluster.md), in a module of their own:
-who catches them (topologies/node_access.py) needs none of the code that raises them."""
+who catches them (topologies/cluster/node_access.py) needs none of the code that raises them."""
 
 from __future__ import annotations
 

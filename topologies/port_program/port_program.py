@@ -1,13 +1,13 @@
-"""Loader and manager of the switch port program (topologies/port_program.c).
+"""Loader and manager of the switch port program (topologies/port_program/port_program.c).
 
 One eBPF program and one set of maps serve every switch port of the fabric.
 They are pinned once under ``/sys/fs/bpf/mrclab/<build-id>/`` (build-id =
 hash of the object file, so a rebuilt program never mixes with a running
 one), and each port is attached with ``tc filter ... egress bpf da
 object-pinned``. Per-port configuration (a ``PortCfg`` record), virtual-queue
-state and counters live in hash maps keyed by ifindex (topologies/port_maps.py).
+state and counters live in hash maps keyed by ifindex (topologies/port_program/port_maps.py).
 
-Each attached port gets the lab's two-class shaper (topologies/shaping.py:
+Each attached port gets the lab's two-class shaper (topologies/port_program/shaping.py:
 htb with a control class 1:10 for trimmed headers, ACK/NACK/PROBE(_REPLY) and
 ARP, and 1:20 for DATA and non-lab traffic, each under a pfifo), and clsact
 with the program at egress, which sets skb->priority to the class. htb
@@ -46,19 +46,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Optional, Tuple
 
-from topologies import netns as ns
-from topologies.commands import run_command
-from topologies.lossless import Thresholds
-from topologies.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
+from topologies.system import netns as ns
+from topologies.system.commands import run_command
+from topologies.port_program.lossless import Thresholds
+from topologies.port_program.port_maps import (  # noqa: F401 (CFG_* and the error are part of this API)
     CFG_BLACKHOLE, CFG_ECN, CFG_LOSSLESS, CFG_TRIM, G_FORCE_TAILDROP, MAP_NAMES, STATS_FIELDS, PortCfg,
     PortMaps, PortProgramError, PortState)
-from topologies.openflow.ovs_budget import TRUESIZE_FACTOR, ovs_backlog_budget, ovs_tx_sndbuf  # noqa: F401
 from topologies.project import PROJECT_ROOT
-from topologies.shaping import CLASS_HI, CLASS_LO, switch_hold_limit, switch_shaper
+from topologies.port_program.shaping import CLASS_HI, CLASS_LO, switch_hold_limit, switch_shaper
 
-SOURCE = PROJECT_ROOT / "topologies" / "port_program.c"
+SOURCE = PROJECT_ROOT / "topologies" / "port_program" / "port_program.c"
 OBJECT = PROJECT_ROOT / "build" / "port_program.o"
-BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "build_bpf.sh"
+BUILD_SCRIPT = PROJECT_ROOT / "topologies" / "port_program" / "build_bpf.sh"
 BUILD_COMMAND = f"sh {BUILD_SCRIPT} {SOURCE} {OBJECT}"
 BPFFS = Path("/sys/fs/bpf")
 # every lab pin lives below PIN_ROOT (cleanup_all removes it); tests use
@@ -83,7 +82,7 @@ class PortConfig:
       None = trim_threshold // 2.  ecn: marking on/off (off on last hops).
     queue_limit: hard cap of the virtual queue for every packet (headers
       and control too); None = 4 x trim_threshold (or, lossless, its thresholds' limit).
-    lossless: PFC-like mode's thresholds (topologies/lossless.py, docs/lossless.md): DATA is
+    lossless: PFC-like mode's thresholds (topologies/port_program/lossless.py, docs/lossless.md): DATA is
       never trimmed, only dropped past the queue limit; None = off.
     port_bit: lossless: 1 + the bit naming this port, as an ingress, in its switch's feeders masks.
     """

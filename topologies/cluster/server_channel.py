@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from topologies.project import PROJECT_ROOT
-from topologies.remote import ssh_config as configured_ssh_config
-from topologies.server_errors import ChannelError
+from topologies.cluster.remote import ssh_config as configured_ssh_config
+from topologies.cluster.server_errors import ChannelError
 
 CALL_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 60.0      # ssh, python's start and the agent's clean of what a killed run left

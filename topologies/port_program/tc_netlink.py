@@ -17,7 +17,7 @@ import os
 import socket
 import struct
 
-from topologies import netns
+from topologies.system import netns
 
 NLMSG_ERROR = 2
 _HEADER = struct.Struct("=IHHII")   # nlmsghdr: length, type, flags, seq, pid

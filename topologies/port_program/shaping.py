@@ -1,6 +1,6 @@
 """The lab's shapers: every shaped port puts control packets ahead of DATA.
 
-A switch port (under the port program, topologies/port_program.py):
+A switch port (under the port program, topologies/port_program/port_program.py):
 
     htb 1: (default 1:20)
       1:1  rate R ceil R

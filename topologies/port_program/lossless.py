@@ -1,10 +1,10 @@
 """The lossless (PFC-like) mode's decisions, without I/O (docs/lossless.md).
 
-A switch port whose virtual queue (topologies/port_program.c) passes XOFF bytes
+A switch port whose virtual queue (topologies/port_program/port_program.c) passes XOFF bytes
 asks the ports that feed it DATA to pause; below XON it lets them go. The port
 program names the feeders (the ingress ports whose DATA arrived above XOFF, a
 bit each in the port's state); the pause controller
-(topologies/pause_controller.py) reads the states, decides here, and holds or
+(topologies/port_program/pause_controller.py) reads the states, decides here, and holds or
 releases the upstream ports' DATA class in their real qdiscs.
 
     th = Thresholds.for_rate(rate_bps, ports)    # xoff, xon, queue limit with headroom
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# XOFF: where the lossy mode trims (topologies/port_program.py PortConfig's default), so the
+# XOFF: where the lossy mode trims (topologies/port_program/port_program.py PortConfig's default), so the
 # same queue depth that cost a trim costs a pause; DCQCN's ECN marks start at half of it.
 DEFAULT_XOFF_BYTES = 60_000
 # XON: half of XOFF. The queue left when the pause is lifted (30 KB = 3 ms at 80 Mb/s) covers

@@ -3,10 +3,10 @@ pause frames (docs/lossless.md).
 
 Every POLL_S it reads every switch port's virtual-queue state in one BPF batch call,
 decides which ports assert a pause and which upstream ports they name
-(topologies/lossless.py), and holds or releases those upstreams' DATA queue: the tbf
+(topologies/port_program/lossless.py), and holds or releases those upstreams' DATA queue: the tbf
 under htb class 1:20 of a router port or a lossless host NIC, set to PAUSE_LEAK_SHARE of
-its rate and back (topologies/shaping.py hold_params) by a netlink message replayed on one
-socket per network namespace (topologies/tc_netlink.py). A paused router port's config
+its rate and back (topologies/port_program/shaping.py hold_params) by a netlink message replayed on one
+socket per network namespace (topologies/port_program/tc_netlink.py). A paused router port's config
 records its pause time, so its own virtual queue does not drain while held.
 
     controller = PauseController(fabric); controller.start()
@@ -24,11 +24,12 @@ import threading
 import time
 from dataclasses import dataclass
 
-from topologies import netns, port_program
-from topologies.lossless import PauseBook, Thresholds, backlog_now, feeder_bits, still_asserting
+from topologies.system import netns
+from topologies.port_program import port_program
+from topologies.port_program.lossless import PauseBook, Thresholds, backlog_now, feeder_bits, still_asserting
 from topologies.names import Host, Switch
-from topologies.tc_netlink import NamespaceSocket
-from topologies.shaping import HOLD_HANDLE, HOLD_PARENT, HOST_HOLD_LIMIT_BYTES, hold_params, switch_hold_limit
+from topologies.port_program.tc_netlink import NamespaceSocket
+from topologies.port_program.shaping import HOLD_HANDLE, HOLD_PARENT, HOST_HOLD_LIMIT_BYTES, hold_params, switch_hold_limit
 
 POLL_S = 0.001
 STATE_BATCH = 1024   # port states read per batch call: every port of the largest lossless fabric in one or a few
@@ -42,7 +43,7 @@ class Upstream:
     ifindex: int       # fabric-unique (topologies/srv6/nodes.py port_ifindex)
     router: bool
     rate_bps: int
-    hold_limit: int    # bytes of its DATA queue (topologies/shaping.py hold_params)
+    hold_limit: int    # bytes of its DATA queue (topologies/port_program/shaping.py hold_params)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Carries the ports' state across crossing cables (topologies/remote.py), so a port set down
+"""Carries the ports' state across crossing cables (topologies/cluster/remote.py), so a port set down
 on one server takes the carrier of the port at the other end, on another server, as the other
 end of a veth does. One relay runs in each server's patch namespace; the two are joined by
 their stdin and stdout (one of them over ssh) and speak lines "STUB 0|1".

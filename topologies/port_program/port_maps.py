@@ -1,12 +1,12 @@
 """The switch port program's maps as seen from user space: layouts and bpf(2) access.
 
-The record layouts mirror the structs of topologies/port_program.c (field
+The record layouts mirror the structs of topologies/port_program/port_program.c (field
 for field; the C side stays the definition of what the program reads), and
 the flag values mirror its #defines (tests/unit/test_wire_constants.py checks
 both against the C source). Maps are pinned BPF hash maps keyed by ifindex,
 opened with BPF_OBJ_GET and read and written with direct bpf(2) syscalls
 (ctypes), so reading the counters of the whole fabric is a few hundred
-syscalls, not a few hundred subprocesses. topologies/port_program.py loads,
+syscalls, not a few hundred subprocesses. topologies/port_program/port_program.py loads,
 attaches and manages the program on top of this.
 """
 

@@ -24,7 +24,7 @@
  *
  * One program and one set of maps serve every port (keyed by ifindex), so
  * user space reads the whole fabric's counters from one map.
- * Layouts are mirrored in topologies/port_program.py: keep them in sync.
+ * Layouts are mirrored in topologies/port_program/port_program.py: keep them in sync.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Build one of the lab's eBPF programs (a .c file in topologies/) into an object:
-#   sh topologies/build_bpf.sh topologies/port_program.c build/port_program.o
-#   sh topologies/build_bpf.sh topologies/srv6/un_program.c build/un_program.o
+# Build one of the lab's eBPF programs (a .c file under topologies/) into an object:
+#   sh topologies/port_program/build_bpf.sh topologies/port_program/port_program.c build/port_program.o
+#   sh topologies/port_program/build_bpf.sh topologies/srv6/un_program.c build/un_program.o
 # Called by setup.sh; safe to run again. Exits non-zero with the apt
 # package to install when a tool or header is missing: the lab must never
 # silently run without its switch programs.

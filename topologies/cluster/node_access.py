@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from topologies.commands import CommandError, describe, run_command
-from topologies.netns import nsenter
-from topologies.server_errors import ChannelError
+from topologies.system.commands import CommandError, describe, run_command
+from topologies.system.netns import nsenter
+from topologies.cluster.server_errors import ChannelError
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class RemoteNode:
 
     server: str
     name: str
-    agent: Any = field(compare=False, repr=False)   # its ServerChannel (topologies/server_channel.py)
+    agent: Any = field(compare=False, repr=False)   # its ServerChannel (topologies/cluster/server_channel.py)
 
     def run(self, argv: list[str], input: str | None = None, timeout: float = 60.0,
             error: type[Exception] = CommandError) -> str:
@@ -61,7 +61,7 @@ class RemoteNode:
         return self.run(["ip", *args], input=input, timeout=timeout, error=error)
 
     def port_program(self, call: str, *args) -> Any:
-        from topologies.port_maps import PortCfg
+        from topologies.port_program.port_maps import PortCfg
 
         result = self.agent.call("port_program", call=call, args=list(args))
         return PortCfg(**result) if call == "port_cfg" else result

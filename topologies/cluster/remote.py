@@ -9,7 +9,7 @@ topologies/srv6/remote_nodes.py.
     clean_patch_namespace()       # this server's crossings, whatever a killed run left
 
 A tunnel does not carry carrier: CarrierRelay does, one relay in each server's patch
-namespace (topologies/carrier_relay.py), so a port set down by any means (the lab's link
+namespace (topologies/cluster/carrier_relay.py), so a port set down by any means (the lab's link
 faults set it in its node) takes the far port's carrier, as the other end of a veth does.
 """
 
@@ -22,9 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from topologies.carrier_relay import STUB_PREFIX
-from topologies.commands import run_command
-from topologies.server_errors import RemoteError
+from topologies.cluster.carrier_relay import STUB_PREFIX
+from topologies.system.commands import run_command
+from topologies.cluster.server_errors import RemoteError
 
 SSH_CONFIG_ENV = "MRCLAB_SSH_CONFIG"
 # The namespace on every server holding its crossing cables' stubs and tunnel ends: deleting
@@ -55,7 +55,7 @@ class CarrierRelay:
     it serves cables made later too. It ends when stopped or when either side goes."""
 
     def __init__(self, remote):
-        from topologies import carrier_relay
+        from topologies.cluster import carrier_relay
 
         source = Path(carrier_relay.__file__).read_text()   # the far server needs no copy of the lab
         there_to_here, here_to_there = os.pipe(), os.pipe()
