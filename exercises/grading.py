@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import platform
+import random
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 # Its own copy of topologies/project.py's root: graders run as plain scripts,
 # and only this puts the project on sys.path so that it can be imported.
@@ -30,11 +35,17 @@ if str(ROOT) not in sys.path:
 # queue behind another lab run rather than fail at once (lab/plumbing/lock.py)
 os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 
+from lab.analysis.cpu_samples import cpu_bound  # noqa: E402
 from lab.analysis.event_record import RunEvent  # noqa: E402
+from lab.analysis.iteration_record import Iteration  # noqa: E402
+from lab.analysis.results import RESULTS_ROOT, ResultsDir  # noqa: E402
+from lab.analysis.run_config import RunConfig  # noqa: E402
+from lab.analysis.summary import summarize  # noqa: E402
+from lab.live.fidelity import FidelityMonitor  # noqa: E402
 from lab.runners.agent_config import queueing_bound  # noqa: E402
 from lab.runners.job import JobSpec, run_job  # noqa: E402
 from lab.plumbing.session import Session, lab_session  # noqa: E402
-from topologies import port_program  # noqa: E402
+from topologies.port_program import port_program  # noqa: E402
 from topologies.fabric import DATAPLANES, FabricSpec  # noqa: E402
 
 SMALL_FABRIC = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1)
@@ -46,17 +57,39 @@ def require_root() -> None:
         raise SystemExit(2)
 
 
+@dataclass
+class Options:
+    """A grader's command line (grader_args)."""
+
+    file: str                   # the student's answer
+    spec: FabricSpec            # the small fabric on the chosen data plane
+    seed: int | None            # --seed: the hidden parameters' seed (None: a fresh one)
+    results: Path | None        # --results: where the run's results directory goes
+    measured: Path | None       # --measured: judge against this earlier measurement, build no fabric
+    json: Path | None           # --json: the hand-in bundle
+
+
 def grader_args(argv: list[str], starting_file: str | Path, default_dataplane: str = SMALL_FABRIC.dataplane,
-                dataplanes: tuple[str, ...] = DATAPLANES) -> tuple[str, FabricSpec]:
-    """The student's file (the one positional argument, else the exercise's starting file)
-    and the small fabric on the data plane `--dataplane` names (default_dataplane unless given;
-    one of `dataplanes`, those the grader's experiment runs on)."""
+                dataplanes: tuple[str, ...] = DATAPLANES) -> Options:
+    """The student's file (the one positional argument, else the exercise's starting file), the
+    small fabric on the data plane `--dataplane` names (default_dataplane unless given; one of
+    `dataplanes`, those the grader's experiment runs on), and the options every grader takes."""
     parser = argparse.ArgumentParser(prog=Path(sys.argv[0]).name)
     parser.add_argument("file", nargs="?", default=str(starting_file), help="your answer")
     parser.add_argument("--dataplane", choices=dataplanes, default=default_dataplane,
                         help="the data plane the fabric is built on")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="draw the hidden parameters from this seed (the grader prints the one it used)")
+    parser.add_argument("--results", type=Path, default=None, metavar="DIR",
+                        help="write the run's results directory here (default: a new one under results/)")
+    parser.add_argument("--measured", type=Path, default=None, metavar="FILE",
+                        help="judge the answer against an earlier run's measured.json (or its results "
+                             "directory) instead of measuring again")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH",
+                        help="write the hand-in bundle here: answer, figures, verdict, CPU, commit, machine")
     args = parser.parse_args(argv)
-    return args.file, replace(SMALL_FABRIC, dataplane=args.dataplane)
+    return Options(args.file, replace(SMALL_FABRIC, dataplane=args.dataplane), args.seed, args.results,
+                   args.measured, args.json)
 
 
 def load_module(path: str | Path, name: str = "student"):
@@ -87,10 +120,20 @@ class Run:
     counters: dict = field(default_factory=dict)     # agent counters summed over hosts and peers
     path_events: list = field(default_factory=list)  # path_state RunEvents, t relative to job start
     wall_s: float = 0.0
+    iterations: list = field(default_factory=list)   # Iteration records (t relative to job start)
+    stats: dict = field(default_factory=dict)        # host -> the agents' final counters, as the job gave them
+    samples: list = field(default_factory=list)      # FidelitySample: the machine's CPU during the job
+    faults: list = field(default_factory=list)       # fault_start/fault_end RunEvents of the job (its clock)
+    spec: FabricSpec | None = None
+    buffer_bytes: int = 0
 
     @property
     def median_s(self) -> float | None:
         return statistics.median(self.durations) if self.durations else None
+
+    @property
+    def cpu_bound(self) -> bool:
+        return cpu_bound(self.samples)
 
     def retired(self) -> int:
         """Transitions to ASSUMED_BAD (paths the agents took for failed)."""
@@ -106,6 +149,10 @@ class Run:
         err = f"  ERROR: {self.error}" if self.error else ""
         return f"{self.label}: median {med} (iterations {times}), verified {self.verified}{err}"
 
+    def progress(self) -> str:
+        """What a grader prints while it measures: that the job ran, no figure of it."""
+        return f"  {self.label}: {len(self.durations)} iterations" + (f", ERROR: {self.error}" if self.error else "")
+
 
 def agent_totals(stats: dict) -> dict:
     totals = dict.fromkeys(AGENT_COUNTERS, 0)
@@ -116,16 +163,25 @@ def agent_totals(stats: dict) -> dict:
     return totals
 
 
+# Every job the grader ran in this process, in order: what its results directory holds.
+RUNS: list[Run] = []
+
+
 def run(session: Session, label: str, *, t0: float | None = None, on_ready=None, **job) -> Run:
-    """Run one MRC job (JobSpec fields as keywords) and collect its figures;
-    t0 and on_ready as lab.runners.job.run_job takes them."""
+    """Run one MRC job (JobSpec fields as keywords) and collect its figures, with the machine's CPU
+    during it; t0 and on_ready as lab.runners.job.run_job takes them."""
     job.setdefault("transport", "mrc")
+    spec = JobSpec(**job)
     started = time.monotonic()
-    result = run_job(session, JobSpec(**job), t0=t0, on_ready=on_ready)
+    with FidelityMonitor(session.spec, started) as monitor:
+        result = run_job(session, spec, t0=t0, on_ready=on_ready)
+    monitor.rebase(result.t0)
     out = Run(label, [it.duration for it in result.iterations],
               bool(result.iterations) and all(it.verified for it in result.iterations),
               result.error, agent_totals(result.stats), [RunEvent.from_dict(e) for e in result.path_events],
-              time.monotonic() - started)
+              time.monotonic() - started, list(result.iterations), result.stats, list(monitor.samples),
+              spec=session.spec, buffer_bytes=spec.buffer_bytes)
+    RUNS.append(out)
     return out
 
 
@@ -226,7 +282,7 @@ class TimedBlackhole:
             raise RuntimeError(f"fault injection failed: {self.error}") from self.error
 
 
-# ---- reporting -------------------------------------------------------------------------------
+# ---- reporting ---------------------------------------------------------------------------------
 
 def report(checks: list[tuple[str, bool]], figures: list[str]) -> int:
     """Print the measured figures, each check and PASS/FAIL; returns the exit code (0 = PASS)."""
@@ -242,11 +298,207 @@ def report(checks: list[tuple[str, bool]], figures: list[str]) -> int:
     return 0 if passed else 1
 
 
-def grade(main: Callable[[list[str]], int]) -> None:
-    require_root()
-    raise SystemExit(main(sys.argv[1:]))
+def reasoning_lines(student, name: str = "REASONING") -> list[str]:
+    """The student's written reasoning, printed after the figures (the teacher reads it)."""
+    return ["", f"your {name.lower()}:", (getattr(student, name, "") or "").strip() or "(none)"]
 
 
-__all__ = ["SMALL_FABRIC", "grader_args", "Run", "run", "lab_session", "slow_t1", "rto_floor_through_slow_t1",
-           "slow_last_hop", "t0_t1_link_ports",
-           "TimedBlackhole", "report", "grade", "load_module", "port_program"]
+def filled(student, *names: str) -> list[str]:
+    """The names among `names` the student's module leaves None (or lacks): what is not answered yet."""
+    return [f"{n} is not set" for n in names if getattr(student, n, None) is None]
+
+
+# ---- one grader run: draw, measure (or read a measurement), judge, hand in -------------------------
+
+@dataclass
+class Exercise:
+    """What makes one exercise's grader; `grade(exercise)` runs it.
+
+    load(file) -> the answer (usually the student's module);
+    missing(answer) -> what of the answer is not filled in yet (then nothing is measured or shown);
+    draw(rng, spec) -> the hidden parameters of one run (JSON), drawn from the printed seed;
+    measure(spec, hidden, answer, earlier) -> the measured figures (JSON); `earlier` is the measurement
+        --measured named, for an exercise whose answer is code that must run (policy, below);
+    judge(answer, measurement) -> (checks, figure lines): pure, no lab (unit-tested);
+    answer_of(answer) -> the answer as JSON, for the hand-in bundle;
+    policy: the answer is code the agents run, so --measured reuses the yardstick only and runs the answer.
+    """
+
+    name: str
+    starting_file: Path
+    load: Callable[[str], Any]
+    missing: Callable[[Any], list]
+    draw: Callable[[random.Random, FabricSpec], dict]
+    measure: Callable[[FabricSpec, dict, Any, dict | None], dict]
+    judge: Callable[[Any, dict], tuple[list, list]]
+    answer_of: Callable[[Any], Any] = lambda answer: None
+    default_dataplane: str = SMALL_FABRIC.dataplane
+    dataplanes: tuple = DATAPLANES
+    policy: bool = False
+
+
+def read_measurement(path: Path, exercise: str) -> tuple[dict, Path]:
+    """An earlier run's measured.json (or the one in results directory `path`); SystemExit if it is
+    not this exercise's."""
+    path = path / MEASURED if path.is_dir() else path
+    try:
+        measurement = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--measured {path}: not a grader's measurement ({exc})") from None
+    if not isinstance(measurement, dict) or measurement.get("exercise") != exercise:
+        got = measurement.get("exercise") if isinstance(measurement, dict) else None
+        raise SystemExit(f"--measured {path}: a measurement of {got!r}, not of {exercise}")
+    return measurement, path
+
+
+MEASURED = "measured.json"
+
+
+def commit() -> dict:
+    """The project's commit and whether the working tree differs from it (for the bundle)."""
+    def git(*args: str) -> str | None:
+        try:
+            r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": git("rev-parse", "HEAD"), "modified": None if status is None else bool(status)}
+
+
+def machine() -> dict:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {"host": platform.node(), "kernel": platform.release(), "system": platform.platform(),
+            "cores": os.cpu_count(), "python": platform.python_version(),
+            "load_average": [round(x, 2) for x in load] if load else None}
+
+
+def results_dir(where: Path | None, exercise: str) -> Path:
+    """--results DIR (made if needed), else a new run directory under results/ ($MRCLAB_RESULTS_ROOT)."""
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        return where
+    root = Path(os.environ.get("MRCLAB_RESULTS_ROOT") or RESULTS_ROOT)
+    return ResultsDir.create(f"exercise-{exercise}", root).path
+
+
+def write_runs(path: Path, runs: list[Run], exercise: str, seed: int | None) -> None:
+    """The jobs as a results directory the notebooks open (lab/analysis/results.py's files): each job
+    is one series, named by its label, its times counted from its own start."""
+    from lab.analysis.results import Records   # the record type of a results directory
+    labels, iterations, events, counters, fidelity = [], [], [], {}, {}
+    for r in runs:
+        label = r.label if r.label not in labels else f"{r.label} ({len(labels) + 1})"
+        labels.append(label)
+        iterations += [replace(it, transport=label) for it in r.iterations]
+        events += [replace(e, transport=label) for e in list(r.faults) + list(r.path_events)]
+        counters[label] = r.stats
+        fidelity[label] = r.samples
+    events.sort(key=lambda e: e.t)
+    first = runs[0]
+    config = {"exercise": exercise, "seed": seed, "fabric": first.spec.to_dict() if first.spec else None,
+              "job": {"buffer_bytes": first.buffer_bytes, "payload_size": JobSpec().payload_size,
+                      "collective": JobSpec().collective},
+              "transports": labels, "trimming": True}
+    records = Records(config=RunConfig(config), iterations=iterations, events=events, counters=counters,
+                      fidelity=fidelity)
+    try:
+        records.summary = summarize(iterations, events, counters, fidelity, None, records.config)
+    except (ArithmeticError, AttributeError, KeyError, TypeError, ValueError):
+        records.summary = {}   # the notebooks recompute what they can, and say so
+    ResultsDir(path).write_all(records)
+
+
+def answer_text(file: str) -> str | None:
+    path = Path(file.rsplit(":", 1)[0] if file.count(":") == 1 else file)
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def hand_in(path: Path, exercise: Exercise, opts: Options, answer, checks, figures, verdict: int,
+            measurement: dict | None, results: Path | None, measured_from: Path | None) -> None:
+    """The bundle a student hands in (--json): the answer, the grader's figures and verdict, CPU-bound
+    or not, the commit and the machine, and the results directory the notebooks open."""
+    bundle = {
+        "exercise": exercise.name,
+        "verdict": "PASS" if verdict == 0 else "FAIL",
+        "answer": {"file": str(Path(opts.file).resolve()) if ":" not in opts.file else opts.file,
+                   "values": exercise.answer_of(answer) if answer is not None else None,
+                   "text": answer_text(opts.file)},
+        "checks": [{"check": text, "ok": bool(ok)} for text, ok in checks],
+        "figures": figures,
+        "seed": measurement.get("seed") if measurement else opts.seed,
+        "dataplane": measurement.get("dataplane") if measurement else opts.spec.dataplane,
+        "cpu_bound": measurement.get("cpu_bound") if measurement else None,
+        "results": str(results) if results else None,
+        "measured_from": str(measured_from) if measured_from else None,
+        "graded_at": datetime.now().isoformat(timespec="seconds"),
+        **commit(),
+        "machine": machine(),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(bundle, indent=2, default=str) + "\n")
+    print(f"hand-in bundle: {path}")
+
+
+def grade_once(exercise: Exercise, argv: list[str]) -> int:
+    """One grader run; returns the exit code (0 PASS, 1 FAIL)."""
+    opts = grader_args(argv, exercise.starting_file, exercise.default_dataplane, exercise.dataplanes)
+    answer = exercise.load(opts.file)
+    missing = exercise.missing(answer)
+    if missing:
+        # nothing is measured, nothing is shown: an empty answer learns no figure
+        print("your answer is not filled in yet: " + "; ".join(missing))
+        checks = [("the answer is filled in (the grader measures once it is)", False)]
+        verdict = report(checks, [])
+        if opts.json:
+            hand_in(opts.json, exercise, opts, answer, checks, [], verdict, None, None, None)
+        return verdict
+    measured_from, earlier = None, None
+    if opts.measured is not None:
+        earlier, measured_from = read_measurement(opts.measured, exercise.name)
+        seed, hidden = earlier["seed"], earlier["hidden"]
+        spec = replace(opts.spec, dataplane=earlier.get("dataplane", opts.spec.dataplane))
+        print(f"seed {seed}: judging against the measurement in {measured_from}"
+              + (", running your policy beside its yardstick" if exercise.policy else " (no new run)"), flush=True)
+    else:
+        spec = opts.spec
+        seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(1, 1_000_000)
+        hidden = exercise.draw(random.Random(seed), spec)
+        print(f"seed {seed} (the hidden parameters; --seed {seed} repeats them)", flush=True)
+    if earlier is not None and not exercise.policy:
+        measurement = earlier
+    else:
+        require_root()
+        started = datetime.now().isoformat(timespec="seconds")
+        RUNS.clear()
+        measurement = exercise.measure(spec, hidden, answer, earlier)
+        measurement |= {"exercise": exercise.name, "seed": seed, "dataplane": spec.dataplane, "hidden": hidden,
+                        "started": started, **commit(), "machine": machine()}
+        measurement.setdefault("cpu_bound", any(r.cpu_bound for r in RUNS))
+    results = None
+    if earlier is None or exercise.policy:
+        results = results_dir(opts.results, exercise.name)
+        (results / MEASURED).write_text(json.dumps(measurement, indent=2, default=str) + "\n")
+        if RUNS:
+            write_runs(results, RUNS, exercise.name, seed)
+        print(f"results: {results} (open it in a notebook: RESULTS = \"{results}\")", flush=True)
+    checks, figures = exercise.judge(answer, measurement)
+    if measurement.get("cpu_bound"):
+        figures = figures + ["", "the machine was CPU-bound during the run: its figures measured the machine "
+                                 "too (grade again with the machine to itself)"]
+    verdict = report(checks, figures)
+    if opts.json:
+        hand_in(opts.json, exercise, opts, answer, checks, figures, verdict, measurement, results, measured_from)
+    return verdict
+
+
+def grade(exercise: Exercise) -> None:
+    raise SystemExit(grade_once(exercise, sys.argv[1:]))
+
+
+__all__ = ["SMALL_FABRIC", "Exercise", "grader_args", "Run", "run", "lab_session", "slow_t1",
+           "rto_floor_through_slow_t1", "slow_last_hop", "t0_t1_link_ports", "TimedBlackhole", "report", "grade",
+           "grade_once", "load_module", "filled", "reasoning_lines", "port_program"]

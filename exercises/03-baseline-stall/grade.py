@@ -1,17 +1,19 @@
 """Grader of exercise 03: predict the baseline's stall from its convergence delay.
 
-    sudo .venv/bin/python exercises/03-baseline-stall/grade.py [path/to/prediction.py]
+    sudo .venv/bin/python exercises/03-baseline-stall/grade.py [path/to/prediction.py] [--seed N]
 
-Builds the small fabric (2 planes x (2 T0 + 2 T1), 2 hosts in 2 racks) once
-per convergence delay D (the controller's routing emulation takes D at
-start). In each session it first runs two clean baseline iterations and
+Draws two convergence delays D (one short, one long: SHORT_DELAYS, LONG_DELAYS)
+and a short flap's length from the seed it prints, and builds the small fabric
+(2 planes x (2 T0 + 2 T1), 2 hosts in 2 racks) once per D (the controller's
+routing emulation takes D at start). In each session it first runs two clean baseline iterations and
 reads the port program's `passed` counters of plane 0's T0 uplinks: the T1
 whose uplinks carried the baseline's packets is the one its plane-0 flows
 cross (the T0 select group hashes per address pair, so one T1 per plane;
 on srv6 each T0 hashes its own direction's 5-tuple, and the busier T1 is
 taken). It then cuts that T1 off (both of its T0-T1 links down, or on srv6
 the T1 rebooted: `cut_off`; each T0 withdraws its own uplink to it at D)
-FAIL_AT s into a ring all-reduce, for the settings in SETTINGS, and runs the
+FAIL_AT s into a ring all-reduce, for each drawn setting (L past D + rto_max
+for both delays, and the short flap, L < D, with the long one), and runs the
 same fault once with MRC. The stall of a run is its worst iteration minus
 its median iteration. It runs on srv6, the default; `--dataplane openflow` on OpenFlow.
 
@@ -26,9 +28,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import grade, grader_args, lab_session, load_module, port_program, report, run  # noqa: E402
+from grading import Exercise, grade, lab_session, load_module, port_program, reasoning_lines, run  # noqa: E402
 
 from faults.model import FaultEvent  # noqa: E402
+from lab.analysis.event_record import RunEvent  # noqa: E402
 from topologies.routing import read_routing_events  # noqa: E402
 from faults.timeline import FaultTimeline  # noqa: E402
 from mrc_host.params import TransportParams  # noqa: E402
@@ -40,9 +43,24 @@ HOLD_DOWN = 0.5               # s from repair to the route's restore (short: the
 FAIL_AT, AFTER = 0.5, 1.0     # the fault starts FAIL_AT s into the job; the job runs AFTER s past the repair
 BUFFER = 256 << 10            # ~0.1 s per clean iteration: the stall stands out
 PLANE = 0
-# (convergence delay D, link-down duration L, run MRC too): two links held down longer than D
-# (past D + rto_max, so the repair cannot end the stall) and one short flap (L < D)
-SETTINGS = {2.0: [(2.0, 3.5, True)], 4.0: [(4.0, 5.5, True), (4.0, 1.0, False)]}
+# the hidden settings: a short and a long convergence delay D; links held down past D + rto_max (so the
+# repair cannot end the stall) by PAST_D_RTO, and a short flap (L < D) with the long D
+SHORT_DELAYS, LONG_DELAYS, FLAPS = (1.5, 2.0, 2.5), (3.5, 4.0, 4.5), (0.8, 1.0, 1.2)
+PAST_D_RTO = 0.5
+
+
+def draw(rng, spec) -> dict:
+    short, long_ = rng.choice(SHORT_DELAYS), rng.choice(LONG_DELAYS)
+    down = lambda d: round(d + RTO_MAX + PAST_D_RTO, 2)   # noqa: E731
+    return {"settings": [[short, down(short), True], [long_, down(long_), True], [long_, rng.choice(FLAPS), False]]}
+
+
+def settings_by_delay(hidden: dict) -> dict:
+    """D -> [(D, L, run MRC too)], one fabric per D."""
+    out: dict = {}
+    for d, down, with_mrc in hidden["settings"]:
+        out.setdefault(d, []).append((d, down, with_mrc))
+    return out
 
 
 def max_width(rto_max: float, clean: float) -> float:
@@ -94,66 +112,88 @@ def faulted(session, transport: str, spine: int, down: float) -> dict:
     routes = read_routing_events(session.controller.routing_log, t0, until=time.monotonic())
     withdrawn = [e["t"] - failed for e in routes if e["kind"] == "route_withdrawn"]
     worst = max(r.durations) if r.durations else None
+    r.faults = [RunEvent.from_dict(e) for e in log if e.get("kind") in ("fault_start", "fault_end")]
     return {"run": r, "clean": r.median_s, "stall": worst - r.median_s if worst is not None else None,
             "withdrawn": withdrawn}
 
 
-def main(argv: list[str]) -> int:
-    file, spec = grader_args(argv, HERE / "prediction.py")
-    student = load_module(file)
-    figures, checks, measured = [], [], []
-    for delay, settings in SETTINGS.items():
+def band_of(student, d: float, down: float, clean: float):
+    """Your stall_band(D, L, rto_max, clean) as floats, or None and why."""
+    try:
+        low, high = (float(x) for x in student.stall_band(d, down, RTO_MAX, clean))
+    except Exception as exc:  # a missing or malformed answer fails its check, not the grader
+        return None, f"stall_band gave no (low, high): {exc!r}"
+    return (low, high), None
+
+
+def missing(student) -> list:
+    _, problem = band_of(student, 2.0, 3.5, 0.1)
+    return [problem] if problem else []
+
+
+def measure(spec, hidden: dict, student, earlier) -> dict:
+    measured, crossings = [], []
+    for delay, settings in settings_by_delay(hidden).items():
         print(f"convergence delay D = {delay:g} s (hold-down {HOLD_DOWN:g} s): building the fabric", flush=True)
         with lab_session(spec, convergence_delay=delay, hold_down=HOLD_DOWN) as session:
             spine, sent = baseline_t1(session)
-            links = t1_links(spec, spine)
-            crossed = sum(1 for n in sent if n)
-            if session.dataplane.ecmp_hashes_ports:   # one T1 per direction, hashed by each T0
-                checks.append((f"D = {delay:g} s: the clean baseline crossed at most one T1 of plane {PLANE} "
-                               f"in each direction (packets up to each: {sent})", 1 <= crossed <= 2))
-            else:
-                checks.append((f"D = {delay:g} s: the clean baseline crossed exactly one T1 of plane {PLANE} "
-                               f"(packets up to each: {sent})", crossed == 1))
-            figures.append(f"D = {delay:g} s: clean baseline sent {sent} packets up plane {PLANE}'s T0s to "
-                           f"T1s {list(range(spec.spines))}: cutting off {spec.t1_name(PLANE, spine)} "
-                           f"({', '.join(links)})")
+            crossings.append({"delay": delay, "sent": sent, "spine": spine, "links": t1_links(spec, spine),
+                              "hashes_ports": session.dataplane.ecmp_hashes_ports})
             for d, down, with_mrc in settings:
                 for transport in ("baseline", "mrc") if with_mrc else ("baseline",):
                     m = faulted(session, transport, spine, down)
-                    m.update(transport=transport, delay=d, down=down)
-                    print(f"  L = {down:g} s: {m['run'].line()}", flush=True)
+                    r = m.pop("run")
+                    r.label = f"{transport}, D = {d:g} s, L = {down:g} s"
+                    print(r.progress(), flush=True)
+                    m.update(transport=transport, delay=d, down=down, durations=r.durations,
+                             ok=bool(r.durations) and r.verified and not r.error, error=r.error)
                     measured.append(m)
-    for m in measured:
-        r, d, down = m["run"], m["delay"], m["down"]
-        ok_run = bool(r.durations) and r.verified and not r.error
-        stall = f"{m['stall']:.3f} s" if ok_run else "-"
-        withdrawn = (f"routes withdrawn at {', '.join(f'{w:.3f}' for w in m['withdrawn'])} s after the failure"
-                     if m["withdrawn"] else "no route withdrawn")
-        figures.append(f"{m['transport']:>8}, D = {d:g} s, link down L = {down:g} s: worst iteration "
-                       f"{max(r.durations) if r.durations else 0:.3f} s, median {m['clean'] or 0:.3f} s, "
-                       f"stall {stall}; {withdrawn}")
-        if m["transport"] == "mrc":
-            checks.append((f"MRC, D = {d:g} s, L = {down:g} s: the job ran and verified "
-                           f"(stall {stall}, for comparison)", ok_run))
+    return {"crossings": crossings, "runs": measured, "links_per_t1": len(t1_links(spec, 0))}
+
+
+def judge(student, m: dict) -> tuple[list, list]:
+    figures, checks = [], []
+    for c in m["crossings"]:
+        crossed = sum(1 for n in c["sent"] if n)
+        if c["hashes_ports"]:   # one T1 per direction, hashed by each T0
+            checks.append((f"D = {c['delay']:g} s: the clean baseline crossed at most one T1 of plane {PLANE} in "
+                           f"each direction (packets up to each: {c['sent']})", 1 <= crossed <= 2))
+        else:
+            checks.append((f"D = {c['delay']:g} s: the clean baseline crossed exactly one T1 of plane {PLANE} "
+                           f"(packets up to each: {c['sent']})", crossed == 1))
+        figures.append(f"D = {c['delay']:g} s: cut off T1 {c['spine']} of plane {PLANE} ({', '.join(c['links'])})")
+    for r in m["runs"]:
+        d, down, ok_run = r["delay"], r["down"], r["ok"]
+        stall = f"{r['stall']:.3f} s" if ok_run else "-"
+        if r["transport"] == "mrc":
+            figures.append(f"     MRC, D = {d:g} s, L = {down:g} s: worst iteration "
+                           f"{max(r['durations'], default=0):.3f} s, median {r['clean'] or 0:.3f} s, stall {stall}")
+            checks.append((f"MRC, D = {d:g} s, L = {down:g} s: the job ran and verified", ok_run))
             continue
-        expect = len(t1_links(spec, 0)) if down > d else 0
+        expect = m["links_per_t1"] if down > d else 0
         checks.append((f"D = {d:g} s, L = {down:g} s: the baseline ran and verified, and the routing withdrew "
                        f"{expect} routes, {'~D after the failure' if expect else 'none (back before D)'}",
-                       ok_run and len(m["withdrawn"]) == expect
-                       and all(d <= w <= d + 0.2 for w in m["withdrawn"])))
-        try:
-            band = student.stall_band(d, down, RTO_MAX, m["clean"] or 0.0)
-            low, high = (float(x) for x in band)
-        except Exception as exc:  # a missing or malformed answer fails this check, not the grader
-            checks.append((f"D = {d:g} s, L = {down:g} s: stall_band gave no (low, high): {exc!r}", False))
+                       ok_run and len(r["withdrawn"]) == expect and all(d <= w <= d + 0.2 for w in r["withdrawn"])))
+        band, problem = band_of(student, d, down, r["clean"] or 0.0)
+        if problem:
+            checks.append((f"D = {d:g} s, L = {down:g} s: {problem}", False))
             continue
-        width = max_width(RTO_MAX, m["clean"] or 0.0)
+        low, high = band
+        width = max_width(RTO_MAX, r["clean"] or 0.0)
+        withdrawn = (f"routes withdrawn at {', '.join(f'{w:.3f}' for w in r['withdrawn'])} s after the failure"
+                     if r["withdrawn"] else "no route withdrawn")
+        figures.append(f"baseline, D = {d:g} s, L = {down:g} s: your band [{low:.3f}, {high:.3f}] s; measured "
+                       f"worst iteration {max(r['durations'], default=0):.3f} s, median {r['clean'] or 0:.3f} s, "
+                       f"stall {stall}; {withdrawn}")
         checks.append((f"D = {d:g} s, L = {down:g} s: your band [{low:.3f}, {high:.3f}] s contains the measured "
-                       f"stall {stall} and is at most {width:.3f} s wide",
-                       ok_run and low <= m["stall"] <= high and high - low <= width))
-    figures += ["", "your reasoning:", (getattr(student, "REASONING", "") or "").strip() or "(none)"]
-    return report(checks, figures)
+                       f"stall and is at most {width:.3f} s wide",
+                       ok_run and low <= r["stall"] <= high and high - low <= width))
+    return checks, figures + reasoning_lines(student)
 
+
+EXERCISE = Exercise(name="03-baseline-stall", starting_file=HERE / "prediction.py", load=load_module,
+                    missing=missing, draw=draw, measure=measure, judge=judge,
+                    answer_of=lambda s: {"REASONING": getattr(s, "REASONING", None)})
 
 if __name__ == "__main__":
-    grade(main)
+    grade(EXERCISE)

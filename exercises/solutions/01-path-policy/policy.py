@@ -6,7 +6,10 @@ lasts ``skip_time`` (5 ms), far shorter than the queueing delay through a
 congested T1, so plain round robin keeps feeding that T1 half of every
 burst. Here a route (plane, T1) one of whose paths' ECN-echo or trim count
 grew is benched for HOLD_S, long enough for its queue to drain; it gets
-traffic again after that, so a T1 that recovers is used again.
+traffic again after that, so a T1 that recovers is used again. When every
+route is benched (the congestion moved: the route benched first is now the
+quiet one), it sends on the routes benched longest ago, whose marks are the
+oldest, not on all of them.
 
 Why the route and not the path: the congested element is the route's T1
 port, which every EV aliasing the route crosses. Benched path by path, the
@@ -46,10 +49,15 @@ class StudentPolicy(RoundRobin):
                 seen[pid] = marks
                 until[route[pid]] = now + self.HOLD_S
         order, state = self.order, health.state
+        usable = [until[route[pid]] for pid in order if state[pid] == GOOD and pid != avoid]
+        if not usable:
+            return super().select(avoid)   # nothing GOOD to choose from: the core's own fallbacks
+        # the routes free now, else (every GOOD route benched) those whose last marks are the oldest
+        free_by = max(now, min(usable))
         n = len(order)
         for i in range(n):
             pid = order[(self.pos + i) % n]
-            if state[pid] == GOOD and pid != avoid and until[route[pid]] <= now:
+            if state[pid] == GOOD and pid != avoid and until[route[pid]] <= free_by:
                 self.pos = (self.pos + i + 1) % n
                 return pid
-        return super().select(avoid)   # every GOOD path is benched: plain round robin
+        return super().select(avoid)

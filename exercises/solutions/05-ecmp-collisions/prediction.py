@@ -4,8 +4,6 @@ from itertools import count
 from math import factorial, prod
 from statistics import fmean
 
-MATCH = 0.85   # grade.py's
-
 
 def ring_share(uplink_loads: dict) -> float:
     """The ring moves at the pace of the fabric's busiest uplink; a collision-free spread would load
@@ -48,7 +46,10 @@ def expected_share(qps: int, flows_per_t0: int, uplinks: int, t0s: int = 1) -> f
     return total
 
 
-QPS_TO_MATCH_MRC = next(q for q in count(1) if expected_share(q, 2, 2, 2) >= MATCH)
+def qps_to_match(match: float, flows_per_t0: int, uplinks: int, t0s: int) -> int:
+    # a search, not a formula: the share is not monotonic in the queue pairs (an odd count of
+    # queue pairs cannot split evenly over 2 uplinks)
+    return next(q for q in count(1) if expected_share(q, flows_per_t0, uplinks, t0s) >= match)
 
 REASONING = """
 A synchronous ring finishes a step only when every hop has delivered its
