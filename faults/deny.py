@@ -19,8 +19,10 @@ from __future__ import annotations
 import time
 
 from faults.injector import Injector
+from faults.kind import FaultKind, register
 from faults.links import FaultError, fabric_element
 from mrc_host.denylist import SCENARIO_SOURCE, DeniedElement, DenylistFile, denylist_path, edit_denylist
+from topologies.fabric import FabricSpec
 from topologies.names import NicPort, Switch, T0T1Link
 
 
@@ -66,3 +68,13 @@ class Deny(Injector):
         if self._listed():
             raise FaultError(f"{self}: still on the denylist {self.path} after removing it")
         self.active = False
+
+
+def _entry(spec: FabricSpec, target: str) -> tuple[str, ...]:
+    """A denylist entry, not the element: a deny during a link flap is no overlap."""
+    return (f"denylist entry of {target}",)
+
+
+DENY = register(FaultKind(
+    "deny", "the element on the run's denylist (as the Clustermapper would put it) for the duration",
+    targets=("T0-T1 link", "NIC link", "switch"), injector=Deny, resources=_entry))

@@ -1,8 +1,5 @@
 """What every fault injector is: one fault kind on a live lab Session, for one target, with
-start() and repair(). faults/injectors.py makes them (make_injector) and defines most kinds;
-faults/pause.py and faults/deny.py define theirs on this base, which they can import where
-they could not import faults/injectors.py (it imports them).
-"""
+start() and repair(). Each kind's module subclasses it and registers the kind (faults/kind.py)."""
 
 from __future__ import annotations
 

@@ -6,24 +6,36 @@ server its RemoteNode): OpenFlow switch ports live in the root namespace, srv6
 router ports in their router's namespace, host NIC ports in their Mininet
 host's namespace. State changes and reads go through `ip` (via nsenter for
 other namespaces, through the server's agent for another server's router,
-topologies/node_access.py), never through Mininet's per-node shells, so a
+topologies/cluster/node_access.py), never through Mininet's per-node shells, so a
 fault thread never interleaves with a job using those shells.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 from dataclasses import dataclass
 
+from topologies.build import BuildError
 from topologies.fabric import FabricError, FabricSpec
 from topologies.names import NicPort, Switch, T0T1Link
-from topologies.node_access import LocalNode, RemoteNode
-from topologies.waiting import wait_until
+from topologies.cluster.node_access import LocalNode, RemoteNode
+from topologies.system.waiting import wait_until
 
 
 class FaultError(RuntimeError):
     """A fault could not be injected or repaired, or did not take effect."""
+
+
+@contextlib.contextmanager
+def dataplane_step():
+    """A data plane's fault step (topologies/dataplane.py): its BuildError, whose message
+    names the step, is the fault's FaultError."""
+    try:
+        yield
+    except BuildError as exc:
+        raise FaultError(str(exc)) from None
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-KINDS = ("link_flap", "switch_reboot", "blackhole", "loss", "nic_loss", "incast", "controller_kill",
-         "agent_pause", "datapath_pause", "deny")
-DOWN_KINDS = ("link_flap", "plane_down", "switch_reboot")   # faults that take links down
-ROUTE_CUTTING_KINDS = (*DOWN_KINDS, "blackhole")            # ...and those that cut a route outright
 
 @dataclass(frozen=True)
 class FaultEvent:
-    """One fault: starts `at` s after job start, repaired `duration` s later.
+    """One fault of a registered kind (faults/catalog.py): starts `at` s after job start,
+    repaired `duration` s later.
 
     duration None: never repaired during the job (the runner repairs it when
     the job ends so the next transport starts on a healthy fabric).

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from pydantic import Field
+
 from faults.injector import Injector
+from faults.kind import ALL_HOSTS, DATAPATH, FaultKind, ParamsProblem, StrictParams, register
 from faults.links import FaultError, fabric_element
+from topologies.fabric import FabricSpec
 from topologies.names import Host
 
-PAUSE_KINDS = ("agent_pause", "datapath_pause")
-ALL_HOSTS = "hosts"  # agent_pause target: every host's agent, each paused on its own stream
-DATAPATH = "datapath"  # datapath_pause target: ovs-vswitchd
 DATAPATH_COMM = "ovs-vswitchd"
 # The modules whose processes run a host's agent (lab/runners/workers.py starts them as `python -m`).
 AGENT_MODULES = ("lab.inhost.jobworker", "lab.inhost.incastworker", "lab.inhost.bwworker", "mrc_host.agent")
@@ -269,7 +270,7 @@ class PauseStream:
             time.sleep(0.01)
 
 
-# ---- the injectors (registered in faults/injectors.py) --------------------------------------
+# ---- the injectors ----------------------------------------------------------------------------
 class _PauseInjector(Injector):
     """start(): the first pause seen in effect; repair(): every target resumed and seen running."""
 
@@ -358,3 +359,35 @@ class DatapathPause(_PauseInjector):
         if not pids:
             raise FaultError(f"{self}: no {DATAPATH_COMM} process found")
         return {DATAPATH: pids}
+
+
+# ---- the kinds ----------------------------------------------------------------------------------
+class PauseParams(StrictParams):
+    # how the fields combine (one of period_ms / rate_per_s, ...) is PausePattern's to check
+    pause_ms: float = Field(gt=0, le=MAX_PAUSE_MS)
+    pause_ms_max: float | None = Field(None, gt=0, le=MAX_PAUSE_MS)
+    period_ms: float | None = Field(None, gt=0)
+    rate_per_s: float | None = Field(None, gt=0, le=MAX_RATE_PER_S)
+
+
+def _a_pattern(spec: FabricSpec, params: dict) -> None:
+    try:
+        PausePattern.from_params(params)
+    except ValueError as exc:
+        raise ParamsProblem(str(exc)) from None
+
+
+def _agents(spec: FabricSpec, target: str) -> tuple[str, ...]:
+    """A host's agent process, not the host itself: an incast there, or a flap of its NIC link, is no overlap."""
+    hosts = [spec.host_name(h) for h in range(spec.hosts)] if target == ALL_HOSTS else [target]
+    return tuple(f"agent of {host}" for host in hosts)
+
+
+AGENT_PAUSE = register(FaultKind(
+    "agent_pause", "SIGSTOP/SIGCONT the processes running a host's agent (or every host's), in a pattern",
+    targets=("host", ALL_HOSTS), injector=AgentPause, params=PauseParams, check_params=_a_pattern,
+    resources=_agents, pauses_a_process=True, seeded=True))
+DATAPATH_PAUSE = register(FaultKind(
+    "datapath_pause", "SIGSTOP/SIGCONT ovs-vswitchd, the switches' userspace datapath, in a pattern",
+    targets=(DATAPATH,), injector=DatapathPause, params=PauseParams, check_params=_a_pattern,
+    pauses_a_process=True, seeded=True))

@@ -22,7 +22,7 @@ from typing import Callable, Protocol
 from topologies.fabric import FabricError, FabricSpec
 from topologies.mapper_probe_wire import MapperProbes
 from topologies.names import Switch
-from topologies.node_access import LocalNode, RemoteNode
+from topologies.cluster.node_access import LocalNode, RemoteNode
 
 
 class Fabric(Protocol):
@@ -31,7 +31,7 @@ class Fabric(Protocol):
     spec: FabricSpec
     datapath: str  # what forwards, as run records name it
     build_s: float
-    pauses: object | None   # the lossless mode's pause controller (topologies/pause_controller.py), if it runs
+    pauses: object | None   # the lossless mode's pause controller (topologies/port_program/pause_controller.py), if it runs
 
     def host(self, h: int):
         """Host h's Mininet node (its own network namespace and shell)."""
@@ -41,7 +41,7 @@ class Fabric(Protocol):
 
     def access(self, switch: Switch | str) -> LocalNode | RemoteNode:
         """Where commands on `switch`'s ports run: its namespace here (LocalNode, pid None for
-        the root namespace), or its server's agent (RemoteNode, topologies/node_access.py)."""
+        the root namespace), or its server's agent (RemoteNode, topologies/cluster/node_access.py)."""
 
     def stop(self) -> None:
         """Tear the fabric down; the lab's cleanup removes whatever remains."""
@@ -66,7 +66,7 @@ class ControlProcess(Protocol):
 
 
 class SwitchReboot(Protocol):
-    """A switch's own part of its reboot (faults/injectors.py SwitchReboot sets its
+    """A switch's own part of its reboot (faults/switch_reboot.py SwitchReboot sets its
     ports down and waits for the links): each step raises BuildError naming `what`."""
 
     def wipe(self, what: str) -> None:
@@ -194,7 +194,7 @@ class DataPlane(ABC):
     def check_routes(self, session, run_workers: WorkerRunner) -> RouteCheck:
         """Every (source, destination, plane, T1) route of the running fabric, proved."""
 
-    # ---- faults (faults/injectors.py; each step raises BuildError naming what failed) --
+    # ---- faults (faults/*.py's injectors; each step raises BuildError naming what failed) --
     @classmethod
     def refusal(cls, kinds) -> str | None:
         """One line saying which of `kinds` this data plane cannot run and why; None if it runs them all."""

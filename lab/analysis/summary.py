@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from faults.pause import PAUSE_KINDS
+from faults.catalog import kinds_where
 from lab.analysis.collective_bandwidth import BANDWIDTH_FIGURES, bandwidth
 from lab.analysis.conservation_record import Conservation
 from lab.analysis.counters import counter_totals, median_srtt, pick
@@ -53,7 +53,7 @@ def summarize_transport(transport: str, iterations: Sequence[Iteration], events:
     windows = fault_windows(events, transport)
     figures = _iteration_figures(its, windows, config.stall_factor)
     # failover and recovery are about fabric elements; a pause is the machine's
-    fabric_windows = [w for w in windows if w.fault not in PAUSE_KINDS]
+    fabric_windows = [w for w in windows if w.fault not in kinds_where("pauses_a_process")]
     faults, routes_dropped = fault_figures(transport, events, fabric_windows, counters, fabric)
     rtt = median_srtt(counters)
     for figure, window in zip(faults, fabric_windows):

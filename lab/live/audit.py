@@ -40,15 +40,15 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-from faults.model import DOWN_KINDS
+from faults.catalog import FAULT_KINDS
 from lab.analysis.conservation_record import Conservation
 from lab.live.fidelity import read_counter
-from topologies import netns, port_program
+from topologies.system import netns
+from topologies.port_program import port_program
 from topologies.fabric import FabricSpec
-from topologies.names import NicPort, Plane, Switch, T0T1Link
-from topologies.placement import placement_of
-from topologies.remote import stub_counters
-from topologies.server_channel import open_channels
+from topologies.cluster.placement import placement_of
+from topologies.cluster.remote import stub_counters
+from topologies.cluster.server_channel import open_channels
 
 NAMED = ("trimmed", "dropped_fault", "dropped_queue")
 TUNNEL = "tunnel:"   # a crossing cable's entry (tunnel_entries): its loss is named, not unexplained
@@ -274,19 +274,9 @@ def conservation(before: dict, after: dict, marks: list | None = None) -> Conser
 
 
 def switches_cut_off(spec: FabricSpec, kind: str, target: str) -> set[str]:
-    """Switches that lose a link while the fault lasts."""
-    if kind == "link_flap":
-        link = spec.element(target, T0T1Link, NicPort)
-        if isinstance(link, NicPort):  # a NIC link: its T0 loses the port
-            return {spec.t0_name(link.plane, spec.rack_of(link.host))}
-        return {str(link.t0), str(link.t1)}
-    if kind == "plane_down":
-        plane = spec.element(target, Plane).index
-        return {str(s) for s in spec.switches if s.plane == plane}
-    if kind == "switch_reboot":  # the switch and every neighbour in its plane
-        switch = spec.element(target, Switch)
-        return {target} | {str(s) for s in spec.switches if s.plane == switch.plane and s.tier != switch.tier}
-    return set()
+    """Switches that lose a link while the fault lasts (its kind's audit hook)."""
+    fault = FAULT_KINDS.get(kind)
+    return set() if fault is None else fault.switches_cut_off(spec, target)
 
 
 class DownLinkLedger:
@@ -301,7 +291,7 @@ class DownLinkLedger:
         self._lock = threading.Lock()
 
     def __call__(self, phase: str, action: str, event) -> None:
-        if event.kind not in DOWN_KINDS:
+        if not (event.kind in FAULT_KINDS and FAULT_KINDS[event.kind].takes_links_down):
             return
         key = (event.at, event.kind, event.target)
         with self._lock:

@@ -19,16 +19,16 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from faults.injectors import INCAST_PORT
-from faults.model import ROUTE_CUTTING_KINDS
+from faults.catalog import kinds_where
+from faults.incast_fault import INCAST_PORT
 from lab.analysis.crossing import route_crosses
 from lab.analysis.fault_windows import FaultWindow
 from lab.analysis.fidelity_sample import FidelitySample
 from lab.analysis.route_records import Route
-from topologies import port_program
-from topologies.placement import placement_of
-from topologies.remote import stub_counters
-from topologies.server_channel import open_channels
+from topologies.port_program import port_program
+from topologies.cluster.placement import placement_of
+from topologies.cluster.remote import stub_counters
+from topologies.cluster.server_channel import open_channels
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
@@ -224,12 +224,12 @@ class DatapathHeartbeat:
         """Per direction (a -> b, b -> a): (send time, delay or None if lost) of each heartbeat,
         less those lost on a route that one of `faults` (times after t0) had cut when it was sent.
         Such a loss tells nothing of the datapath: several planes cut at once would otherwise
-        read as a stall, the heartbeat taking its routes in turn. Only ROUTE_CUTTING_KINDS
+        read as a stall, the heartbeat taking its routes in turn. Only route-cutting kinds (FaultKind.cuts_routes)
         count: a paused datapath is exactly what the heartbeat is there to see."""
         if len(self.records) < 2:
             return []
         a, b = self.hosts
-        cutting = [w for w in faults if w.fault in ROUTE_CUTTING_KINDS]
+        cutting = [w for w in faults if w.fault in kinds_where("cuts_routes")]
         directions = []
         for src, dst in ((a, b), (b, a)):
             routes = heartbeat_routes(self.spec, src, dst)

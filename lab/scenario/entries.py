@@ -12,18 +12,17 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from faults.pause import PAUSE_KINDS, PausePattern
+from faults.catalog import FAULT_KINDS
+from faults.kind import ParamsProblem
 from lab.scenario.schema import (
     MAX_OVERLAP_CHECKS,
-    PARAMS_MODELS,
-    PLANE_DOWN,
     TIME_DECIMALS,
     FaultModel,
     InvalidField,
     field_path,
     first_schema_problem,
 )
-from lab.scenario.targets import _KIND_TARGETS, _target_group_plane, _target_problem
+from lab.scenario.targets import _target_group_plane, _target_problem, takes_t0t1_links
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
 
@@ -69,8 +68,8 @@ def _fault_mode(fault: FaultModel, path: str) -> str:
                                                "to which random durations are rounded")
     if mode != "one-off" and fault.until <= (fault.start or 0.0):
         raise InvalidField(f"{path}.until", f"{fault.until:g} s is not after start ({fault.start or 0.0:g} s)")
-    if mode == "random" and fault.kind == PLANE_DOWN:
-        raise InvalidField(f"{path}.rate_per_min", "plane_down is one-off or periodic, not a random process")
+    if mode == "random" and not FAULT_KINDS[fault.kind].random_process:
+        raise InvalidField(f"{path}.rate_per_min", f"{fault.kind} is one-off or periodic, not a random process")
     return mode
 
 
@@ -115,7 +114,7 @@ def _named_targets(spec: FabricSpec, fault: FaultModel, name_path: str, name: st
         return [name]
     if fault.target is not None:
         raise InvalidField(name_path, f"{name} names many links: use it in targets (a random process)")
-    if "T0-T1 link" not in _KIND_TARGETS[fault.kind]:
+    if not takes_t0t1_links(fault.kind):
         raise InvalidField(name_path, f"{fault.kind} does not take T0-T1 links")
     size = (spec.planes if plane is None else 1) * spec.racks * spec.spines
     if size > MAX_OVERLAP_CHECKS:
@@ -125,26 +124,23 @@ def _named_targets(spec: FabricSpec, fault: FaultModel, name_path: str, name: st
 
 
 def _entry_params(spec: FabricSpec, fault: FaultModel, index: int) -> dict:
+    """The params, by the kind's own model and check (faults/kind.py)."""
     prefix = ("faults", index, "params")
-    model = PARAMS_MODELS.get(fault.kind)
-    if model is None:
+    kind = FAULT_KINDS[fault.kind]
+    if kind.params is None:
         if fault.params:
             raise InvalidField(field_path(prefix), f"{fault.kind} takes no params")
         return {}
     try:
-        params = model.model_validate(fault.params).model_dump(exclude_none=True)
+        params = kind.params.model_validate(fault.params).model_dump(exclude_none=True)
     except ValidationError as exc:
-        raise first_schema_problem(exc, model, prefix) from None
-    if fault.kind in PAUSE_KINDS:
+        raise first_schema_problem(exc, kind.params, prefix) from None
+    if kind.check_params is not None:
         try:
-            PausePattern.from_params(params)
-        except ValueError as exc:
-            raise InvalidField(f"faults[{index}]", str(exc)) from None
-    if fault.kind == "incast" and params["senders"] >= spec.hosts:
-        raise InvalidField(
-            field_path(prefix + ("senders",)),
-            f"{params['senders']} senders and a target need {params['senders'] + 1} hosts; the fabric has {spec.hosts}",
-        )
+            kind.check_params(spec, params)
+        except ParamsProblem as problem:
+            path = field_path(prefix + (problem.field,)) if problem.field else f"faults[{index}]"
+            raise InvalidField(path, str(problem)) from None
     return params
 
 

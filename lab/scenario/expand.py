@@ -14,45 +14,39 @@ import functools
 import math
 import random
 
+from faults.catalog import FAULT_KINDS
 from faults.model import FaultEvent
-from faults.pause import ALL_HOSTS, PAUSE_KINDS
 from lab.scenario.entries import FaultEntry
 from lab.scenario.schema import (
     MAX_FAULT_EVENTS,
     MAX_OVERLAP_CHECKS,
-    PLANE_DOWN,
     TIME_DECIMALS,
     FaultModel,
     InvalidField,
 )
-from lab.scenario.targets import links_of_switch
 from topologies.fabric import FabricSpec
-from topologies.names import Plane
 
 
 @functools.lru_cache(maxsize=4096)
 def _resources(spec: FabricSpec, kind: str, target: str) -> tuple[str, ...]:
-    """The fabric elements a fault acts on: two faults sharing one must not overlap in time
-    (the repair of one would undo the other)."""
-    if kind == "switch_reboot":
-        return (target, *links_of_switch(spec, target))
-    if kind in ("agent_pause", "nic_loss"):
-        # a host's agent process, or the drop rate of its T0 ports, not the host itself:
-        # an incast there, or a flap of its NIC link, is no overlap
-        hosts = [spec.host_name(h) for h in range(spec.hosts)] if target == ALL_HOSTS else [target]
-        return tuple(f"{'agent' if kind == 'agent_pause' else 'NIC receive'} of {host}" for host in hosts)
-    if kind == "deny":  # a denylist entry, not the element: a deny during a link flap is no overlap
-        return (f"denylist entry of {target}",)
-    return (target,)
+    """The fabric elements a fault acts on (its kind's resources): two faults sharing one must
+    not overlap in time (the repair of one would undo the other)."""
+    return FAULT_KINDS[kind].resources(spec, target)
 
 
 def _event_params(entry: FaultEntry, seed: int, at: float) -> dict:
-    """An event's params; a pause fault's get the seed of its pauses' random stream, so every
-    transport meets the same pauses (faults/pause.py)."""
+    """An event's params; a seeded kind's (the pause faults) get the seed of their own random
+    stream, so every transport meets the same pauses (faults/pause.py)."""
     params = dict(entry.params)
-    if entry.kind in PAUSE_KINDS:
+    if FAULT_KINDS[entry.kind].seeded:
         params["seed"] = f"{seed}/faults[{entry.index}]/{at}"
     return params
+
+
+def _stands_for(spec: FabricSpec, kind: str, target: str) -> list[tuple[str, str, dict]]:
+    """The (kind, target, params) a fault is: itself, or what an expanded kind stands for."""
+    expand = FAULT_KINDS[kind].expand
+    return [(kind, target, {})] if expand is None else expand(spec, target)
 
 
 _ADVICE = {
@@ -104,9 +98,8 @@ def _expected_size(spec: FabricSpec, entry: FaultEntry) -> tuple[float, float]:
         per_draw = sum(len(_resources(spec, entry.kind, target)) for target in entry.targets)
         return draws, (draws + 1) * per_draw
     instants = _instants(fault, entry.mode)
-    if entry.kind == PLANE_DOWN:  # one link_flap per T0-T1 link of the plane, each one element
-        return instants * spec.racks * spec.spines, instants * spec.racks * spec.spines
-    return instants, instants * len(_resources(spec, entry.kind, entry.targets[0]))
+    faults = _stands_for(spec, entry.kind, entry.targets[0])   # e.g. a plane_down: a link_flap per link
+    return instants * len(faults), instants * sum(len(_resources(spec, kind, target)) for kind, target, _ in faults)
 
 
 # ---- expansion into the concrete timeline --------------------------------------------
@@ -152,20 +145,18 @@ def _describe(event: FaultEvent, entry: FaultEntry) -> str:
 
 
 def _fixed_events(spec: FabricSpec, entry: FaultEntry, seed: int) -> list[FaultEvent]:
-    """One-off and periodic entries; plane_down becomes link_flap of each T0-T1 link of the plane."""
+    """One-off and periodic entries; an expanded kind becomes what it stands for (plane_down:
+    a link_flap of each T0-T1 link of the plane)."""
     fault = entry.fault
     if entry.mode == "one-off":
         instants = [fault.at]
     else:
         instants = [(fault.start or 0.0) + k * fault.every for k in range(_instants(fault, entry.mode))]
     events = []
+    faults = _stands_for(spec, entry.kind, entry.targets[0])
     for at in instants:
-        if entry.kind == PLANE_DOWN:
-            plane = Plane.parse(entry.targets[0]).index
-            events += [FaultEvent(at, "link_flap", str(link), fault.duration, {PLANE_DOWN: plane})
-                       for link in spec.t0_t1_links(plane)]
-        else:
-            events.append(FaultEvent(at, entry.kind, entry.targets[0], fault.duration, _event_params(entry, seed, at)))
+        params = _event_params(entry, seed, at)
+        events += [FaultEvent(at, kind, target, fault.duration, {**params, **extra}) for kind, target, extra in faults]
     return events
 
 

@@ -45,14 +45,12 @@ from lab.scenario.schema import (
     MAX_FILE_BYTES,
     MAX_OVERLAP_CHECKS,
     MAX_YAML_DEPTH,
-    PLANE_DOWN,
     InvalidField,
     ScenarioModel,
     FabricModel,
     first_schema_problem,
     short_repr,
 )
-from lab.scenario.targets import links_of_switch
 from mrc_host.multirail import qps_problem
 from mrc_host.wire import PACKET_OVERHEAD
 from topologies.fabric import NAMED_FABRICS, FabricError, FabricSpec
@@ -60,9 +58,9 @@ from topologies.link_rate import AUTO, RateError, auto_link_mbps, load_budget
 from topologies.project import PROJECT_ROOT
 
 __all__ = [
-    "ALL_T0_T1_LINKS", "MAX_FAULT_EVENTS", "MAX_FILE_BYTES", "MAX_OVERLAP_CHECKS", "MAX_YAML_DEPTH", "PLANE_DOWN",
+    "ALL_T0_T1_LINKS", "MAX_FAULT_EVENTS", "MAX_FILE_BYTES", "MAX_OVERLAP_CHECKS", "MAX_YAML_DEPTH",
     "SCENARIO_DIR", "TRANSPORTS", "BaselineRouting", "JobSettings", "Scenario", "ScenarioError",
-    "links_of_switch", "list_scenarios", "load_scenario", "scenario_path",
+    "list_scenarios", "load_scenario", "scenario_path",
 ]
 
 # The scenario library stays beside the fault kinds it exercises (docs/scenarios.md).

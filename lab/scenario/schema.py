@@ -16,12 +16,13 @@ import typing
 from dataclasses import fields
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, WrapValidator, create_model,
+from pydantic import (BaseModel, Field, PlainSerializer, ValidationError, WrapValidator, create_model,
                       field_validator)
+from pydantic_core import PydanticCustomError
 
 from faults.background_load import MAX_BUSY_LOOPS, BackgroundLoad
-from faults.model import KINDS
-from faults.pause import MAX_PAUSE_MS, MAX_RATE_PER_S
+from faults.catalog import FAULT_KINDS
+from faults.kind import StrictParams
 from lab.scenario.record import (
     COLLECTIVES,
     DEFAULT_BUFFER_MB,
@@ -37,7 +38,6 @@ from mrc_host.params import BASELINE_CCS, TransportParams
 from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, LAB_PAYLOAD_SIZE, NAMED_FABRICS
 from topologies.link_rate import AUTO
 
-PLANE_DOWN = "plane_down"  # convenience kind: expanded into link_flap of every T0-T1 link of the plane
 ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
 
 # The most fault events one scenario may expand to. Each event is two injector
@@ -67,10 +67,10 @@ class InvalidField(Exception):
 # ---- the models ------------------------------------------------------------------------
 
 
-class _Strict(BaseModel):
-    # strict: "10" is not a number and 1 is not true; YAML already gives real types.
-    # No .inf/.nan: every time, rate and size must be a real number.
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+# strict: "10" is not a number and 1 is not true; YAML already gives real types.
+# No .inf/.nan: every time, rate and size must be a real number. A fault kind's params
+# model is one too (faults/kind.py).
+_Strict = StrictParams
 
 
 def _auto_or_number(value: Any, as_number: Callable) -> Any:
@@ -133,8 +133,17 @@ class _BackgroundLoadModel(_Strict):
     duty: float = Field(BackgroundLoad.duty, gt=0, le=1)
 
 
+def _registered_kind(value: Any) -> Any:
+    """A fault kind of the registry (faults/catalog.py), worded as a choice among them."""
+    if isinstance(value, str) and value in FAULT_KINDS:
+        return value
+    names = [repr(name) for name in FAULT_KINDS]
+    raise PydanticCustomError("literal_error", "Input should be {expected}",
+                              {"expected": f"{', '.join(names[:-1])} or {names[-1]}"})
+
+
 class FaultModel(_Strict):
-    kind: Literal[KINDS + (PLANE_DOWN,)]
+    kind: Annotated[str, WrapValidator(lambda value, _: _registered_kind(value))]
     at: float | None = Field(None, ge=0)
     every: float | None = Field(None, gt=0)
     rate_per_min: float | None = Field(None, gt=0)
@@ -164,27 +173,6 @@ class ScenarioModel(_Strict):
     stall_factor: float | None = Field(None, gt=1)
     background_load: _BackgroundLoadModel = Field(default_factory=_BackgroundLoadModel)
     faults: list[FaultModel] = Field(default_factory=list)
-
-
-class _LossParams(_Strict):
-    p: float = Field(gt=0, le=1)
-
-
-class _IncastParams(_Strict):
-    senders: int = Field(ge=1)  # the injector picks them, other racks first
-    bytes: int = Field(ge=1)  # sent by each sender per burst
-
-
-class _PauseParams(_Strict):
-    # how the fields combine (one of period_ms / rate_per_s, ...) is faults.pause.PausePattern's to check
-    pause_ms: float = Field(gt=0, le=MAX_PAUSE_MS)
-    pause_ms_max: float | None = Field(None, gt=0, le=MAX_PAUSE_MS)
-    period_ms: float | None = Field(None, gt=0)
-    rate_per_s: float | None = Field(None, gt=0, le=MAX_RATE_PER_S)
-
-
-PARAMS_MODELS = {"loss": _LossParams, "nic_loss": _LossParams, "incast": _IncastParams,
-                 "agent_pause": _PauseParams, "datapath_pause": _PauseParams}
 
 
 def field_path(loc: tuple) -> str:

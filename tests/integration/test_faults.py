@@ -10,14 +10,17 @@ import time
 
 import pytest
 
-from faults.injectors import INJECTORS, FaultError, fabric_healthy, make_injector, nic_rx_bytes
+from faults.catalog import FAULT_KINDS
+from faults.incast_fault import nic_rx_bytes
+from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.links import operstates, resolve_link
 from faults.model import FaultEvent
 from topologies.routing import connected_since, read_routing_events, read_routing_log
 from faults.timeline import FaultTimeline
 from lab.live import audit
 from lab.plumbing.session import lab_session
-from topologies import port_program, waiting
+from topologies.port_program import port_program
+from topologies.system import waiting
 from topologies.openflow.builder import expected_counts, installed_counts
 from topologies.openflow.faults import ecmp_ports
 from topologies.fabric import FabricSpec
@@ -100,10 +103,9 @@ def link_events(session, link, since):
 
 
 # ---- injectors -------------------------------------------------------------------
-def test_every_kind_has_an_injector():
-    from faults.model import KINDS
-
-    assert set(KINDS) <= set(INJECTORS)
+def test_an_expanded_kind_is_refused_by_the_injector_factory_naming_what_it_stands_for(session):
+    with pytest.raises(FaultError, match="plane_down is expanded .* into link_flap"):
+        inject(session, "plane_down", "plane1")
 
 
 def test_bad_targets_fail_clearly(session):
@@ -135,14 +137,17 @@ def test_link_flap_sets_both_ends_down_then_up(healthy, target):
 
 
 def test_plane_down_takes_every_link_of_the_plane(healthy):
-    fault = inject(healthy, "plane_down", "plane1")
-    fault.start()
+    flaps = [inject(healthy, kind, target, **params)
+             for kind, target, params in FAULT_KINDS["plane_down"].expand(healthy.spec, "plane1")]
+    for flap in flaps:
+        flap.start()
     ends = [e for r in range(2) for s in range(2)
             for e in resolve_link(healthy.fabric, f"t0p1r{r}-t1p1s{s}")]
     assert all(s != "UP" for s in operstates(ends).values())
     untouched = resolve_link(healthy.fabric, "t0p0r0-t1p0s0")
     assert set(operstates(untouched).values()) == {"UP"}
-    fault.repair()
+    for flap in flaps:
+        flap.repair()
 
 
 def test_switch_reboot_wipes_table_and_the_controller_reinstalls_it(healthy):

@@ -30,7 +30,7 @@ from topologies.fabric import DEFAULT_FABRIC
 from topologies.names import Switch, T0T1Link
 from topologies.srv6.builder import build_srv6_fabric
 from topologies.srv6.route_proof import socket_in
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces, veths)")
 
@@ -164,7 +164,7 @@ def test_a_dead_link_is_withdrawn_after_the_delay_and_restored_after_the_hold_do
 
 
 def test_killed_routing_leaves_routes_as_they_are_and_a_restart_catches_up(lab):
-    """controller_kill (faults/injectors.py) on srv6: nothing reconverges while it is
+    """controller_kill (faults/controller_kill.py) on srv6: nothing reconverges while it is
     dead; restarted, it reads the routes and the links as they are and withdraws
     after its delay."""
     fabric, routing = lab

@@ -6,8 +6,9 @@ from types import SimpleNamespace
 import pytest
 
 from faults.deny import Deny
-from faults.injectors import INJECTORS, FaultError, make_injector
-from faults.model import KINDS, FaultEvent
+from faults.catalog import FAULT_KINDS
+from faults.injectors import FaultError, make_injector
+from faults.model import FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
 from mrc_host.denylist import DeniedElement, DenylistFile, denylist_path, edit_denylist
 from topologies.dataplanes import dataplane_for
@@ -25,7 +26,7 @@ def listed(tmp_path):
 
 
 def test_deny_is_a_registered_fault_kind():
-    assert "deny" in KINDS and INJECTORS["deny"] is Deny
+    assert FAULT_KINDS["deny"].injector is Deny
 
 
 @pytest.mark.parametrize("target, key", [

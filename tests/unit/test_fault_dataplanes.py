@@ -5,7 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from faults.injectors import INJECTORS, FaultError, make_injector
+from faults.catalog import FAULT_KINDS
+from faults.injectors import FaultError, make_injector
 from faults.model import FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
 from topologies.dataplanes import DATAPLANE_TYPES, dataplane_for
@@ -18,7 +19,7 @@ PAUSE = "{at: 2, kind: datapath_pause, target: datapath, duration: 5, params: {p
 def test_every_data_plane_has_its_refusals_and_they_name_known_kinds():
     assert set(DATAPLANE_TYPES) == set(DATAPLANES)
     for dataplane in DATAPLANE_TYPES.values():
-        assert set(dataplane.refused_kinds) <= set(INJECTORS)
+        assert set(dataplane.refused_kinds) <= set(FAULT_KINDS)
 
 
 def test_srv6_refuses_the_datapath_pause_alone_and_says_why():
@@ -28,7 +29,7 @@ def test_srv6_refuses_the_datapath_pause_alone_and_says_why():
     message = srv6.refusal(["link_flap", "datapath_pause"])
     assert message.startswith("fault kind datapath_pause does not run on the srv6 data plane")
     assert "no datapath process" in message and "\n" not in message
-    assert openflow.refusal(list(INJECTORS)) is None
+    assert openflow.refusal(list(FAULT_KINDS)) is None
 
 
 @pytest.mark.parametrize("dataplane, refused", [("srv6", True), ("openflow", False)])

@@ -5,13 +5,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from faults import injectors
-from faults.injectors import FaultError, NicLoss, make_injector
-from faults.model import KINDS, FaultEvent
+from faults import port_faults
+from faults.catalog import FAULT_KINDS
+from faults.injectors import FaultError, make_injector
+from faults.model import FaultEvent
+from faults.port_faults import NicLoss
 from lab.scenario.load import ScenarioError, load_scenario
 from topologies.dataplanes import dataplane_for
 from topologies.fabric import FabricSpec
-from topologies.node_access import LocalNode
+from topologies.cluster.node_access import LocalNode
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"
 
@@ -24,7 +26,7 @@ def load(tmp_path, faults: str, fabric: str = "{}"):
 
 @pytest.mark.parametrize("dataplane", ["openflow", "srv6"])
 def test_nic_loss_entries_load_for_every_host_or_one(tmp_path, dataplane):
-    assert "nic_loss" in KINDS
+    assert FAULT_KINDS["nic_loss"].injector is NicLoss
     scenario = load(tmp_path, "{at: 1, kind: nic_loss, target: h3, duration: 1, params: {p: 1}};"
                               "{at: 2, kind: nic_loss, target: hosts, params: {p: 0.001}}",
                     f"{{dataplane: {dataplane}, planes: 1, link_mbps: 80}}")
@@ -86,7 +88,7 @@ def session_of(spec: FabricSpec):
 @pytest.mark.parametrize("dataplane", ["openflow", "srv6"])
 def test_the_injector_drops_on_the_t0_port_facing_each_target_host_on_every_plane(monkeypatch, dataplane):
     ports = FakePortProgram()
-    monkeypatch.setattr(injectors, "port_program", ports)
+    monkeypatch.setattr(port_faults, "port_program", ports)
     spec = FabricSpec(dataplane=dataplane)
     every = make_injector(session_of(spec), FaultEvent(0, "nic_loss", "hosts", params={"p": 0.01}))
     facing = {(spec.t0_name(p, spec.rack_of(h)), spec.t0_host_port(h)) for h in range(spec.hosts)
@@ -104,7 +106,7 @@ def test_the_injector_drops_on_the_t0_port_facing_each_target_host_on_every_plan
 def test_the_injector_says_which_port_did_not_take_the_drop_rate(monkeypatch):
     spec = FabricSpec(planes=2)
     stuck = spec.switch_intf(spec.t0_name(1, 0), spec.t0_host_port(0))
-    monkeypatch.setattr(injectors, "port_program", FakePortProgram(stuck=stuck))
+    monkeypatch.setattr(port_faults, "port_program", FakePortProgram(stuck=stuck))
     with pytest.raises(FaultError, match=f"drop probability 0.5 not set on \\['{stuck}'\\]"):
         NicLoss(session_of(spec), "h0", {"p": 0.5}).start()
 

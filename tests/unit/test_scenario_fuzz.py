@@ -23,11 +23,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from faults.model import KINDS
+from faults.catalog import FAULT_KINDS
 from lab.scenario.load import (
     ALL_T0_T1_LINKS,
     MAX_FAULT_EVENTS,
-    PLANE_DOWN,
     SCENARIO_DIR,
     Scenario,
     ScenarioError,
@@ -35,6 +34,10 @@ from lab.scenario.load import (
     load_scenario,
 )
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
+
+PLANE_DOWN = "plane_down"   # expanded by the loader into link_flap events
+# the kinds an event can be: those with an injector
+KINDS = tuple(name for name, kind in FAULT_KINDS.items() if kind.injector is not None)
 
 LOAD_LIMIT_S = 1.0  # generous: a load takes milliseconds; the caps keep the worst case near 0.5 s
 HANG_S = 5.0  # the guard: well past the limit, so a slow load fails on time and a hung one here

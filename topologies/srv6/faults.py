@@ -1,4 +1,4 @@
-"""The srv6 data plane's part of the lab's faults (faults/injectors.py,
+"""The srv6 data plane's part of the lab's faults (the injectors of faults/,
 docs/srv6.md "Faults on srv6"): a link's router ends brought back with what
 the kernel deleted when they went down, a router's reboot, and the routers'
 tables checked back to their built state. Each step raises BuildError naming
@@ -11,7 +11,7 @@ import operator
 from topologies.build import BuildError
 from topologies.names import Switch
 from topologies.srv6 import builder
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 # Problems named in one error; the rest are counted.
 SHOWN_PROBLEMS = 6

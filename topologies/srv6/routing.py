@@ -59,17 +59,17 @@ import psutil
 
 from topologies.routing import (DEFAULT_CONVERGENCE_DELAY, DEFAULT_HOLD_DOWN, ROUTING_LOG, RoutingEmulation,
                                  connected_since)
-from topologies.atomic import write_json_atomic
-from topologies.child_process import ChildProcess
+from topologies.system.atomic import write_json_atomic
+from topologies.system.child_process import ChildProcess
 from topologies.build import BuildError
 from topologies.fabric import FabricError, FabricSpec
-from topologies.placement import placement_of
+from topologies.cluster.placement import placement_of
 from topologies.names import Switch, T0T1Link
 from topologies.project import PROJECT_ROOT
 from topologies.srv6.builder import PEER
 from topologies.srv6.plan import BASELINE_BLOCK, BASELINE_RACK_PREFIX_LEN, BaselineRoute, Srv6Plan
 from topologies.routing import ecmp_group
-from topologies.waiting import wait_until
+from topologies.system.waiting import wait_until
 
 LOG = logging.getLogger("mrclab.srv6_routing")
 PROCESS_LOG = "srv6_routing.log"  # its stdout/stderr, in the session workdir
@@ -82,7 +82,7 @@ class Srv6RoutingProcess(ChildProcess):
     process (topologies/dataplane.py ControlProcess), without an OpenFlow port.
     Stopping it leaves the routes as they are: only reconvergence stops."""
 
-    port = None  # it listens on nothing: faults.injectors' controller_kill checks no port
+    port = None  # it listens on nothing: faults/controller_kill.py checks no port
     offsets: dict = {}   # one server's: SpreadRouting holds the others'
 
     def __init__(self, spec: FabricSpec, workdir: Path, convergence_delay: float = DEFAULT_CONVERGENCE_DELAY,
