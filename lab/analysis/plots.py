@@ -5,8 +5,9 @@
     iteration_cdf.png       CDF of iteration time per transport
     path_state.png          path-state heatmap (GOOD / SKIP / ASSUMED_BAD), one panel per transport
 
-``plot_all(results_dir)`` loads the directory (lab.analysis.results.load) and writes
-all three into it.
+``plot_all(results_dir, records)`` writes all three into the directory, from the records of a
+run just measured (in memory), or from the directory itself (lab.analysis.results.load)
+when only the directory is given (`lab/run.py report`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from lab.analysis.fault_windows import FaultWindow, fault_windows  # noqa: E402
 from lab.analysis.iteration_record import Iteration  # noqa: E402
 from lab.analysis.path_retirement import STATE_ORDER  # noqa: E402
 from lab.analysis.summary import transports_of  # noqa: E402
-from lab.analysis.results import load  # noqa: E402
+from lab.analysis.results import Records, load  # noqa: E402
 
 # Same colour for a transport in every figure.
 TRANSPORT_COLORS = {"mrc": "tab:blue", "baseline": "tab:orange"}
@@ -286,10 +287,11 @@ def _save(fig, path: str | Path) -> Path:
     return path
 
 
-def plot_all(results_dir: str | Path) -> list[Path]:
-    """Write iteration_timeline.png, iteration_cdf.png and path_state.png into ``results_dir``."""
+def plot_all(results_dir: str | Path, records: Records | None = None) -> list[Path]:
+    """Write iteration_timeline.png, iteration_cdf.png and path_state.png into ``results_dir``,
+    from `records` (a run just measured, in memory) or else from what the directory holds."""
     results_dir = Path(results_dir)
-    rec = load(results_dir)
+    rec = records if records is not None else load(results_dir)
     return [
         iteration_timeline(rec.iterations, rec.events, results_dir / "iteration_timeline.png"),
         iteration_cdf(rec.iterations, results_dir / "iteration_cdf.png"),

@@ -69,8 +69,8 @@ PATH_LOSS_P = 0.2
 # gives (topologies/dataplane.py's DataPlane flags), each with its words: the baseline's single plane
 # runs lossless (ROCE_FABRIC, INCAST_ROCE_FABRIC), and the collisions are its queue pairs hashed by the
 # switches.
-LOSSLESS = ("lossless_capable", "run its plane lossless (PFC-like)")
-PORT_HASH = ("ecmp_hashes_ports", "hash its queue pairs by their UDP ports (ECMP over the 5-tuple)")
+LOSSLESS = (lambda plane: plane.lossless_capable, "run its plane lossless (PFC-like)")
+PORT_HASH = (lambda plane: plane.ecmp_hashes_ports, "hash its queue pairs by their UDP ports (ECMP over the 5-tuple)")
 NEEDS = {"collisions": (PORT_HASH, LOSSLESS), "sizes": (PORT_HASH, LOSSLESS), "loss": (LOSSLESS,),
          "incast": (LOSSLESS,)}
 
@@ -78,10 +78,10 @@ NEEDS = {"collisions": (PORT_HASH, LOSSLESS), "sizes": (PORT_HASH, LOSSLESS), "l
 def unmet_needs(kind: str, dataplane: str) -> str | None:
     """Why the rows of `kind` (a PAPER key) cannot run on `dataplane`, in one line; None: they can."""
     needs = NEEDS.get(kind, ())
-    missing = [words for flag, words in needs if not getattr(DATAPLANE_TYPES[dataplane], flag)]
+    missing = [words for has, words in needs if not has(DATAPLANE_TYPES[dataplane])]
     if not missing:
         return None
-    able = [name for name, plane in DATAPLANE_TYPES.items() if all(getattr(plane, flag) for flag, _ in needs)]
+    able = [name for name, plane in DATAPLANE_TYPES.items() if all(has(plane) for has, _ in needs)]
     return (f"needs the {' or '.join(able)} data plane: for the RoCE-like baseline, {dataplane} does not "
             f"{' or '.join(missing)}")
 

@@ -73,7 +73,7 @@ def run_experiment(scenario: Scenario, results_root: Path, progress: ProgressCal
             records.summary[transport].heartbeat = Heartbeat(**figures)
     out = ResultsDir.create(name=scenario.name, root=results_root)
     out.write_all(records)
-    plots.plot_all(out.path)
+    plots.plot_all(out.path, records)
     if records.config.partial is not None:
         raise RunInterrupted(out.path, f"{partial_line(records.config)}; partial results in {out.path}")
     return out.path, records.summary

@@ -72,6 +72,7 @@ PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --qui
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
              # named in docs/numbers.md's scale section without its `sudo python lab/run.py` prefix
              "sudo python lab/run.py bench --scale --update-readme",
+             "sudo python lab/run.py bench --scale --dataplane srv6",
              "sudo python lab/run.py bench --quick --dataplane openflow",
              "sudo python lab/run.py paper", "sudo python lab/run.py paper --quick",
              "sudo python lab/run.py paper --update-readme", "sudo python lab/run.py paper --quick --update-readme",

@@ -252,6 +252,17 @@ def test_plot_all_writes_pngs(tmp_path):
         assert_png(p)
 
 
+def test_plots_from_the_records_in_memory_are_those_from_the_directory(tmp_path):
+    """A run plots what it just measured, without reading its directory back; `report` reads the
+    directory: both draw the same figures."""
+    records = sample_records()
+    rd = ResultsDir.create(root=tmp_path, name="m")
+    rd.write_all(records)
+    from_memory = [p.read_bytes() for p in plots.plot_all(rd.path, records)]
+    from_disk = [p.read_bytes() for p in plots.plot_all(rd.path)]
+    assert from_memory == from_disk
+
+
 def test_plots_on_empty_and_single_transport(tmp_path):
     rd = ResultsDir.create(root=tmp_path, name="e")
     rd.write_all(Records(config=RunConfig(CFG)))
