@@ -180,7 +180,7 @@ def collect(q, procs, timeout_s):
     return res
 
 
-def main(argv=None):
+def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=50)
     ap.add_argument("--msg-kb", type=int, default=64)
@@ -203,6 +203,11 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.wire == "paper" and a.transport != "mrc":
         ap.error("--wire paper is MRC's packet: --transport mrc")
+    return a
+
+
+def main(argv=None):
+    a = parse_args(argv)
     if a.wire != "ipv4":
         own_ipv6_loopback(a.planes)
     n_msgs = max(1, int(a.mb * 1024 / a.msg_kb))

@@ -1,11 +1,14 @@
-"""The bench's report (`lab/run.py bench`, `bench --scale`): its figures and sweeps as tables
-on the console, as bench.md and bench.json in the results directory, at --json PATH and,
-if asked, in its block of a docs/ page (TABLE_PAGES). Figures are lab.runners.bench.Figure; save_report and
-update_readme_block serve the paper's report too.
+"""The bench's and the paper's reports (`lab/run.py bench`, `bench --scale`, `paper`): their figures,
+sweeps and rows as tables on the console, as bench.md/bench.json or paper.md/paper.json in the
+results directory, at --json PATH and, if asked, in its block of a docs/ page (TABLE_PAGES), under
+a header naming the machine (machine_meta). Figures are lab.runners.bench.Figure, rows
+lab.paper.row.PaperRow.
 """
 
 from __future__ import annotations
 
+import datetime
+import platform
 from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
@@ -140,3 +143,47 @@ def scale_markdown(sweep: dict) -> str:
 
 def _mbps(rate: float | None) -> str:
     return "-" if rate is None else f"{rate:g} Mb/s"
+
+
+def machine_meta() -> dict:
+    """The machine and the date a table's header names."""
+    import psutil  # imported here: start-up time (the module docstring)
+
+    return {"machine": f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
+                       f"{psutil.virtual_memory().total / 2**30:.0f} GiB",
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+
+
+def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
+    """The paper table on the console, in paper.md/paper.json (and docs/paper.md if asked), and the time taken."""
+    # imported here: start-up time (the module docstring)
+    from lab.paper.runner import COLUMNS, cells
+
+    table = Table(title="The MRC paper's experiments on the lab")
+    for col in COLUMNS:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        texts = list(cells(row))
+        texts[3] = f"[{'green' if row.same_shape else 'red'}]{texts[3]}[/]"
+        texts[4] = f"[{'green' if row.trusted else 'yellow'}]{texts[4]}[/]"
+        table.add_row(*texts)
+    console.print(table)
+    save_paper(rows, meta, out, update_readme, json_path)
+    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False, soft_wrap=True)
+
+
+def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
+               json_path: Optional[Path] = None) -> None:
+    """paper.md and paper.json in the run's directory `out` (docs/paper.md's block and --json PATH if asked),
+    for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
+    meta: machine_meta() with quick, elapsed_s and the rows' dataplane (the paper's own if not given)."""
+    # imported here: start-up time (the module docstring)
+    from lab.paper.runner import markdown, to_json
+    from lab.paper.settings import DATAPLANE
+
+    plane = meta.setdefault("dataplane", DATAPLANE)
+    header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}"
+              f"{'' if plane == DATAPLANE else ' --dataplane ' + plane}` on {meta['date']}, {meta['machine']}; "
+              f"took {meta['elapsed_s'] / 60:.1f} min.")
+    save_report(out, "paper", markdown(rows, header), to_json(rows, meta), json_path,
+                "paper" if update_readme else None)

@@ -13,10 +13,8 @@ what costs a millisecond or two is imported at the top.
 
 from __future__ import annotations
 
-import datetime
 import enum
 import os
-import platform
 import sys
 import time
 from dataclasses import replace
@@ -28,7 +26,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from lab.scenario.record import MIB, Scenario
-from lab.bench_report import BENCH_PAGE, PAPER_PAGE, report_figures, report_scale, save_report
+from lab.bench_report import BENCH_PAGE, PAPER_PAGE, machine_meta, report_figures, report_paper, report_scale
+from lab.check_report import check_figures, print_check
 from lab.console import console, write_json
 from lab.plumbing.lock import LabBusy
 from lab.runners.progress import run_progress
@@ -346,7 +345,8 @@ def bench_scale(planes: list[str], meta: dict, out: Path, update_readme: bool, j
     then each one's sweep; exits 0 when the first has a faithful size and no cost fell short."""
     # imported here: start-up time (the module docstring)
     from faults.injectors import FaultError
-    from lab.runners.bench import cost_figures, dataplane_costs, not_run_figure, run_steps, scale_sweep
+    from lab.runners.bench import not_run_figure, run_steps
+    from lab.runners.bench_scale import cost_figures, dataplane_costs, scale_sweep
     from lab.runners.job import JobError
     from topologies.build import BuildError
 
@@ -389,7 +389,8 @@ def bench_plan(quick: bool, scale: bool, plane: str = DEFAULT_FABRIC.dataplane, 
     """What the bench will run, in order: its steps, or the fabric sizes each scale sweep tries
     (until efficiency falls below the give-up floor); `asked`: --dataplane named `plane`."""
     # imported here: start-up time (the module docstring)
-    from lab.runners.bench import COST_ROUNDS, NO_FABRIC_STEPS, SCALE_STEPS, Bench
+    from lab.runners.bench import NO_FABRIC_STEPS, Bench
+    from lab.runners.bench_scale import COST_ROUNDS, SCALE_STEPS
 
     if scale:
         planes = scale_planes(plane, asked)
@@ -448,50 +449,6 @@ def paper(
     raise typer.Exit(1 if any(row.not_run for row in rows) else 0)
 
 
-def machine_meta() -> dict:
-    """The machine and the date a table's header names."""
-    import psutil  # imported here: start-up time (the module docstring)
-
-    return {"machine": f"{platform.system()} {platform.release()}, {psutil.cpu_count()} cores, "
-                       f"{psutil.virtual_memory().total / 2**30:.0f} GiB",
-            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
-
-
-def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
-    """The paper table on the console, in paper.md/paper.json (and docs/paper.md if asked), and the time taken."""
-    # imported here: start-up time (the module docstring)
-    from lab.paper.runner import COLUMNS, cells
-
-    table = Table(title="The MRC paper's experiments on the lab")
-    for col in COLUMNS:
-        table.add_column(col, overflow="fold")
-    for row in rows:
-        texts = list(cells(row))
-        texts[3] = f"[{'green' if row.same_shape else 'red'}]{texts[3]}[/]"
-        texts[4] = f"[{'green' if row.trusted else 'yellow'}]{texts[4]}[/]"
-        table.add_row(*texts)
-    console.print(table)
-    save_paper(rows, meta, out, update_readme, json_path)
-    console.print(f"took {meta['elapsed_s'] / 60:.1f} min; results: {out}", highlight=False, soft_wrap=True)
-
-
-def save_paper(rows: list, meta: dict, out: Path, update_readme: bool = False,
-               json_path: Optional[Path] = None) -> None:
-    """paper.md and paper.json in the run's directory `out` (docs/paper.md's block and --json PATH if asked),
-    for any list of rows: how `lab/run.py paper` writes them, and how a test writes a run of a few rows.
-    meta: machine_meta() with quick, elapsed_s and the rows' dataplane (the paper's own if not given)."""
-    # imported here: start-up time (the module docstring)
-    from lab.paper.runner import markdown, to_json
-    from lab.paper.settings import DATAPLANE
-
-    plane = meta.setdefault("dataplane", DATAPLANE)
-    header = (f"`lab/run.py paper{' --quick' if meta['quick'] else ''}"
-              f"{'' if plane == DATAPLANE else ' --dataplane ' + plane}` on {meta['date']}, {meta['machine']}; "
-              f"took {meta['elapsed_s'] / 60:.1f} min.")
-    save_report(out, "paper", markdown(rows, header), to_json(rows, meta), json_path,
-                "paper" if update_readme else None)
-
-
 @app.command()
 def check(
     planes: int = typer.Option(DEFAULT_FABRIC.planes, help="Planes (NIC ports per host)."),
@@ -524,55 +481,9 @@ def check(
         timings = session.timings
     except BuildError as exc:
         fail(str(exc))
-    print_check(spec, result, timings)
+    print_check(spec, result, timings, session.dataplane.route_proof_words)
     write_json(json_path, check_figures(spec, result, timings))
     raise typer.Exit(0 if result.ok else 1)
-
-
-def print_check(spec: FabricSpec, result, timings: dict) -> None:
-    """`check`'s findings on the console: paths per plane, failures, conservation, timings.
-    result: lab.runners.check.run_check()'s."""
-    table = Table(title="paths per plane")
-    table.add_column("plane", justify="right")
-    table.add_column("verified", justify="right")
-    for plane, (ok, total) in sorted(result.per_plane.items()):
-        table.add_row(str(plane), f"[{'green' if ok == total else 'red'}]{ok}/{total}[/]")
-    console.print(table)
-    for failure in result.failures[:20]:
-        console.print(f"  [red]FAIL[/] {failure}", highlight=False)
-    for attempt in result.conservation_attempts:
-        lost = attempt["sent"] - attempt["received"]
-        busy = (f"CPU-bound (cores {attempt['cpu_mean_pct']:.0f} % busy): the emulator, not the fabric, "
-                "was the bottleneck" if attempt["cpu_bound"] else f"not CPU-bound ({attempt['cpu_mean_pct']:.0f} %)")
-        console.print(f"conservation at {attempt['load']:g} of link rate: sent {attempt['sent']}, "
-                      f"received {attempt['received']}, unexplained loss {lost}; {busy}", highlight=False)
-    console.print(f"build {timings['build_s']:.1f} s, verify {result.verify_s:.1f} s, "
-                  f"teardown {timings['teardown_s']:.1f} s", highlight=False)
-    console.print(f"port program on {result.port_program_ports[0]}/{result.port_program_ports[1]} switch ports",
-                  highlight=False)
-    how = dataplane_for(spec).route_proof_words
-    console.print(f"paths verified: {result.paths_ok}/{result.paths_total} (every (source, destination, plane, T1) "
-                  f"route, {how})", highlight=False)
-
-
-def check_figures(spec: FabricSpec, result, timings: dict) -> dict:
-    """`check`'s figures for --json PATH."""
-    return {
-        "dataplane": spec.dataplane,
-        "paths_total": result.paths_total,
-        "paths_ok": result.paths_ok,
-        "planes": spec.planes,
-        "switches": spec.switch_count,
-        "hosts": spec.hosts,
-        "build_s": round(timings["build_s"], 3),
-        "verify_s": round(result.verify_s, 3),
-        "teardown_s": round(timings["teardown_s"], 3),
-        "conservation_sent": result.conservation_sent,
-        "conservation_received": result.conservation_received,
-        "conservation_attempts": result.conservation_attempts,
-        "port_program_ports": list(result.port_program_ports),
-        "failures": result.failures,
-    }
 
 
 @app.command()

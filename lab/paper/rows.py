@@ -18,13 +18,13 @@ from lab.paper.run_part import (CollisionsRecord, ExpectedEfficiency, FlapRecord
                                 PathLossRecord, StartupRun, SwitchRecord, VictimFigures, efficiency_in)
 from mrc_host.routes import route_of
 
-PAPER_JSON = "paper.json"          # lab/cli.py save_paper writes it into the run's directory
+PAPER_JSON = "paper.json"          # lab/bench_report.py save_paper writes it into the run's directory
 COMMAND = "sudo python lab/run.py paper"
 
 
 @dataclass(frozen=True)
 class PaperMeta:
-    """paper.json's header: lab/cli.py machine_meta, with the pass's --quick, its data plane and
+    """paper.json's header: lab/bench_report.py machine_meta, with the pass's --quick, its data plane and
     the time it took; a field a run of another version lacks reads as unknown (its data plane as
     its rows', srv6)."""
 

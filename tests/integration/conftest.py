@@ -44,7 +44,7 @@ def paper_links_run(tmp_path_factory):
     test_paper.py checks the row, test_notebooks.py draws it with notebook 06.
     root: the results root, path: the paper run's directory, rows: the PaperRows."""
     from lab.analysis.results import ResultsDir
-    from lab.cli import machine_meta, save_paper
+    from lab.bench_report import machine_meta, save_paper
     from lab.paper import runner, settings
 
     root = tmp_path_factory.mktemp("paper-results")

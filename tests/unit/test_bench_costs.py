@@ -1,7 +1,8 @@
 """The data planes' cost figures of `bench --scale` (every data plane): medians over the
 alternating checks, the slowest build, and no pass when a check lost packets."""
 
-from lab.runners.bench import Figure, cost_figures
+from lab.runners.bench import Figure
+from lab.runners.bench_scale import cost_figures
 
 
 def check(plane: str, us: float, build_s: float = 5.0, lost: int = 0) -> dict:

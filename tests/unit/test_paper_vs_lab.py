@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lab.analysis.results import ResultsDir
-from lab.cli import save_paper
+from lab.bench_report import save_paper
 from lab.jupyter import notebook_support as nbs
 from lab.paper import figures as paper_figures
 from lab.paper import links, runner, settings, switch_faults, thresholds

@@ -139,6 +139,28 @@ class Srv6Fabric:
         self.hosts, self.routers, self.crossings, self.relays = {}, {}, [], []
 
 
+def _check_before_build(spec: FabricSpec, shaping: bool, other_servers: list[str], agents: dict,
+                        engine: UnEngine | None) -> UnEngine:
+    """Refuse a build that cannot succeed, before anything is made: shaping on a server without
+    its agent, no root, no port program (here or on another server), ifindexes out of range, a
+    uN engine this kernel refuses. Returns the engine (chosen_engine() when None)."""
+    without = [server for server in other_servers if server not in agents]
+    if shaping and without:
+        raise BuildError(f"shaping on server(s) {', '.join(without)} needs their agent (topologies/cluster/server_channel.py, "
+                         "docs/cluster.md): open one to each, or build the fabric with shaping off")
+    require_root()
+    if shaping:
+        check_port_program()
+        for agent in agents.values():
+            agent.call("port_program", call="check_prerequisites")
+    check_ifindex_range(spec)
+    engine = engine or chosen_engine()
+    refused = engine.unavailable()
+    if refused:
+        raise BuildError(f"uN engine {engine.name}: {refused}")
+    return engine
+
+
 def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = True,
                       placement: Placement | None = None, agents: dict | None = None,
                       engine: UnEngine | None = None) -> Srv6Fabric:
@@ -158,20 +180,7 @@ def build_srv6_fabric(spec: FabricSpec, shaping: bool = True, trimming: bool = T
 
     spread = placement is not None and len(placement.servers) > 1
     agents = dict(agents or {})
-    without = [server for server in (placement.servers[1:] if spread else []) if server not in agents]
-    if shaping and without:
-        raise BuildError(f"shaping on server(s) {', '.join(without)} needs their agent (topologies/cluster/server_channel.py, "
-                         "docs/cluster.md): open one to each, or build the fabric with shaping off")
-    require_root()
-    if shaping:
-        check_port_program()
-        for agent in agents.values():
-            agent.call("port_program", call="check_prerequisites")
-    check_ifindex_range(spec)
-    engine = engine or chosen_engine()
-    refused = engine.unavailable()
-    if refused:
-        raise BuildError(f"uN engine {engine.name}: {refused}")
+    engine = _check_before_build(spec, shaping, placement.servers[1:] if spread else [], agents, engine)
     setLogLevel("error")
     started = time.monotonic()
     fabric = Srv6Fabric(spec=spec, plan=Srv6Plan(spec), engine=engine, datapath=f"{DATAPATH} (uN End: {engine.name})",
