@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.plumbing import cleanup, servers
+from lab.console import console
 from lab.plumbing.lock import lab_lock
 from topologies.dataplane import ControlProcess, DataPlane, Fabric
 from topologies.dataplanes import dataplane_for
@@ -89,8 +90,8 @@ def _session(spec: FabricSpec, workdir: Path | None, shaping: bool, trimming: bo
             for server, (offset, bound) in session.controller.offsets.items():
                 session.timings[f"clock_offset_s {server}"] = offset
                 session.timings[f"clock_bound_us {server}"] = bound * 1e6
-                print(f"server {server}: its clock {offset:+.6f} s from this one's, within {bound * 1e6:.0f} us "
-                      "(the times it reports are put on this clock)", flush=True)
+                console.print(f"server {server}: its clock {offset:+.6f} s from this one's, within "
+                              f"{bound * 1e6:.0f} us (the times it reports are put on this clock)", highlight=False)
         yield session
     finally:
         # Teardown must not be cut short by a second Ctrl-C.

@@ -32,6 +32,7 @@ from lab.runners.job import JobInterrupted, job_spec, run_job
 from lab.runners.lossless_report import pause_event, pause_line
 from lab.runners.progress import ProgressCallback
 from lab.analysis.results import Records, ResultsDir
+from lab.console import console
 from lab.plumbing.session import Session, lab_session
 from topologies.routing import read_routing_events
 
@@ -169,7 +170,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
                  for ev, inj in timeline.injectors if hasattr(inj, "stats")]
     if pauses:
         produced.append(pause_event(pauses_before, pauses.report(), round(ended - t0, 6), transport))
-        print(pause_line(produced[-1]), flush=True)
+        console.print(pause_line(produced[-1]), highlight=False)
     if result.error:
         produced.append({"t": round(ended - t0, 6), "kind": "error", "transport": transport,
                          "message": result.error})
