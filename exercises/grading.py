@@ -284,6 +284,11 @@ class TimedBlackhole:
 
 # ---- reporting ---------------------------------------------------------------------------------
 
+def verdict_of(checks: list[tuple[str, bool]]) -> int:
+    """The exit code of these checks: 0 (PASS) if there are some and every one is met, else 1."""
+    return 0 if checks and all(ok for _, ok in checks) else 1
+
+
 def report(checks: list[tuple[str, bool]], figures: list[str]) -> int:
     """Print the measured figures, each check and PASS/FAIL; returns the exit code (0 = PASS)."""
     print()
@@ -292,10 +297,9 @@ def report(checks: list[tuple[str, bool]], figures: list[str]) -> int:
     print()
     for text, ok in checks:
         print(f"  [{'ok' if ok else 'FAILED'}] {text}")
-    passed = bool(checks) and all(ok for _, ok in checks)
     print()
-    print("PASS" if passed else "FAIL")
-    return 0 if passed else 1
+    print("PASS" if verdict_of(checks) == 0 else "FAIL")
+    return verdict_of(checks)
 
 
 def reasoning_lines(student, name: str = "REASONING") -> list[str]:
@@ -443,6 +447,12 @@ def hand_in(path: Path, exercise: Exercise, opts: Options, answer, checks, figur
     print(f"hand-in bundle: {path}")
 
 
+def hidden_rng(exercise: str, seed: int) -> random.Random:
+    """The generator of one exercise's hidden parameters for `seed` (a string seed is hashed whole:
+    neighbouring seeds, and the same seed in two exercises, draw unrelated values)."""
+    return random.Random(f"{exercise}:{seed}")
+
+
 def grade_once(exercise: Exercise, argv: list[str]) -> int:
     """One grader run; returns the exit code (0 PASS, 1 FAIL)."""
     opts = grader_args(argv, exercise.starting_file, exercise.default_dataplane, exercise.dataplanes)
@@ -452,10 +462,9 @@ def grade_once(exercise: Exercise, argv: list[str]) -> int:
         # nothing is measured, nothing is shown: an empty answer learns no figure
         print("your answer is not filled in yet: " + "; ".join(missing))
         checks = [("the answer is filled in (the grader measures once it is)", False)]
-        verdict = report(checks, [])
         if opts.json:
-            hand_in(opts.json, exercise, opts, answer, checks, [], verdict, None, None, None)
-        return verdict
+            hand_in(opts.json, exercise, opts, answer, checks, [], verdict_of(checks), None, None, None)
+        return report(checks, [])
     measured_from, earlier = None, None
     if opts.measured is not None:
         earlier, measured_from = read_measurement(opts.measured, exercise.name)
@@ -466,7 +475,7 @@ def grade_once(exercise: Exercise, argv: list[str]) -> int:
     else:
         spec = opts.spec
         seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(1, 1_000_000)
-        hidden = exercise.draw(random.Random(seed), spec)
+        hidden = exercise.draw(hidden_rng(exercise.name, seed), spec)
         print(f"seed {seed} (the hidden parameters; --seed {seed} repeats them)", flush=True)
     if earlier is not None and not exercise.policy:
         measurement = earlier
@@ -489,10 +498,10 @@ def grade_once(exercise: Exercise, argv: list[str]) -> int:
     if measurement.get("cpu_bound"):
         figures = figures + ["", "the machine was CPU-bound during the run: its figures measured the machine "
                                  "too (grade again with the machine to itself)"]
-    verdict = report(checks, figures)
-    if opts.json:
-        hand_in(opts.json, exercise, opts, answer, checks, figures, verdict, measurement, results, measured_from)
-    return verdict
+    if opts.json:   # written first: PASS or FAIL stays the last line printed
+        hand_in(opts.json, exercise, opts, answer, checks, figures, verdict_of(checks), measurement, results,
+                measured_from)
+    return report(checks, figures)
 
 
 def grade(exercise: Exercise) -> None:
@@ -501,4 +510,4 @@ def grade(exercise: Exercise) -> None:
 
 __all__ = ["SMALL_FABRIC", "Exercise", "grader_args", "Run", "run", "lab_session", "slow_t1",
            "rto_floor_through_slow_t1", "slow_last_hop", "t0_t1_link_ports", "TimedBlackhole", "report", "grade",
-           "grade_once", "load_module", "filled", "reasoning_lines", "port_program"]
+           "grade_once", "hidden_rng", "load_module", "filled", "reasoning_lines", "port_program"]

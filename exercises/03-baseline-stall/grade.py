@@ -45,12 +45,13 @@ BUFFER = 256 << 10            # ~0.1 s per clean iteration: the stall stands out
 PLANE = 0
 # the hidden settings: a short and a long convergence delay D; links held down past D + rto_max (so the
 # repair cannot end the stall) by PAST_D_RTO, and a short flap (L < D) with the long D
-SHORT_DELAYS, LONG_DELAYS, FLAPS = (1.5, 2.0, 2.5), (3.5, 4.0, 4.5), (0.8, 1.0, 1.2)
+# (to 0.1 s: the stall's offset past D depends on where D falls between the rail's timeouts)
+SHORT_DELAYS, LONG_DELAYS, FLAPS = (1.5, 2.5), (3.5, 4.5), (0.8, 1.0, 1.2)
 PAST_D_RTO = 0.5
 
 
 def draw(rng, spec) -> dict:
-    short, long_ = rng.choice(SHORT_DELAYS), rng.choice(LONG_DELAYS)
+    short, long_ = round(rng.uniform(*SHORT_DELAYS), 1), round(rng.uniform(*LONG_DELAYS), 1)
     down = lambda d: round(d + RTO_MAX + PAST_D_RTO, 2)   # noqa: E731
     return {"settings": [[short, down(short), True], [long_, down(long_), True], [long_, rng.choice(FLAPS), False]]}
 
