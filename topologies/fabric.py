@@ -418,3 +418,15 @@ def _below(digits: str, count: int) -> bool:
 def host_addresses(spec: FabricSpec) -> dict[int, list[str]]:
     """host id -> its IP on each plane (what an agent needs to reach a peer)."""
     return {h: [spec.host_ip(h, p) for p in range(spec.planes)] for h in range(spec.hosts)}
+
+
+def expected_paths(spec: FabricSpec, src: int, dst: int):
+    """(plane, t1, ev) for every path from host src to host dst, with the first EV that takes it:
+    what `check`'s path probes send (lab/inhost/pathprobe.py); t1 None within a rack."""
+    same_rack = spec.rack_of(src) == spec.rack_of(dst)
+    for plane in range(spec.planes):
+        if same_rack:
+            yield plane, None, spec.evs[0]
+        else:
+            for t1 in range(spec.spines):
+                yield plane, t1, spec.evs_for_t1(t1)[0]

@@ -26,9 +26,8 @@ import struct
 import sys
 import time
 
-from topologies.fabric import FabricSpec
+from topologies.fabric import FabricSpec, expected_paths
 from topologies.dataplanes import dataplane_for
-from topologies.openflow.route_check import expected_paths
 from mrc_host.wire import EV_PORT_BASE, MRC_PORT
 from topologies.system.waiting import wait_until
 

@@ -31,7 +31,7 @@ from topologies.port_program import port_program
 from topologies.names import Host, NicPort, Switch, SwitchPort
 from topologies.port_program.port_program import LAB_PIN_ROOT
 from topologies.cluster.remote import clean_patch_namespace, patch_namespaces
-from topologies.srv6.un_engine import PROGRAM_NAME as UN_PROGRAM_NAME
+from topologies.dataplanes import DATAPLANE_TC_PROGRAMS
 from topologies.system.waiting import wait_until
 
 STATE_DIR = Path("/run/mrclab")
@@ -60,7 +60,7 @@ PROCESS_RE = re.compile(
 # The lab's tc programs' function names, as bpftool shows them: the switch port program
 # (topologies/port_program/port_program.c) and the srv6 routers' uN program (topologies/srv6/un_program.c).
 PORT_PROGRAM_NAME = "port_egress"
-LAB_TC_PROGRAMS = (PORT_PROGRAM_NAME, UN_PROGRAM_NAME)
+LAB_TC_PROGRAMS = (PORT_PROGRAM_NAME, *DATAPLANE_TC_PROGRAMS)
 
 
 def run(cmd: list[str], timeout: float = 20, input: str | None = None) -> subprocess.CompletedProcess:

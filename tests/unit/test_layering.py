@@ -146,3 +146,54 @@ def test_the_cycle_scans_find_a_cycle(tmp_path):
     assert cycles({name: imports_of(name, modules, in_functions=False) for name in modules}) == [
         ["pkg.one.a", "pkg.one.b"]]
     assert cycles(package_graph(modules)) == [["pkg.one", "pkg.two"]]
+
+
+# ---- shared code names no data plane ------------------------------------------------------------
+DATAPLANE_PACKAGES = ("topologies.srv6", "topologies.openflow")
+SHARED = LAYERS + ["bench", "exercises"]
+# The modules outside the data-plane packages that may import one, and why.
+MAY_IMPORT_A_DATA_PLANE = {
+    "topologies/dataplanes.py": "the registry of data planes: the one door to them",
+    "bench/un_engine_cost.py": "measures the srv6 routers' eBPF uN engine itself",
+    "lab/kernel_offers.py": "setup.sh's report of what each data plane finds in this kernel, by its own probes",
+    "lab/plumbing/server_agent.py": "the agent on a server of a spread fabric, which only srv6 builds: "
+                                    "its routing process, uN engine and node shells",
+}
+
+
+def dataplane_imports(path: Path) -> set[str]:
+    """The data-plane modules `path` imports, at its top or inside functions."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found |= {n for n in names if n.startswith(tuple(p + "." for p in DATAPLANE_PACKAGES)) or n in DATAPLANE_PACKAGES}
+    return found
+
+
+def test_shared_code_imports_no_data_plane_package():
+    """Every difference between the data planes goes through the DataPlane type
+    (topologies/dataplane.py), resolved by the registry: code outside topologies/srv6/ and
+    topologies/openflow/ names neither package."""
+    offenders = {}
+    for top in SHARED:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            name = str(path.relative_to(ROOT))
+            if name.startswith(tuple(p.replace(".", "/") + "/" for p in DATAPLANE_PACKAGES)):
+                continue
+            imported = dataplane_imports(path)
+            if imported and name not in MAY_IMPORT_A_DATA_PLANE:
+                offenders[name] = sorted(imported)
+    assert offenders == {}
+
+
+def test_the_data_plane_scan_sees_every_import_form(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from topologies import srv6\nimport topologies.openflow.tables\n"
+                      "def f():\n    from topologies.srv6.routing import x\nfrom topologies.fabric import y\n")
+    assert dataplane_imports(module) == {"topologies.srv6", "topologies.openflow.tables",
+                                         "topologies.srv6.routing", "topologies.srv6.routing.x"}

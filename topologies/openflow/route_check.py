@@ -7,18 +7,7 @@ that plane carrying the Ethernet source mark of the T1 it was meant to cross
 from __future__ import annotations
 
 from topologies.dataplane import RouteCheck, WorkerRunner
-from topologies.fabric import FabricSpec
-
-
-def expected_paths(spec: FabricSpec, src: int, dst: int):
-    """(plane, t1, ev) for every path from src to dst; t1 None within a rack."""
-    same_rack = spec.rack_of(src) == spec.rack_of(dst)
-    for plane in range(spec.planes):
-        if same_rack:
-            yield plane, None, spec.evs[0]
-        else:
-            for t1 in range(spec.spines):
-                yield plane, t1, spec.evs_for_t1(t1)[0]
+from topologies.fabric import FabricSpec, expected_paths
 
 
 def check_paths(session, run_workers: WorkerRunner) -> RouteCheck:
