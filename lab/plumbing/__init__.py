@@ -1,3 +1,5 @@
-"""Session plumbing: one lab at a time (lock), the lab session built and torn down whatever
-happens (session.py), cleanup after a crash (cleanup.py), and the several-servers side: the
-runner's servers and each server's agent (servers.py, server_agent.py)."""
+"""Session plumbing: one lab at a time on a machine (lock.py), the lab session that resolves the
+data plane, builds the fabric and tears it down whatever happens (session.py), removing what a
+crashed run left (cleanup.py), and the several-servers side of a session: the runner's servers
+(servers.py) and the agent each other server runs (server_agent.py; its runner's end is
+topologies/cluster/server_channel.py)."""
