@@ -29,7 +29,7 @@ from grading import Exercise, grade, load_module, reasoning_lines  # noqa: E402
 
 from exact_capacity import share_kept  # noqa: E402
 from lab.paper.runner import streams_trust  # noqa: E402
-from lab.paper.settings import DATAPLANE, FAULTED_PLANE, LINKS_FABRIC, PASSES  # noqa: E402
+from lab.paper.settings import DATAPLANE, LINKS_FABRIC, PASSES  # noqa: E402
 from lab.paper.switch_faults import T0_DOWN, T1_DOWN, fault_share, losses_text, phases_text  # noqa: E402
 from lab.paper.switch_rows import switches_row  # noqa: E402
 
@@ -127,7 +127,8 @@ def measure(spec, hidden: dict, student, earlier) -> dict:
 
 
 def judge(student, m: dict) -> tuple[list, list]:
-    lines = m["lines"] + [f"the paper's shape (plane {FAULTED_PLANE}): {m['shape']}", f"trustworthy? {m['trust']}"]
+    # the row's verdict on the paper's shape is left out: it states the capacity the model gives
+    lines = m["lines"] + [f"trustworthy? {m['trust']}"]
     lines += reasoning_lines(student)
     checks = [measured_check(student, how, share) for how, share in m["measured"].items()]
     checks += [exact_check(student, FIXED_CASES + [tuple(c) for c in m["hidden"]["cases"]]),
