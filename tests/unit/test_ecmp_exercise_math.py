@@ -1,5 +1,5 @@
-"""Exercise 05's exact computation (exercises/05-ecmp-collisions/exact_share.py), the one its grader
-holds the student's expected_share and QPS_TO_MATCH_MRC to, against brute force over every hash outcome."""
+"""Exercise 05's exact computation (exercises/solutions/05-ecmp-collisions/exact_share.py), the one its grader
+holds the student's expected_share and qps_to_match to, against brute force over every hash outcome."""
 
 import importlib.util
 from fractions import Fraction
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "exercises" / "05-ecmp-collisions" / "exact_share.py"
+PATH = Path(__file__).resolve().parents[2] / "exercises" / "solutions" / "05-ecmp-collisions" / "exact_share.py"
 _spec = importlib.util.spec_from_file_location("exact_share", PATH)
 exact = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(exact)

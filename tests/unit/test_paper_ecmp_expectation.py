@@ -13,7 +13,7 @@ from lab.paper.settings import ROCE_FABRIC
 from topologies.fabric import FabricSpec
 
 ROCE = FabricSpec(**ROCE_FABRIC)
-EXERCISE = Path(__file__).resolve().parents[2] / "exercises" / "05-ecmp-collisions" / "exact_share.py"
+EXERCISE = Path(__file__).resolve().parents[2] / "exercises" / "solutions" / "05-ecmp-collisions" / "exact_share.py"
 
 
 def brute_force(spec: FabricSpec, flows, qps: int) -> float:

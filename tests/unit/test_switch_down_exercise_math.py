@@ -1,4 +1,4 @@
-"""Exercise 06's exact answer (exercises/06-switch-down/exact_capacity.py), the one its grader holds the
+"""Exercise 06's exact answer (exercises/solutions/06-switch-down/exact_capacity.py), the one its grader holds the
 student's share_kept to, against the paper row's own capacity figures (lab/paper/switch_faults.py) and
 the reference solution."""
 
@@ -21,7 +21,7 @@ def load(path: Path):
     return module
 
 
-exact = load(EXERCISES / "06-switch-down" / "exact_capacity.py")
+exact = load(EXERCISES / "solutions" / "06-switch-down" / "exact_capacity.py")
 reference = load(EXERCISES / "solutions" / "06-switch-down" / "prediction.py")
 FABRICS = [DEFAULT_FABRIC, replace(DEFAULT_FABRIC, spines=1), replace(DEFAULT_FABRIC, planes=4, spines=4),
            replace(DEFAULT_FABRIC, planes=2, spines=3, hosts_per_rack=5)]
