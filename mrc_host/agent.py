@@ -132,6 +132,8 @@ class Agent:
         self.params = config.transport_params()
         self.garbage = 0                 # datagrams dropped before reaching a connection
         self.wakes = 0                   # loop iterations (poll calls): what a quiet agent saves
+        # system calls of the loop, for the cost of a packet in place (bench/agent_profile.py)
+        self.selects = self.recv_calls = self.send_calls = 0
         self._moderation = config.rx_moderation
         self._arriving = False             # the last wait ended with a batch of datagrams ready
         self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
@@ -362,8 +364,10 @@ class Agent:
         if self._arriving and wait > 0.0 and self._moderation > 0.0:
             # traffic is flowing: let a batch gather instead of waking for each datagram
             self.nap(self._moderation if self._moderation < wait else wait)
+            self.selects += 1
             wait = 0.0
         ready = self.sel.select(wait)
+        self.selects += 1
         self._arriving = False
         if self.readable:
             self.readable = set()
@@ -388,6 +392,7 @@ class Agent:
     # --- I/O ----------------------------------------------------------------------------------
     def _read_ready(self) -> None:
         ready = self.sel.select(0)
+        self.selects += 1
         if ready:
             self._read([key.fileobj for key, _mask in ready if key.data is None])
 
@@ -399,9 +404,10 @@ class Agent:
         handle = self.handle_datagram
         strip, port = self._strip, self.port
         now = self.clock()
-        budget = RECV_BATCH
+        budget, calls = RECV_BATCH, 0
         while socks and budget > 0:
             for sock in tuple(socks):
+                calls += 1
                 try:
                     n, anc, _flags, addr = sock.recvmsg_into(rbuf, 64)
                 except (BlockingIOError, InterruptedError):
@@ -413,6 +419,7 @@ class Agent:
                     continue
                 # the TOS (1 byte) or the traffic class (an int): ECN is in its low bits
                 handle(rview[strip:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
+        self.recv_calls += calls
         return RECV_BATCH - budget
 
     def handle_datagram(self, data, addr, tos: int, now: float) -> None:
@@ -436,6 +443,7 @@ class Agent:
         for peer, conn in self._conn_list:
             out = conn.datagrams_to_send(now)
             if out:
+                self.send_calls += len(out)
                 dests = self.peer_dests[peer]
                 for dgram, ev, plane in out:
                     socks = data_socks if dgram[1] == _T_DATA else control_socks
@@ -483,6 +491,7 @@ class Agent:
     def stats(self) -> dict:
         return {"host": self.config.host_id, "transport": self.config.transport,
                 "time": self.clock(), "garbage": self.garbage, "send_errors": self.send_errors, "wakes": self.wakes,
+                "selects": self.selects, "recv_calls": self.recv_calls, "send_calls": self.send_calls,
                 "internal_errors": self.internal_errors,
                 "peers": {peer: conn.stats() for peer, conn in self._conn_list}}
 

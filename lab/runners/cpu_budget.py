@@ -167,6 +167,7 @@ class CpuBudgetResult:
     budgets: dict = field(default_factory=dict)     # state -> budget() above
     data_packets: int = 0                           # DATA packets delivered in the traffic state
     wakes: int = 0                                  # the agents' loop iterations, all states
+    totals: dict = field(default_factory=dict)      # every counter of the agents, summed (all states)
     iterations: int = 0
     verified: bool = True
 
@@ -179,6 +180,13 @@ class CpuBudgetResult:
         cpu = traffic["machine"]["busy_s"] if kinds is None else \
             sum(traffic["kinds"][k]["cpu_s"] for k in kinds)
         return cpu / self.data_packets * 1e6
+
+    def agents_user_us_per_packet(self) -> float | None:
+        """The agents' user time (their Python) per delivered DATA packet in the traffic state, µs."""
+        traffic = self.budgets.get("traffic")
+        if not traffic or not self.data_packets:
+            return None
+        return traffic["kinds"]["agents"]["user_s"] / self.data_packets * 1e6
 
     def lab_busy_s(self, state: str) -> float:
         """CPU-s the machine was busy in `state` less the processes outside the lab (the machine's own)."""
@@ -203,13 +211,15 @@ class CpuBudgetResult:
                 "data_packets": self.data_packets, "wakes": self.wakes, "iterations": self.iterations,
                 "verified": self.verified,
                 "machine_us_per_packet": self.per_packet_us(),
-                "agents_us_per_packet": self.per_packet_us(("agents",))}
+                "agents_us_per_packet": self.per_packet_us(("agents",)),
+                "agents_user_us_per_packet": self.agents_user_us_per_packet()}
 
 
 def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int = DEFAULT_ITERATIONS,
-            transport: str = "mrc") -> CpuBudgetResult:
+            transport: str = "mrc", probe=None) -> CpuBudgetResult:
     """Build `fabric`, then measure each state in turn (the whole thing takes about
-    2 x idle_s plus the all-reduce plus the build)."""
+    2 x idle_s plus the all-reduce plus the build). A `probe` (start(), stop(): e.g.
+    lab/runners/agent_profile.py's sampler) runs over the traffic window."""
     scenario = Scenario(name="cpu-budget", fabric=fabric, transports=(transport,),
                         job=JobSettings(iterations=iterations))
     result = CpuBudgetResult(fabric, transport)
@@ -225,13 +235,21 @@ def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int 
                 time.sleep(idle_s)
             result.budgets["idle"] = idle.budget
             traffic.__enter__()
+            if probe is not None:
+                probe.start()
 
         def on_iteration(k: int, _now: float) -> None:
             if k + 1 == job.iterations:       # before the workers stop: their time is still theirs
                 result.budgets["traffic"] = traffic.close()
+                if probe is not None:
+                    probe.stop()
 
-        with FidelityMonitor(fabric, time.monotonic()), DatapathHeartbeat(session, transport):
-            run = run_job(session, job, on_iteration=on_iteration, on_ready=on_ready)
+        try:
+            with FidelityMonitor(fabric, time.monotonic()), DatapathHeartbeat(session, transport):
+                run = run_job(session, job, on_iteration=on_iteration, on_ready=on_ready)
+        finally:
+            if probe is not None:
+                probe.stop()      # a job that failed midway leaves no sampler behind
     if run.error:
         raise RuntimeError(f"the all-reduce failed: {run.error}")
     result.budgets.setdefault("traffic", traffic.close())
@@ -240,6 +258,7 @@ def measure(fabric: FabricSpec, idle_s: float = DEFAULT_IDLE_S, iterations: int 
     totals = counter_totals(run.stats)
     result.data_packets = pick(totals, "data_received")
     result.wakes = pick(totals, "wakes")
+    result.totals = totals
     return result
 
 

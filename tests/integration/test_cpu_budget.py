@@ -37,3 +37,23 @@ def test_cpu_budget_command(tmp_path, no_leftovers):
     budget = load_budget(saved)
     assert budget.cpu_s_per_packet > 0 and budget.packets_per_host_plane_mbps > 0 and budget.idle_cores_per_host > 0
     assert "default fabric: link rate" in done.stdout and "paper fabric:" in done.stdout
+
+
+AGENT_PROFILE = "sudo .venv/bin/python bench/agent_profile.py"
+
+
+def test_agent_profile_command(tmp_path, no_leftovers):
+    """docs/machine.md's profile of the agents in place: py-spy on every agent over the traffic
+    window, the shares by function and the counts per delivered packet."""
+    out = tmp_path / "profile.json"
+    done = run_typed(AGENT_PROFILE, "--idle-seconds", "1", "--iterations", "4", "--json", str(out), timeout=300)
+    assert done.returncode == 0, tail(done)
+    assert "the agents' busy time by function" in done.stdout and "per delivered DATA packet: data_sent" in done.stdout
+    figures = json.loads(out.read_text())
+    assert figures["verified"] is True and figures["samples"] > 0 and figures["agents_user_us_per_packet"] > 0
+    # the agents' own code is among the functions sampled, and the shares are of all samples
+    assert any("mrc_host/" in f["function"] for f in figures["functions"])
+    assert abs(sum(f["self_share"] for f in figures["functions"]) - 1) < 1e-6
+    # a delivered packet was sent once at least, and every loop wake made a select
+    per = figures["per_packet"]
+    assert per["data_sent"] >= 1 and per["send_calls"] >= per["data_sent"] and per["selects"] >= per["wakes"]

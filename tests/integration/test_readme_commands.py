@@ -100,6 +100,7 @@ ELSEWHERE = {
         "tests/integration/test_spread_run.py::test_run_flap_over_two_servers",
     # the CPU budget, shortened with its own options
     "sudo .venv/bin/python bench/cpu_budget.py": "tests/integration/test_cpu_budget.py::test_cpu_budget_command",
+    "sudo .venv/bin/python bench/agent_profile.py": "tests/integration/test_cpu_budget.py::test_agent_profile_command",
 }
 
 

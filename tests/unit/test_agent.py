@@ -53,6 +53,10 @@ def test_two_agents_exchange_messages(transport, tmp_path):
         assert bytes(buf[:200_000]) == data
         st = a.stats()["peers"]["b"]
         assert st["data_sent"] >= 196 and st["messages_sent"] == 2
+        # the loop's system calls (bench/agent_profile.py): a datagram is a send, every poll a select
+        loop = a.stats()
+        assert loop["send_calls"] >= st["data_sent"] and loop["selects"] >= loop["wakes"] > 0
+        assert b.stats()["recv_calls"] >= b.stats()["peers"]["a"]["data_received"]
         if transport == "mrc":
             used = {(p["ev"], p["plane"]) for p in st["per_path"] if p["sent"]}
             assert len(used) == PLANES * 3          # sprayed over every (ev, plane)
