@@ -1,11 +1,16 @@
 """What the exercise graders share: a small fabric session, congestion and
 faults made with the switch port program, job runs and their counters, and
-the PASS/FAIL report.
+one grader run (`grade(Exercise(...))`): nothing measured or shown before the
+answer is filled in, hidden parameters drawn from a printed seed, a results
+directory the notebooks open, judging against an earlier measurement
+(`--measured`), the PASS/FAIL report and the hand-in bundle (`--json`).
 
 Graders run real, short experiments on the lab (root, Mininet, OVS), on a
 fabric of 2 planes x (2 T0 + 2 T1) with one host per rack: two ranks whose
 ring traffic crosses the T1s in both directions, cheap enough for the two
-cores to keep up.
+cores to keep up. Each grader is a draw (the hidden parameters), a measure
+(the lab run, JSON out) and a judge (pure: the checks of an answer against a
+measurement, unit-tested without a fabric).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 from lab.analysis.cpu_samples import cpu_bound  # noqa: E402
 from lab.analysis.event_record import RunEvent  # noqa: E402
 from lab.analysis.iteration_record import Iteration  # noqa: E402
-from lab.analysis.results import RESULTS_ROOT, ResultsDir  # noqa: E402
+from lab.analysis.results import RESULTS_ROOT, Records, ResultsDir  # noqa: E402
 from lab.analysis.run_config import RunConfig  # noqa: E402
 from lab.analysis.summary import summarize  # noqa: E402
 from lab.live.fidelity import FidelityMonitor  # noqa: E402
@@ -387,9 +392,8 @@ def results_dir(where: Path | None, exercise: str) -> Path:
 
 
 def write_runs(path: Path, runs: list[Run], exercise: str, seed: int | None) -> None:
-    """The jobs as a results directory the notebooks open (lab/analysis/results.py's files): each job
-    is one series, named by its label, its times counted from its own start."""
-    from lab.analysis.results import Records   # the record type of a results directory
+    """The jobs as a results directory the notebooks open (the files lab/analysis/results.py writes):
+    each job is one series, named by its label, its times counted from its own start."""
     labels, iterations, events, counters, fidelity = [], [], [], {}, {}
     for r in runs:
         label = r.label if r.label not in labels else f"{r.label} ({len(labels) + 1})"
