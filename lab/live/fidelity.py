@@ -29,7 +29,7 @@ from topologies.port_program import port_program
 from topologies.cluster.placement import placement_of
 from topologies.cluster.remote import stub_counters
 from topologies.cluster.server_channel import open_channels
-from topologies.dataplanes import dataplane_for
+from topologies.dataplane import DataPlane
 from topologies.fabric import FabricSpec
 from topologies.project import PROJECT_ROOT
 from mrc_host.wire import BASELINE_PORT, MRC_PORT
@@ -192,7 +192,7 @@ class DatapathHeartbeat:
         for h in self.hosts:
             peer = self.hosts[1] if h == self.hosts[0] else self.hosts[0]
             self.out[h].unlink(missing_ok=True)
-            peers = heartbeat_addresses(self.spec, h, peer)
+            peers = heartbeat_addresses(self.session.dataplane, h, peer)
             self.procs[h] = self.session.fabric.host(h).popen(
                 [sys.executable, "-m", "lab.inhost.heartbeat", "--port", str(HEARTBEAT_PORT),
                  "--interval", str(HEARTBEAT_INTERVAL_S), "--out", str(self.out[h]), "--tag", "mrclab-heartbeat",
@@ -232,7 +232,7 @@ class DatapathHeartbeat:
         cutting = [w for w in faults if w.fault in kinds_where("cuts_routes")]
         directions = []
         for src, dst in ((a, b), (b, a)):
-            routes = heartbeat_routes(self.spec, src, dst)
+            routes = heartbeat_routes(self.session.dataplane, src, dst)
             sent = self.records[src]["sent"]
             samples = heartbeat_delays(sent, self.records[dst]["received"])
             directions.append([(t, delay) for (seq, _), (t, delay) in zip(sent, samples)
@@ -248,18 +248,18 @@ def _cut(route: Route, t: float, faults: list[FaultWindow], spec: FabricSpec) ->
                and route_crosses(w, route, hosts_per_rack=spec.hosts_per_rack) for w in faults)
 
 
-def heartbeat_routes(spec: FabricSpec, src: int, dst: int) -> list[Route]:
+def heartbeat_routes(dataplane: DataPlane, src: int, dst: int) -> list[Route]:
     """The route of each address heartbeat_addresses gives, in the same order (the data
     plane's heartbeat hops: on OpenFlow the switches' hash picks the T1, "ev?")."""
     return [Route(str(src), str(dst), hop.plane, hop.t1, None, None, None, None)
-            for hop in dataplane_for(spec).heartbeat_hops(src, dst)]
+            for hop in dataplane.heartbeat_hops(src, dst)]
 
 
-def heartbeat_addresses(spec: FabricSpec, src: int, dst: int) -> list[str]:
+def heartbeat_addresses(dataplane: DataPlane, src: int, dst: int) -> list[str]:
     """Where `src` sends its heartbeats for `dst`, taken in turn: dst's address on each
     plane (OpenFlow routes it by the tables); on srv6 each plane's uSID route via each T1
     (dst's own address within a rack), so the heartbeat crosses T0, T1 and T0 as there."""
-    return [hop.address for hop in dataplane_for(spec).heartbeat_hops(src, dst)]
+    return [hop.address for hop in dataplane.heartbeat_hops(src, dst)]
 
 
 def heartbeat_delays(sent: list, received: list) -> list[tuple[float, float | None]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mrc_host.params import TransportParams
 from mrc_host.wire import FRAME_OVERHEAD
-from topologies.dataplanes import dataplane_for
+from topologies.dataplane import DataPlane
 from topologies.fabric import LAB_PAYLOAD_SIZE, FabricSpec
 from topologies.port_program import shaping
 from topologies.port_program.port_program import PortConfig
@@ -98,13 +98,15 @@ def lab_transport_params(spec: FabricSpec, transport: str, overrides: dict) -> d
     return {"cwnd_init": window, "cwnd_max": window, **rate, **overrides}
 
 
-def agent_config(spec: FabricSpec, host: int, peers: list[int], *, transport: str, payload_size: int,
+def agent_config(dataplane: DataPlane, host: int, peers: list[int], *, transport: str, payload_size: int,
                  params: dict, stats_path: str, **extra) -> dict:
-    """One host's AgentConfig as a dict: its addresses, its peers' (only those it talks to),
-    the fabric's EVs; `extra` holds the runner's own AgentConfig fields (policy, buffer size)."""
+    """One host's AgentConfig as a dict: its addresses on the session's data plane, its peers'
+    (only those it talks to), the fabric's EVs; `extra` holds the runner's own AgentConfig
+    fields (policy, buffer size)."""
+    spec = dataplane.spec
     return {
         "host_id": spec.host_name(host),
-        **addresses(spec, host, peers, transport),
+        **addresses(dataplane, host, peers, transport),
         "evs": spec.evs,
         "t1s": spec.spines,
         "host_places": {spec.host_name(n): [n, spec.rack_of(n)] for n in [host, *peers]},
@@ -125,8 +127,8 @@ def rx_moderation(spec: FabricSpec, payload_size: int) -> float:
     return RX_MODERATION_FRAMES * (payload_size + FRAME_OVERHEAD) * 8 / spec.link_bps
 
 
-def addresses(spec: FabricSpec, host: int, peers: list[int], transport: str = "mrc") -> dict:
+def addresses(dataplane: DataPlane, host: int, peers: list[int], transport: str = "mrc") -> dict:
     """The AgentConfig fields that say where a host's datagrams go and come from:
     the data plane's (topologies/dataplane.py transport_addresses; on srv6, IPv6,
     docs/srv6.md)."""
-    return dataplane_for(spec).transport_addresses(host, peers, transport)
+    return dataplane.transport_addresses(host, peers, transport)

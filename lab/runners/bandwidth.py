@@ -233,7 +233,7 @@ def _worker_configs(session: Session, flows: list[Flow], transport: str, payload
         stats_path = session.workdir / f"streams-{transport}-{name}.jsonl"
         stats_path.unlink(missing_ok=True)
         configs[h] = {
-            "agent": agent_config(spec, h, sorted(set(send_to + recv_from)), transport=transport,
+            "agent": agent_config(session.dataplane, h, sorted(set(send_to + recv_from)), transport=transport,
                                   payload_size=payload_size, params=params, stats_path=str(stats_path),
                                   recv_buffer_size=DEFAULT_RECV_BUFFER),
             "streams": {**streams, "send_to": [spec.host_name(d) for d in send_to],

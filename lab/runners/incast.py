@@ -206,8 +206,8 @@ def _worker_configs(session: Session, roles: dict, transport: str, payload_size:
         stats_path = session.workdir / f"incast-{transport}-{spec.host_name(h)}.jsonl"
         stats_path.unlink(missing_ok=True)
         configs[h] = {
-            "agent": agent_config(spec, h, senders if role == "receiver" else [receiver], transport=transport,
-                                  payload_size=payload_size, params=params, stats_path=str(stats_path),
+            "agent": agent_config(session.dataplane, h, senders if role == "receiver" else [receiver],
+                                  transport=transport, payload_size=payload_size, params=params, stats_path=str(stats_path),
                                   recv_buffer_size=DEFAULT_RECV_BUFFER),
             "incast": {"role": role, **incast},
         }

@@ -148,8 +148,8 @@ def _rank_agent_config(session: Session, host: int, job: JobSpec, ranks: list[st
     spec = session.spec
     # only the peers the collective talks to: ring neighbours, or every rank for all-to-all
     peers = COLLECTIVE_CLASSES[job.collective].peers(ranks, spec.host_name(host))
-    return agent_config(spec, host, sorted(spec.host_names.index(p) for p in peers), transport=job.transport,
-                        payload_size=job.payload_size,
+    return agent_config(session.dataplane, host, sorted(spec.host_names.index(p) for p in peers),
+                        transport=job.transport, payload_size=job.payload_size,
                         params=lab_transport_params(spec, job.transport, job.params), stats_path=stats_path,
                         policy=job.policy, denylist_path=str(denylist_path(session.workdir)),
                         **({} if job.moderated else {"rx_moderation": 0.0}))

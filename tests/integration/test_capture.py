@@ -38,6 +38,7 @@ from topologies.system import netns
 from topologies.fabric import FabricSpec
 from topologies.srv6.builder import build_srv6_fabric
 from topologies.srv6.plan import Srv6Plan
+from topologies.dataplanes import dataplane_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (packet capture, namespaces)")
 
@@ -69,7 +70,7 @@ def capture_ipv4(tmp_path) -> list:
 # ---- the srv6 data plane's packets: IPv6 on router ports ------------------------------------
 def srv6_agent(fabric, me: int, peer: int) -> Agent:
     """Host `me`'s agent, its sockets made inside that host's namespace (they stay there)."""
-    config = AgentConfig.from_dict(agent_config(SRV6, me, [peer], transport="mrc", payload_size=1024,
+    config = AgentConfig.from_dict(agent_config(dataplane_for(SRV6), me, [peer], transport="mrc", payload_size=1024,
                                                 params={}, stats_path=None, recv_buffer_size=1 << 20))
     with netns.entered(fabric.host(me).pid):
         return Agent(config)

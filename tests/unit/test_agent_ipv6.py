@@ -26,6 +26,7 @@ from mrc_host.nic_ports import ipv6_interface_of
 from mrc_host.routes import route_of
 from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.srv6.plan import Srv6Plan
+from topologies.dataplanes import dataplane_for
 
 SRV6 = FabricSpec(dataplane="srv6")
 # one host per rack: h0 and h1 talk across a T1
@@ -37,7 +38,7 @@ def test_srv6_config_sends_every_ev_to_its_route_address():
     plan = Srv6Plan(SRV6)
     for src in range(SRV6.hosts):
         peers = [n for n in range(SRV6.hosts) if n != src]
-        fields = addresses(SRV6, src, peers)
+        fields = addresses(dataplane_for(SRV6), src, peers)
         assert fields["plane_ips"] == [str(plan.host_address(src, p)) for p in range(SRV6.planes)]
         for dst in peers:
             name = SRV6.host_name(dst)
@@ -54,7 +55,7 @@ def test_srv6_config_sends_every_ev_to_its_route_address():
 
 def test_openflow_config_is_unchanged_ipv4():
     openflow = replace(DEFAULT_FABRIC, dataplane="openflow")
-    fields = addresses(openflow, 0, [1, 2])
+    fields = addresses(dataplane_for(openflow), 0, [1, 2])
     assert fields == {"plane_ips": [openflow.host_ip(0, p) for p in range(8)],
                       "peers": {f"h{n}": [openflow.host_ip(n, p) for p in range(8)] for n in (1, 2)}}
 
@@ -121,11 +122,11 @@ def _small_configs(encapsulate: bool = True) -> tuple[AgentConfig, AgentConfig]:
     (the srv6 data plane's) or as plain UDP over IPv6."""
     made = []
     for me, peer in ((0, 1), (1, 0)):
-        d = agent_config(SMALL, me, [peer], transport="mrc", payload_size=1024, params={}, stats_path=None,
+        d = agent_config(dataplane_for(SMALL), me, [peer], transport="mrc", payload_size=1024, params={}, stats_path=None,
                          recv_buffer_size=1 << 20)
         assert d["encapsulate"]
         d["encapsulate"] = encapsulate
-        other = addresses(SMALL, peer, [me])
+        other = addresses(dataplane_for(SMALL), peer, [me])
         d["listen_ips"] = sorted({a for plane in other["route_addresses"][SMALL.host_name(me)] for a in plane})
         made.append(AgentConfig.from_dict(d))
     return made[0], made[1]
@@ -257,6 +258,6 @@ def test_garbage_on_the_raw_port_is_counted_and_dropped():
 
 def test_srv6_baseline_uses_plain_addresses_the_fabric_routes():
     plan = Srv6Plan(SRV6)
-    fields = addresses(SRV6, 0, [3], transport="baseline")
+    fields = addresses(dataplane_for(SRV6), 0, [3], transport="baseline")
     assert fields == {"plane_ips": [str(plan.baseline_address(0, p)) for p in range(SRV6.planes)],
                       "peers": {"h3": [str(plan.baseline_address(3, p)) for p in range(SRV6.planes)]}}

@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 
+from types import SimpleNamespace
+
 import pytest
 
 from faults.pause import PausePattern, PauseStream, proc_stat, record_paused, resume_recorded
@@ -15,6 +17,7 @@ from lab.live.fidelity import (DATAPATH_STALL_S, HEARTBEAT_INTERVAL_S, DatapathH
 from lab.analysis.fault_windows import FaultWindow
 from topologies.fabric import FabricSpec
 from topologies.system import waiting
+from topologies.dataplanes import dataplane_for
 
 # datapath_pause runs on OpenFlow only (the srv6 routers have no datapath process)
 HEAD = "description: t\nfabric: {dataplane: openflow}\njob: {iterations: 5, max_seconds: 45}\n"
@@ -202,9 +205,10 @@ def _heartbeat_records(spec, lost_routes, window=(1.0, 3.0), n=100):
     route k % routes; those whose route index is in `lost_routes` are lost inside `window`."""
     heartbeat = DatapathHeartbeat.__new__(DatapathHeartbeat)
     heartbeat.spec, heartbeat.hosts = spec, (0, spec.hosts - 1)
+    heartbeat.session = SimpleNamespace(spec=spec, dataplane=dataplane_for(spec))
     heartbeat.records = {h: {"sent": [], "received": []} for h in heartbeat.hosts}
     for src, dst in (heartbeat.hosts, heartbeat.hosts[::-1]):
-        routes = len(heartbeat_routes(spec, src, dst))
+        routes = len(heartbeat_routes(dataplane_for(spec), src, dst))
         for seq in range(n):
             t = seq * HEARTBEAT_INTERVAL_S
             heartbeat.records[src]["sent"].append([seq, t])
@@ -216,11 +220,11 @@ def _heartbeat_records(spec, lost_routes, window=(1.0, 3.0), n=100):
 def test_heartbeat_routes_follow_its_addresses():
     for dataplane in ("srv6", "openflow"):
         spec = FabricSpec(dataplane=dataplane)
-        routes, addresses = heartbeat_routes(spec, 0, 3), heartbeat_addresses(spec, 0, 3)
+        routes, addresses = heartbeat_routes(dataplane_for(spec), 0, 3), heartbeat_addresses(dataplane_for(spec), 0, 3)
         assert len(routes) == len(addresses)
-    srv6 = heartbeat_routes(FabricSpec(dataplane="srv6"), 0, 3)
+    srv6 = heartbeat_routes(dataplane_for(FabricSpec(dataplane="srv6")), 0, 3)
     assert [(r.plane, r.t1) for r in srv6[:3]] == [(0, 0), (0, 1), (1, 0)]
-    assert {r.t1 for r in heartbeat_routes(FabricSpec(dataplane="srv6"), 0, 1)} == {None}   # one rack
+    assert {r.t1 for r in heartbeat_routes(dataplane_for(FabricSpec(dataplane="srv6")), 0, 1)} == {None}   # one rack
 
 
 def test_heartbeats_lost_to_a_fault_that_cut_their_route_are_no_stall():

@@ -8,10 +8,11 @@ import pytest
 from lab.runners.agent_config import RX_MODERATION_FRAMES, agent_config
 from mrc_host.wire import FRAME_OVERHEAD
 from topologies.fabric import DEFAULT_FABRIC
+from topologies.dataplanes import dataplane_for
 
 
 def _moderation(spec, payload_size=8192) -> float:
-    return agent_config(spec, 0, [1], transport="mrc", payload_size=payload_size, params={},
+    return agent_config(dataplane_for(spec), 0, [1], transport="mrc", payload_size=payload_size, params={},
                         stats_path=None)["rx_moderation"]
 
 
@@ -29,6 +30,6 @@ def test_moderation_scales_with_the_link_rate_and_the_packet():
 
 @pytest.mark.parametrize("transport", ["mrc", "baseline"])
 def test_both_transports_get_the_same_nic(transport):
-    config = agent_config(DEFAULT_FABRIC, 0, [1], transport=transport, payload_size=8192, params={},
+    config = agent_config(dataplane_for(DEFAULT_FABRIC), 0, [1], transport=transport, payload_size=8192, params={},
                           stats_path=None)
     assert config["rx_moderation"] == _moderation(DEFAULT_FABRIC)

@@ -17,6 +17,7 @@ from topologies.fabric import DEFAULT_FABRIC, FabricSpec
 from topologies.names import FabricError, Host, Switch
 from topologies.srv6.plan import Hop, Srv6Plan, usids_of
 from mrc_host.wire import MAPPER_PORT
+from topologies.dataplanes import dataplane_for
 
 SPECS = [
     DEFAULT_FABRIC,
@@ -121,9 +122,9 @@ def test_a_reply_proves_its_path_by_the_routers_it_crossed():
 def test_heartbeat_addresses_cross_every_plane_and_t1_on_srv6():
     spec = dataclasses.replace(DEFAULT_FABRIC, dataplane="srv6")
     plan = Srv6Plan(spec)
-    addresses = heartbeat_addresses(spec, 0, 3)
+    addresses = heartbeat_addresses(dataplane_for(spec), 0, 3)
     assert len(set(addresses)) == spec.planes * spec.spines
     assert {plan.decode(a) for a in addresses} == {(p, t1, 3) for p in range(spec.planes) for t1 in range(2)}
-    assert heartbeat_addresses(spec, 0, 1) == [str(plan.host_address(1, p)) for p in range(spec.planes)]
+    assert heartbeat_addresses(dataplane_for(spec), 0, 1) == [str(plan.host_address(1, p)) for p in range(spec.planes)]
     openflow = dataclasses.replace(DEFAULT_FABRIC, dataplane="openflow")
-    assert heartbeat_addresses(openflow, 0, 3) == [openflow.host_ip(3, p) for p in range(8)]
+    assert heartbeat_addresses(dataplane_for(openflow), 0, 3) == [openflow.host_ip(3, p) for p in range(8)]
