@@ -183,10 +183,9 @@ class CpuBudgetResult:
 
     def agents_user_us_per_packet(self) -> float | None:
         """The agents' user time (their Python) per delivered DATA packet in the traffic state, µs."""
-        traffic = self.budgets.get("traffic")
-        if not traffic or not self.data_packets:
+        if "traffic" not in self.budgets or not self.data_packets:
             return None
-        return traffic["kinds"]["agents"]["user_s"] / self.data_packets * 1e6
+        return self.budgets["traffic"]["kinds"]["agents"]["user_s"] / self.data_packets * 1e6
 
     def lab_busy_s(self, state: str) -> float:
         """CPU-s the machine was busy in `state` less the processes outside the lab (the machine's own)."""

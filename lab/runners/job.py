@@ -4,7 +4,7 @@
 its namespace, releases iteration k+1 on every rank only when all ranks
 finished k (as synchronous training does), and records per iteration and
 per rank start/end on CLOCK_MONOTONIC, which every network namespace
-shares. It returns the records; writing them out is lab/analysis/results.py's job.
+shares. It returns the records; lab/analysis/results.py writes them out.
 Ranks sit on hosts in the order `ring_order` gives for the job's placement.
 """
 
