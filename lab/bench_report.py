@@ -157,14 +157,14 @@ def machine_meta() -> dict:
 def report_paper(rows: list, meta: dict, out: Path, update_readme: bool, json_path: Optional[Path]) -> None:
     """The paper table on the console, in paper.md/paper.json (and docs/paper.md if asked), and the time taken."""
     # imported here: start-up time (the module docstring)
-    from lab.paper.runner import COLUMNS, cells
+    from lab.paper.runner import COLUMNS, VERDICT_COLORS, cells
 
     table = Table(title="The MRC paper's experiments on the lab")
     for col in COLUMNS:
         table.add_column(col, overflow="fold")
     for row in rows:
         texts = list(cells(row))
-        texts[3] = f"[{'green' if row.same_shape else 'red'}]{texts[3]}[/]"
+        texts[3] = f"[{VERDICT_COLORS.get(row.verdict, 'yellow')}]{texts[3]}[/]"
         texts[4] = f"[{'green' if row.trusted else 'yellow'}]{texts[4]}[/]"
         table.add_row(*texts)
     console.print(table)

@@ -20,6 +20,7 @@ from lab.paper.figures import claim
 from lab.paper.row import PaperRow
 from lab.paper.settings import DATAPLANE, MRC, MRC_PARAMS, PASSES, ev_balance_title
 from lab.paper.switch_faults import ev_activity
+from lab.paper.verdict import Judged, shape
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import Flow, run_streams
 from topologies.fabric import FabricSpec
@@ -43,15 +44,14 @@ def moved_at(steps: dict[int, list[tuple[float, bool]]]) -> float | None:
 
 
 def balance_shape(mover_moved: float | None, forced_moved: float | None,
-                  after: dict[str, float | None]) -> tuple[bool, str]:
+                  after: dict[str, float | None]) -> Judged:
     """Fig. 14 in the paper's words: the first flow moved to EV-B, the forced one stayed on EV-A, and
     both sustained near-peak bandwidth after the move (after: flow -> its rate / its NIC's, from the move on)."""
     moved = mover_moved is not None
     stayed = forced_moved is None
     peak = bool(after) and all(v is not None and v >= PAPER_NEAR_PEAK for v in after.values())
-    same = moved and stayed and peak
     rates = ", ".join(f"{name} {'-' if v is None else f'{v:.2f}'}" for name, v in after.items())
-    return same, (f"{'yes' if same else 'no'}: the first flow "
+    return shape(moved and stayed and peak, "the first flow "
                   + (f"moved to EV-B {1000 * mover_moved:.0f} ms in" if moved else "did not move to EV-B")
                   + f"; the forced flow {'stayed on EV-A' if stayed else 'moved too'}; after the move each flow "
                   f"kept {rates} of its NIC's rate (near-peak: >= {PAPER_NEAR_PEAK:g}: {'yes' if peak else 'no'})")
@@ -78,10 +78,10 @@ def ev_balance_row(quick: bool, say: Callable[[str], None], streams_trust: Calla
     flows = {name: r.flow(FABRIC.host_name(f.src), FABRIC.host_name(f.dst))
              for name, f in (("first", MOVER), ("forced", FORCED))}
     after = {name: rate_after(f.mbps, r.bin_s, moved["first"], r.capacity_mbps) for name, f in flows.items()}
-    same, why = balance_shape(moved["first"], moved["forced"], after)
+    verdict, why = balance_shape(moved["first"], moved["forced"], after)
     ok, trust_why = streams_trust({MRC: r})
     lab = {f"{MRC}, {name} flow": f"EVs {sorted(s)} moved; mean {flows[name].mean_mbps:.1f} Mb/s"
            for name, s in steps.items()}
-    yield PaperRow(ev_balance_title(), claim("ev_balance").result, lab, same, why, ok, trust_why,
+    yield PaperRow(ev_balance_title(), claim("ev_balance").result, lab, verdict, why, ok, trust_why,
                    {"moved": moved, "after": after, "steps": {n: {str(ev): s for ev, s in st.items()}
                                                               for n, st in steps.items()}, "run": record})

@@ -67,7 +67,7 @@ def overview(nb: PaperNotebook) -> None:
     took = f"; took {meta.elapsed_s / 60:.1f} min" if isinstance(meta.elapsed_s, (int, float)) else ""
     print(f"`{run.command.removeprefix('sudo python ')}` on {meta.date}, {meta.machine}{took}")
     nbs.markdown(nbs.table([(row.figure, row.shape_reason, row.trust_reason) for row in run.rows],
-                           ["paper figure", "same shape?", "trustworthy?"]))
+                           ["paper figure", "verdict", "trustworthy?"]))
     for row in run.not_run():
         print(f"not run on {row.dataplane}: {row.figure}: {row.not_run}")
     missing = run.missing()
@@ -104,9 +104,9 @@ def section(nb: PaperNotebook, kind: str) -> Path | None:
 
 
 def verdicts(row: PaperRow) -> str:
-    """A row's title, then its "same shape?" and "trustworthy?" verdicts with their reasons."""
+    """A row's title, then its verdict on the paper's shape and whether it is trustworthy, with their reasons."""
     untrusted = "" if row.trusted else "  (drawn, but NOT TRUSTWORTHY)"
-    return (f"{row.figure}{untrusted}\n  same shape?  {row.shape_reason}\n"
+    return (f"{row.figure}{untrusted}\n  verdict:     {row.shape_reason}\n"
             f"  trustworthy? {row.trust_reason}")
 
 
@@ -125,7 +125,7 @@ def row_sections(nb: PaperNotebook) -> list[Path]:
             continue
         where = f" (on {row.dataplane})" if row.dataplane else ""
         nbs.markdown(f"**The lab**{where}:\n\n" + nbs.table(list(row.lab.items()), ["the lab's run", "its result"]))
-        nbs.markdown(f"**Same shape?** {row.shape_reason}\n\n**Trustworthy?** {row.trust_reason}")
+        nbs.markdown(f"**Verdict:** {row.shape_reason}\n\n**Trustworthy?** {row.trust_reason}")
         if known is None:
             nbs.markdown("(no plot: a row this version of lab/paper/runner.py does not make)")
             continue

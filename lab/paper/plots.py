@@ -58,8 +58,7 @@ def draw(kind: str, found: list[tuple[object, dict]], path: Path) -> Path:
 # ---- shared pieces -------------------------------------------------------------------------------
 def status(row: PaperRow) -> str:
     """A row's verdicts, as a panel names them."""
-    return (f"same shape: {'yes' if row.same_shape else 'no'}; "
-            f"trustworthy: {'yes' if row.trusted else 'no'}")
+    return f"{row.verdict}; trustworthy: {'yes' if row.trusted else 'no'}"
 
 
 def title(ax, text: str, row: PaperRow) -> None:
@@ -217,7 +216,7 @@ def loss(found: list[tuple[object, dict]], path: Path) -> Path:
 
 def loss_shapes(p: float, loss_free: dict) -> list[tuple[str, shape.Shape, float]]:
     """(run label, the paper's shape, where it sits on the efficiency axis) at loss level `p`, as
-    lab/paper/runner.py loss_shape judges it: the paper's 0.1 % is the runner's lightest level, a share
+    lab/paper/loss.py loss_shape judges it: the paper's 0.1 % is the runner's lightest level, a share
     of MRC's own loss-free efficiency; its 1 % the other, shares of the intended rate."""
     if p <= min(settings.NIC_LOSS_LEVELS):
         light = shape.LIGHT_LOSS_MRC_KEEPS

@@ -115,6 +115,7 @@ class VictimFigures:
 
     victim_ratio: float | None = None
     jain: float | None = None
+    sender_mbps: dict = field(default_factory=dict)   # incast sender -> mean Mb/s delivered to the target
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "VictimFigures":
@@ -145,6 +146,7 @@ class PairFigures:
     fabric_latency_s: float | None = None
     latency_samples_s: tuple = ()
     fabric_samples_s: tuple = ()
+    latency_runs_s: tuple = ()      # each latency run's median one-way latency (s); empty: one run, latency_s
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "PairFigures":

@@ -3,8 +3,9 @@
 Each row runs real lab experiments in this run (nothing is carried over from
 earlier runs) and yields one PaperRow: the paper's figure and result (typed
 once, in lab/paper/figures.py), the lab's result for MRC and each
-baseline, whether the lab shows the same shape (judged against
-lab/paper/thresholds.py; the flap row's "very few" against the bench's
+baseline, its verdict on the paper's shape ("same shape", "different shape" or "not
+resolvable here", lab/paper/verdict.py; judged against lab/paper/thresholds.py by each row
+module's pure rule; the flap row's "very few" against the bench's
 lab/runners/bench_targets.py), and whether every run behind it can be trusted
 (verified, not CPU-bound, no unexplained loss). docs/paper.md describes each
 row; notebooks/06-paper-vs-lab.ipynb draws them beside the paper's. What each
@@ -32,22 +33,18 @@ rows still run (lab/runners/bench.py run_steps).
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
 import yaml
 
-from faults.model import FaultEvent
-from lab.analysis.event_record import RunEvent
-from lab.analysis.failover import fault_figures
-from lab.analysis.fault_windows import fault_windows
-from lab.analysis.route_records import median_route_gap, route_records
-from lab.analysis.summary_record import Summary, TransportSummary
-from lab.paper import thresholds
-from lab.paper.collisions import collisions_row, redrawn_runs, run_text
-from lab.paper.figures import HEAVY_LOSS_MRC_KEEPS, claim, figures
+from lab.analysis.summary_record import Summary
+from lab.paper.collisions import collisions_row, redrawn_runs
+from lab.paper.figures import claim, figures
+from lab.paper.flaps import flap_costs, flap_detection, flap_shape, flap_text, flap_timeline, flapped_route
+from lab.paper.incast import incast_shape, victim_text
+from lab.paper.loss import kept, loss_shape, loss_text, recovery_text
 from lab.paper.ev_balance import ev_balance_row
 from lab.paper.links import capacity_shape, capacity_shares, link_timelines, links_text, run_dips, run_phases
 from lab.paper.point_to_point import p2p_row
@@ -55,7 +52,8 @@ from lab.paper.startup import startup_row
 from lab.paper.sizes import sizes_shape, sizes_text
 from lab.paper.t0t1_links import t0t1_row
 from lab.paper.row import PaperRow
-from lab.paper.run_part import ExperimentRun, RunVerdict, trust
+from lab.paper.verdict import DIFFERENT, SAME, UNRESOLVABLE
+from lab.paper.run_part import ExperimentRun, RunVerdict, VictimFigures, trust
 from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC, INCAST_ROCE_CC, INCAST_ROCE_FABRIC,
                                 INCAST_SENDERS,
                                 INCAST_ROCE_QPS, LINKS_DOWN, LINKS_FABRIC, MRC, MRC_PARAMS, MULTI_RAIL,
@@ -63,9 +61,7 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 ROCE_QPS, MESSAGE_SIZES_MB, flaps_title, incast_title, links_title, loss_title, roce_label,
                                 row_titles, size_iterations, sizes_title, unmet_needs)
 from lab.paper.switch_rows import path_loss_row, switches_row
-from lab.paper.thresholds import at_least
 from lab.plumbing.session import lab_session
-from lab.runners import bench_targets as target
 from lab.runners.bandwidth import default_pair, run_bandwidth
 from lab.runners.bench import NotRun, StepFailure, run_steps
 from lab.runners.experiment import run_experiment, run_experiments
@@ -73,10 +69,7 @@ from lab.runners.incast import INCAST_PARAMS
 from lab.runners.incast_victim import run_incast_victim
 from lab.scenario.load import load_scenario
 from lab.scenario.record import Scenario
-from mrc_host.params import TransportParams
 from topologies.build import mark_ecn_on_last_hops
-from topologies.fabric import FabricSpec
-from topologies.names import T0T1Link
 
 
 @dataclass(frozen=True)
@@ -130,99 +123,6 @@ def roce_fabric(setup: Setup, dataplane: str = DATAPLANE) -> dict:
     if setup.lossless is not None:
         fabric["lossless"] = setup.lossless
     return fabric
-
-
-# ---- pure judgements ------------------------------------------------------------------------------
-
-
-def loss_shape(p: float, kept: dict[str, float | None], lossy: dict[str, float | None]) -> tuple[bool, str]:
-    """Fig. 16 at loss level `p`: the paper's 0.1 % is the lightest level (judged on the share of each
-    transport's loss-free rate kept), its 1 % the other (judged on the share of the intended rate).
-    kept: label -> share of its loss-free efficiency kept under the loss (None: no loss-free figure);
-    lossy: label -> efficiency under the loss (None: no iteration finished)."""
-    if p <= min(NIC_LOSS_LEVELS):
-        return light_loss_shape(kept)
-    return heavy_loss_shape(lossy)
-
-
-def roce_runs(runs: dict) -> list[str]:
-    """The RoCE-like runs among a row's, fewest queue pairs first."""
-    return [roce_label(q) for q in ROCE_QPS if roce_label(q) in runs]
-
-
-def light_loss_shape(kept: dict[str, float | None]) -> tuple[bool, str]:
-    """Fig. 16 at 0.1 %: MRC barely hurt (keeps at least PAPER_LOSS_BARELY_HURTS of its loss-free rate)
-    while RoCE suffers (every RoCE-like run keeps less than that)."""
-    roce = roce_runs(kept)
-    if kept.get(MRC) is None or not roce or any(kept[label] is None for label in roce):
-        return False, "no: a loss-free run finished no iteration"
-    line = thresholds.PAPER_LOSS_BARELY_HURTS
-    barely = kept[MRC] >= line
-    hurt = all(kept[label] < line for label in roce)
-    same = barely and hurt
-    return same, (f"{'yes' if same else 'no'}: MRC kept {kept[MRC]:.2f} of its loss-free rate (barely hurt: "
-                  f">= {line:g}: {'yes' if barely else 'no'}); RoCE-like kept "
-                  + ", ".join(f"{kept[label]:.2f} ({qps_of(label)})" for label in roce)
-                  + f" (hurt: < {line:g}: {'yes' if hurt else 'no'})")
-
-
-def heavy_loss_shape(lossy: dict[str, float | None]) -> tuple[bool, str]:
-    """Fig. 16 at 1 %, in the paper's denominator, the intended throughput (the line rate the job asked
-    for, which an efficiency is a share of): RoCE is unusable (every RoCE-like run reaches at most
-    PAPER_LOSS_UNUSABLE of it), MRC keeps ~1/3 of it or more, and above every baseline. A run that
-    finished no iteration under the loss reached nothing."""
-    reached = {label: eff or 0.0 for label, eff in lossy.items()}
-    roce = roce_runs(reached)
-    if MRC not in reached or not roce:
-        return False, "no: MRC or the RoCE-like baseline did not run under the loss"
-    unusable = all(reached[label] <= thresholds.PAPER_LOSS_UNUSABLE for label in roce)
-    keeps = at_least(reached[MRC], thresholds.PAPER_LOSS_MRC_KEEPS)
-    others = {label: eff for label, eff in reached.items() if label != MRC}
-    best = max(others, key=others.get)
-    above = reached[MRC] > others[best]
-    same = unusable and keeps and above
-    roce_text = ", ".join(f"{reached[label]:.2f} ({qps_of(label)})" for label in roce)
-    return same, (f"{'yes' if same else 'no'}: of the intended (line) rate, RoCE-like reached {roce_text} "
-                  f"(unusable: <= {thresholds.PAPER_LOSS_UNUSABLE:g}: {'yes' if unusable else 'no'}), MRC "
-                  f"{reached[MRC]:.2f} ({HEAVY_LOSS_MRC_KEEPS.words} or more: {'yes' if keeps else 'no'}); MRC "
-                  f"{'above' if above else 'not above'} every baseline (best: {best}, {others[best]:.2f})")
-
-
-def qps_of(label: str) -> str:
-    """The queue pairs a RoCE-like run's label names ("1 QP"; settings.roce_label)."""
-    return label.rsplit(", ", 1)[-1]
-
-
-def victim_shape(mrc_ratio: float | None) -> tuple[bool, str]:
-    """Fig. 18: MRC's victim keeps its rate beside the incast."""
-    if mrc_ratio is None:
-        return False, "no: the victim delivered nothing alone"
-    same = mrc_ratio >= thresholds.PAPER_VICTIM_UNAFFECTED
-    cc = TransportParams.from_dict(MRC_PARAMS).cc.upper()
-    return same, (f"{'yes' if same else 'no'}: MRC's victim ({cc}) kept {mrc_ratio:.2f} of its rate alone "
-                  f"(unaffected: >= {thresholds.PAPER_VICTIM_UNAFFECTED:g})")
-
-
-def kept(loaded: float | None, loss_free: float | None) -> float | None:
-    """Share of the loss-free efficiency kept under loss; a lossy run with no iteration keeps 0."""
-    if not loss_free:
-        return None
-    return (loaded or 0.0) / loss_free
-
-
-def loss_text(share: float | None, efficiency: float | None,
-              lossy: TransportSummary | None = None, loss_free: TransportSummary | None = None) -> str:
-    """A run under loss: its efficiency (the share of the intended, line, rate it reached) and the share
-    of its own loss-free efficiency it kept; then, given both runs, what each resent, and what the
-    loss-free one lost to its own queues (trims) and timeouts: a baseline already resending far more
-    loss-free than the loss adds has little left to lose to it (docs/paper.md)."""
-    kept_text = "no loss-free figure" if share is None else f"kept {share:.2f} of its loss-free rate"
-    text = f"{run_text(efficiency)} ({kept_text})"
-    if lossy is not None and loss_free is not None:
-        text += (f"; resent {lossy.retransmits} packets, {loss_free.retransmits} loss-free (after "
-                 f"{loss_free.trims} trims, {loss_free.timeouts} timeouts)")
-    return text
-
 
 
 # ---- the rows -------------------------------------------------------------------------------------
@@ -288,22 +188,23 @@ class Paper:
                                                           for q in ROCE_QPS]
             runs[mb] = {label: run for setup in setups for label, run in self.experiment(setup).items()}
             by_size[mb] = {label: run.efficiency for label, run in runs[mb].items()}
-        same, why = sizes_shape(by_size)
+        verdict, why = sizes_shape(by_size)
         ok, trust_why = trust({f"{label}, {mb:g} MB": run.verdict() for mb, rs in runs.items() for label, run in rs.items()})
         lab = {label: sizes_text(by_size, label) for label in by_size[MESSAGE_SIZES_MB[0]]}
-        yield PaperRow(sizes_title(), claim("sizes").result, lab, same, why, ok, trust_why,
+        yield PaperRow(sizes_title(), claim("sizes").result, lab, verdict, why, ok, trust_why,
                        {"efficiency": {f"{mb:g}": eff for mb, eff in by_size.items()},
                         "runs": {f"{mb:g}": raw_runs(rs) for mb, rs in runs.items()}})
 
     def loss_row(self, p: float) -> Iterator[PaperRow]:
         free, lossy = self.side_by_side("allreduce"), self.side_by_side("allreduce", nic_loss=p)
         shares = {label: kept(run.efficiency, free[label].efficiency) for label, run in lossy.items()}
-        same, why = loss_shape(p, shares, {label: run.efficiency for label, run in lossy.items()})
+        recovery = {label: recovery_text(run.summary, free[label].summary) for label, run in lossy.items()}
+        verdict, why = loss_shape(p, shares, {label: run.efficiency for label, run in lossy.items()}, recovery)
         ok, trust_why = trust({**{f"{k} loss-free": v.verdict() for k, v in free.items() if k in lossy},
                                **{f"{k} at {p:.1%}": v.verdict() for k, v in lossy.items()}})
         lab = {label: loss_text(share, lossy[label].efficiency, lossy[label].summary, free[label].summary)
                for label, share in shares.items()}
-        yield PaperRow(loss_title(p), claim("loss").result, lab, same, why, ok, trust_why,
+        yield PaperRow(loss_title(p), claim("loss").result, lab, verdict, why, ok, trust_why,
                        {"loss_free": raw_runs(free), "lossy": raw_runs(lossy), "kept": shares})
 
     def links_row(self) -> Iterator[PaperRow]:
@@ -321,9 +222,9 @@ class Paper:
             shares[how] = capacity_shares(measured, spec.planes)
             dipped[how] = run_dips(record, step, spec.planes)
             lab[f"MRC, {how}"] = links_text(measured, shares[how], dipped[how])
-        same, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()}, dipped)
+        verdict, why = capacity_shape(shares, {how: count for how, (_, count) in link_timelines(step).items()}, dipped)
         ok, trust_why = trust({f"MRC, {how}": stream_verdict(r) for how, r in runs.items()})
-        yield PaperRow(links_title(), claim("links").result, lab, same, why, ok, trust_why,
+        yield PaperRow(links_title(), claim("links").result, lab, verdict, why, ok, trust_why,
                        {"shares": shares, "dips": dipped, "planes": spec.planes, "phase_s": step, "runs": records})
 
     def incast_row(self) -> Iterator[PaperRow]:
@@ -343,10 +244,10 @@ class Paper:
                     session, INCAST_SENDERS, duration, "baseline",
                     params=dict(INCAST_PARAMS, qps=qps, baseline_cc=INCAST_ROCE_CC))
         runs = {label: victim_verdict(r) for label, r in results.items()}
-        same, why = victim_shape(results[MRC].victim_ratio)
+        verdict, why = incast_shape({label: VictimFigures.from_dict(r.as_dict()) for label, r in results.items()})
         ok, trust_why = trust(runs)
         yield PaperRow(incast_title(), claim("incast").result,
-                       {label: victim_text(r) for label, r in results.items()}, same, why, ok, trust_why,
+                       {label: victim_text(r) for label, r in results.items()}, verdict, why, ok, trust_why,
                        {label: r.as_dict() for label, r in results.items()})
 
     def flaps_row(self) -> Iterator[PaperRow]:
@@ -358,10 +259,10 @@ class Paper:
         a, b = (spec.host_name(h) for h in default_pair(spec))
         costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
         why_many = flap_detection(r, spec)
-        same, why = flap_shape(costs)
+        verdict, why = flap_shape(costs, why_many["detection_s"], why_many["route_gap_s"])
         ok, trust_why = trust({MRC: stream_verdict(r)})
         yield PaperRow(flaps_title(), claim("flaps").result, {MRC: flap_text(costs, elsewhere, why_many)},
-                       same, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, **why_many,
+                       verdict, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, **why_many,
                                                   "run": r.as_dict()})
 
     def row_makers(self) -> dict[str, Callable[[object], Iterator[PaperRow]]]:
@@ -475,16 +376,9 @@ def victim_verdict(r) -> RunVerdict:
                       unexplained_loss=sum(s.unexplained for s in streams))
 
 
-def victim_text(r) -> str:
-    if r.error or r.victim_ratio is None:
-        return f"incomplete: {r.error or 'the victim delivered nothing alone'}"
-    jain = "-" if r.jain is None else f"{r.jain:.2f}"
-    return (f"victim kept {r.victim_ratio:.2f} ({r.victim_mbps:.1f} of {r.victim_alone_mbps:.1f} Mb/s); "
-            f"Jain over the senders {jain}")
-
-
 # ---- output ---------------------------------------------------------------------------------------
-COLUMNS = ("paper figure", "paper result", "lab result", "same shape?", "trustworthy?")
+COLUMNS = ("paper figure", "paper result", "lab result", "verdict", "trustworthy?")
+VERDICT_COLORS = {SAME: "green", DIFFERENT: "red", UNRESOLVABLE: "yellow"}   # the console's; not run: yellow
 
 
 def lab_cell(row: PaperRow) -> str:
@@ -508,79 +402,3 @@ def markdown(rows: list[PaperRow], header: str) -> str:
 
 def to_json(rows: list[PaperRow], meta: dict) -> dict:
     return {**meta, "rows": [asdict(r) for r in rows]}
-
-
-# ---- T0-T1 flap cost (section 3) ------------------------------------------------------------------
-def flap_timeline(spec: FabricSpec, flaps: int, flap_s: float) -> list[FaultEvent]:
-    """One T0-T1 link of host 0's rack per plane, down flap_s each, flap_s apart: flap k on plane k,
-    towards T1 k mod spines. Each kills one route of each direction of the bandwidth test."""
-    if not 0 < flaps <= spec.planes:
-        raise ValueError(f"flaps must be 1..{spec.planes} (one per plane), got {flaps}")
-    return [FaultEvent(at=flap_s * (2 * k + 1), kind="link_flap", target=str(T0T1Link(k, 0, k % spec.spines)),
-                       duration=flap_s) for k in range(flaps)]
-
-
-def flapped_route(fault: FaultEvent) -> tuple[int, int]:
-    """(plane, T1) of the route a flap_timeline fault kills."""
-    link = T0T1Link.parse(fault.target)
-    return link.plane, link.spine
-
-
-def flap_costs(stats: dict, a: str, b: str, routes: list[tuple[int, int]]) -> tuple[list[int], int]:
-    """(data packets each connection lost on each flapped route, flap by flap, a->b then b->a;
-    packets dropped on every other route of both), from the agents' route records (their
-    "dropped": declared lost without a trim, less those found delivered after all)."""
-    flapped = set(routes)
-    records, _unreadable = route_records(stats)
-    per_direction, elsewhere = [], 0
-    for src, dst in ((a, b), (b, a)):
-        dropped = {(r.plane, r.t1): r.dropped for r in records if (r.host, r.peer) == (src, dst)}
-        per_direction.append([dropped.get(route, 0) for route in routes])
-        elsewhere += sum(n for route, n in dropped.items() if route not in flapped)
-    costs = [n for flap in zip(*per_direction) for n in flap]
-    return costs, elsewhere
-
-
-def flap_shape(costs: list[int]) -> tuple[bool, str]:
-    """Section 3, in the paper's words: a flap costs a connection "very few packets" (no flap above
-    FLAP_PACKETS_MAX, the bench's limit) and "often just one" (at least PAPER_FLAP_OFTEN of the
-    (flap, connection) pairs cost one packet or none); the median beside them."""
-    if not costs:
-        return False, "no: no flap measured"
-    ones, most = sum(c <= 1 for c in costs), max(costs)
-    often = ones >= thresholds.PAPER_FLAP_OFTEN * len(costs)
-    few = most <= target.FLAP_PACKETS_MAX
-    same = often and few
-    return same, (f"{'yes' if same else 'no'}: {ones} of {len(costs)} (flap, connection) pairs cost one packet "
-                  f"or none (often just one: at least {thresholds.PAPER_FLAP_OFTEN:.0%}: {'yes' if often else 'no'}); "
-                  f"max {most} (very few: <= {target.FLAP_PACKETS_MAX}: {'yes' if few else 'no'}); "
-                  f"median {statistics.median(costs):g}")
-
-
-def flap_detection(run, spec: FabricSpec) -> dict:
-    """Why a flap cost what it did: per flap, the time from a connection's first packet lost on
-    the flapped link to its route there leaving use ("detection_s", as every run's fault figures
-    give it, docs/metrics.md), beside the gap between two packets on a route
-    ("route_gap_s"): a flap costs about 1 + detection / gap packets."""
-    events = [RunEvent.from_dict({**e, "kind": "path_state", "transport": run.transport}) for e in run.path_events]
-    fault_log = [RunEvent.from_dict(e) for e in run.fault_log]
-    windows = [w for w in fault_windows(fault_log, run.transport) if w.fault == "link_flap"]
-    figures, _dropped = fault_figures(run.transport, events, windows, run.stats, spec)
-    return {"detection_s": [f.detection_s for f in figures], "route_gap_s": median_route_gap(run.stats)}
-
-
-def flap_text(costs: list[int], elsewhere: int, why_many: dict | None = None) -> str:
-    """The data packets each flap cost each connection; those lost elsewhere should be none
-    (the fabric's own drop counters count ACKs, probes and the mappers' probes too, so they
-    are no measure of what a connection lost); then each flap's detection delay against the
-    route gap, which says why."""
-    if not costs:
-        return "no flap measured"
-    text = (f"data packets lost per flap and connection {', '.join(map(str, costs))} (median "
-            f"{statistics.median(costs):g}, max {max(costs)}); {elsewhere} on the routes not flapped")
-    detections, gap = (why_many["detection_s"], why_many["route_gap_s"]) if why_many else ([], None)
-    if detections and gap:
-        text += ("; first loss to its route out of use, flap by flap: "
-                 + ", ".join("-" if d is None else f"{1000 * d:.0f} ms" for d in detections)
-                 + f" (a route's packets {1000 * gap:.0f} ms apart)")
-    return text

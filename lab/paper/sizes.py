@@ -10,12 +10,29 @@ bandwidth-bound", where RoCE with 1 QP suffers from ECMP collisions.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from lab.paper import thresholds
 from lab.paper.settings import MRC, roce_label
+from lab.paper.verdict import DIFFERENT, SAME, UNRESOLVABLE, Judged, combined, judged
+from mrc_host.params import TransportParams
+from topologies.fabric import DEFAULT_FABRIC
 
 # "little difference" at the smallest size: the lesser of MRC's and RoCE-like 1 QP's efficiencies at least
 # this share of the greater
-PAPER_LITTLE_DIFFERENCE = 1 - 2 * thresholds.PAPER_SHAPE_TOLERANCE
+PAPER_LITTLE_DIFFERENCE = 1 - thresholds.PAPER_LITTLE
+# The paper's smallest point: 4 MB all-reduced over 64 ranks, a ring step of 64 KiB per rank, in 4 KiB
+# packets (Cluster C's Pollara NICs): about 16 packets per rank per step. A lab point with fewer is
+# smaller than any the paper drew, where its "little difference" is not claimed.
+PAPER_SMALLEST_MB, PAPER_RANKS, PAPER_PACKET_BYTES = 4, 64, 4096
+PAPER_SMALLEST_PACKETS = PAPER_SMALLEST_MB * 2**20 / PAPER_RANKS / PAPER_PACKET_BYTES
+
+
+def packets_per_step(buffer_mb: float, ranks: int = DEFAULT_FABRIC.hosts,
+                     payload: int = TransportParams().payload_size) -> float:
+    """DATA packets a rank sends in one ring step of an all-reduce of `buffer_mb` per rank: its chunk
+    (the buffer over the ranks) in packets of `payload` bytes (the lab's job runs on every host)."""
+    return buffer_mb * 2**20 / ranks / payload
 
 
 def advantage(eff: dict[str, float | None]) -> float | None:
@@ -24,23 +41,35 @@ def advantage(eff: dict[str, float | None]) -> float | None:
     return mrc / roce if mrc and roce else None
 
 
-def sizes_shape(by_size: dict[float, dict[str, float | None]]) -> tuple[bool, str]:
-    """by_size: buffer MB -> run label -> efficiency. Same shape: at the smallest size RoCE-like 1 QP
-    is within PAPER_LITTLE_DIFFERENCE of MRC ("little difference"), and MRC's advantage over it grows
-    from the smallest size to the largest ("increasingly bandwidth-bound", where collisions cost)."""
+def sizes_shape(by_size: dict[float, dict[str, float | None]],
+                packets: Callable[[float], float] = packets_per_step) -> Judged:
+    """by_size: buffer MB -> run label -> efficiency; packets: buffer MB -> packets per rank per ring
+    step. Same shape: at the smallest size RoCE-like 1 QP is within PAPER_LITTLE_DIFFERENCE of MRC
+    ("little difference"), and MRC's advantage over it grows from the smallest size to the largest
+    ("increasingly bandwidth-bound", where collisions cost). The first part is not resolvable here when
+    the smallest size's ring step has fewer packets than the paper's smallest point (about 16): there
+    a step cannot spread over the planes, and the paper drew no such point. Both parts rest on one
+    1-QP hash draw per size (the collisions row's draws show their spread)."""
     sizes = sorted(by_size)
     ratios = {mb: advantage(by_size[mb]) for mb in sizes}
     if len(sizes) < 2 or None in ratios.values():
-        return False, "no: a size finished no iteration, or fewer than two sizes ran"
+        return judged(DIFFERENT, "a size finished no iteration, or fewer than two sizes ran")
     small, large = ratios[sizes[0]], ratios[sizes[-1]]
     little = min(small, 1 / small) >= PAPER_LITTLE_DIFFERENCE    # either way round
+    step = packets(sizes[0])
+    in_range = step >= PAPER_SMALLEST_PACKETS
     grows = large > small
-    same = little and grows
+    first = (SAME if little else DIFFERENT) if in_range else UNRESOLVABLE
     text = ", ".join(f"{mb:g} MB x{ratios[mb]:.2f}" for mb in sizes)
-    return same, (f"{'yes' if same else 'no'}: MRC's efficiency over RoCE-like 1 QP's by size: {text}; at "
-                  f"{sizes[0]:g} MB RoCE-like reached {1 / small:.2f} of MRC (little difference: >= "
-                  f"{PAPER_LITTLE_DIFFERENCE:g}: {'yes' if little else 'no'}); the gap "
-                  f"{'grows' if grows else 'does not grow'} with the size")
+    where = "" if in_range else (
+        f" (not resolvable here: a ring step at {sizes[0]:g} MB is {step:g} packets per rank, "
+        f"{step / DEFAULT_FABRIC.planes:g} per plane, against the paper's smallest point's about "
+        f"{PAPER_SMALLEST_PACKETS:g}: smaller than any size the paper drew)")
+    return judged(combined([first, SAME if grows else DIFFERENT]),
+                  f"MRC's efficiency over RoCE-like 1 QP's by size: {text}; at {sizes[0]:g} MB RoCE-like reached "
+                  f"{1 / small:.2f} of MRC (little difference: >= {PAPER_LITTLE_DIFFERENCE:g}: "
+                  f"{'yes' if little else 'no'}){where}; the gap {'grows' if grows else 'does not grow'} with the "
+                  "size (one 1-QP hash draw per size)")
 
 
 def sizes_text(by_size: dict[float, dict[str, float | None]], label: str) -> str:

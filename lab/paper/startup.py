@@ -28,6 +28,7 @@ from lab.paper.figures import claim
 from lab.paper.row import PaperRow
 from lab.paper.run_part import StartupRun, trust
 from lab.paper.settings import BUFFER_MB, DATAPLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, PLACEMENT, startup_title
+from lab.paper.verdict import DIFFERENT, Judged, judged, shape
 from lab.plumbing.session import lab_session
 from lab.runners.job import JobSpec, run_job
 from lab.scenario.record import buffer_bytes_from_mb
@@ -62,17 +63,17 @@ def losses(stats: Mapping, routes: set[tuple[int, int]]) -> tuple[dict[str, int]
     return lost, elsewhere
 
 
-def startup_shape(without: StartupRun) -> tuple[bool, str]:
+def startup_shape(without: StartupRun) -> Judged:
     """Fig. 4 in the paper's words: without a denylist, every QP (connection) lost fewer than
     PAPER_PACKETS_PER_QP data packets to the links that were down when it started."""
     if not without.lost:
-        return False, "no: no connection measured"
+        return judged(DIFFERENT, "no connection measured")
     worst = max(without.lost.values())
     same = worst < PAPER_PACKETS_PER_QP
-    return same, (f"{'yes' if same else 'no'}: without a denylist the connections lost "
-                  f"{', '.join(str(n) for n in without.lost.values())} data packets to the links down at the "
-                  f"start (max {worst}, median {statistics.median(without.lost.values()):g}; paper: less than "
-                  f"{PAPER_PACKETS_PER_QP} per QP: {'yes' if same else 'no'})")
+    return shape(same, f"without a denylist the connections lost "
+                       f"{', '.join(str(n) for n in without.lost.values())} data packets to the links down at the "
+                       f"start (max {worst}, median {statistics.median(without.lost.values()):g}; paper: less than "
+                       f"{PAPER_PACKETS_PER_QP} per QP: {'yes' if same else 'no'})")
 
 
 def startup_text(run: StartupRun) -> str:
@@ -112,8 +113,8 @@ def startup_row(quick: bool, say: Callable[[str], None], dataplane: str = DATAPL
         for how, mappers in ((WITHOUT, False), (WITH, True)):
             say(f"paper: an all-reduce that starts with {links} down, {how}...")
             runs[how] = measure(session, mappers, iterations)
-    same, why = startup_shape(runs[WITHOUT])
+    verdict, why = startup_shape(runs[WITHOUT])
     ok, trust_why = trust({f"{MRC}, {how}": r.verdict() for how, r in runs.items()})
     lab = {f"{MRC}, {how}": startup_text(r) for how, r in runs.items()}
-    yield PaperRow(startup_title(), claim("startup").result, lab, same, why, ok, trust_why, {"links": [str(link) for link in FAILED_LINKS],
+    yield PaperRow(startup_title(), claim("startup").result, lab, verdict, why, ok, trust_why, {"links": [str(link) for link in FAILED_LINKS],
                                               "runs": {how: asdict(r) for how, r in runs.items()}})

@@ -19,6 +19,7 @@ from lab.analysis.fault_windows import fault_windows
 from lab.analysis.route_records import Route
 from lab.paper import thresholds
 from lab.paper.links import both_directions, low_run, run_phases
+from lab.paper.verdict import DIFFERENT, Judged, judged, shape
 from mrc_host.routes import ROUTE_SILENCE_S, route_of
 from topologies.fabric import FabricSpec
 from topologies.names import Switch, T0T1Link
@@ -228,44 +229,51 @@ def on_plane(run: Mapping, plane: int) -> dict:
 
 # ---- judgements -----------------------------------------------------------------------------------
 def switches_shape(t0_share: float | None, t1_share: float | None, t1_lost_after: Sequence[int],
-                   left: Mapping[str, float]) -> tuple[bool, str]:
-    """Figs. 10/11. T0 down: the rate is "proportional to the remaining available network capacity", as
-    Fig. 9a's (the fault phase keeps at least PAPER_TRACKS_CAPACITY of what the capacity left allows, and
-    not over it beyond the noise: the drop happened). T1 down: "no steady-state bandwidth degradation"
-    (at least PAPER_NO_DEGRADATION of what the capacity left allows) and, once a connection detected the
-    failure, no data packet lost on the routes through it. left: how -> the capacity left."""
+                   left: Mapping[str, float]) -> Judged:
+    """Figs. 10/11. T0 down: "the steady-state bandwidth drops by approximately 100 Gb/s" (one plane's
+    share), "proportional to the remaining available network capacity": the fault phase's rate within
+    PAPER_APPROXIMATELY of what the capacity left allows (a drop of twice a plane's share is not
+    "approximately" one, nor is no drop). T1 down: "no steady-state bandwidth degradation" (at least
+    PAPER_NO_DEGRADATION of what the capacity left allows) and, once a connection detected the failure,
+    no data packet lost on the routes through it. left: how -> the capacity left."""
     if t0_share is None or t1_share is None:
-        return False, "no: a run did not show a clean, a fault and a clean phase"
-    low, high = thresholds.PAPER_TRACKS_CAPACITY, 1 + thresholds.PAPER_SHAPE_TOLERANCE
-    proportional = low <= t0_share <= high
+        return judged(DIFFERENT, "a run did not show a clean, a fault and a clean phase")
+    low, high = thresholds.PAPER_APPROXIMATELY
+    proportional = thresholds.within(t0_share, thresholds.PAPER_APPROXIMATELY)
     kept = t1_share >= thresholds.PAPER_NO_DEGRADATION
     none_after = not any(t1_lost_after)
-    same = proportional and kept and none_after
     t0_left, t1_left = left[T0_DOWN], left[T1_DOWN]
-    return same, (f"{'yes' if same else 'no'}: T0 down kept {t0_share:.2f} of what {t0_left:.3g} of the capacity "
-                  f"allows ({t0_share * t0_left:.2f} of the clean rate; proportional: {low:g}-{high:g}: "
-                  f"{'yes' if proportional else 'no'}); T1 down kept {t1_share:.2f} of what {t1_left:.3g} of it "
-                  f"allows (no degradation: >= {thresholds.PAPER_NO_DEGRADATION:g}: {'yes' if kept else 'no'}); "
-                  f"data packets lost after detection under the T1 down "
-                  f"{', '.join(map(str, t1_lost_after)) or '-'} (steady state: none: {'yes' if none_after else 'no'})")
+    return shape(proportional and kept and none_after,
+                 f"T0 down kept {t0_share:.2f} of what {t0_left:.3g} of the capacity allows (a drop of "
+                 f"{1 - t0_share * t0_left:.2f} of the clean rate against {1 - t0_left:.3g} lost; approximately: "
+                 f"{low:g}-{high:g}: {'yes' if proportional else 'no'}); T1 down kept {t1_share:.2f} of what "
+                 f"{t1_left:.3g} of it allows (no degradation: >= {thresholds.PAPER_NO_DEGRADATION:g}: "
+                 f"{'yes' if kept else 'no'}); data packets lost after detection under the T1 down "
+                 f"{', '.join(map(str, t1_lost_after)) or '-'} (steady state: none: {'yes' if none_after else 'no'})")
 
 
-def path_loss_shape(held: float | None, use: Mapping[str, Mapping]) -> tuple[bool, str]:
-    """Figs. 12/13: the lossy EVs go inactive at once and a backup takes over (every connection retired
-    the lossy route in the window, a BACKUP EV of the plane becoming active at that instant), and the
-    rate holds ("sustained line-rate bandwidth": the loss phase keeps at least PAPER_NO_DEGRADATION of the
-    clean rate). Whether the route stays out is printed, not judged: the paper's words say "immediately",
-    not for how long. use: "host->peer" -> route_use()."""
+def path_loss_shape(held: float | None, use: Mapping[str, Mapping]) -> Judged:
+    """Figs. 12/13: "its status transitions immediately to inactive, and EV-B is activated as a
+    replacement", "the affected EV was promptly removed from the active set", with "sustained line-rate
+    bandwidth": every connection retired the lossy route in the window with a BACKUP EV of the plane
+    becoming active at that instant; it stayed out for the rest of the drop (Fig. 13's EV-A stays
+    inactive: a route back in use during the loss loses packets again); and the loss phase keeps at
+    least PAPER_NO_DEGRADATION of the clean rate. use: "host->peer" -> route_use()."""
     if held is None:
-        return False, "no: the run did not show a clean, a lossy and a clean phase"
+        return judged(DIFFERENT, "the run did not show a clean, a lossy and a clean phase")
     if not use:
-        return False, "no: no connection used the lossy link"
+        return judged(DIFFERENT, "no connection used the lossy link")
     retired = all(u["retired_s"] is not None and u["backup_activated"] for u in use.values())
+    stayed = all(u["returns"] == 0 for u in use.values())
     holds = held >= thresholds.PAPER_NO_DEGRADATION
-    same = retired and holds
-    return same, (f"{'yes' if same else 'no'}: the lossy route retired with a backup EV activated in every "
-                  f"connection: {'yes' if retired else 'no'} ({use_text(use)}); the rate held {held:.2f} of the clean "
-                  f"rate (sustained: >= {thresholds.PAPER_NO_DEGRADATION:g}: {'yes' if holds else 'no'})")
+    back = sum(u["returns"] for u in use.values())
+    return shape(retired and stayed and holds,
+                 f"the lossy route retired with a backup EV activated in every connection: "
+                 f"{'yes' if retired else 'no'}; it stayed out for the rest of the drop: {'yes' if stayed else 'no'}"
+                 + ("" if stayed else f" (back in use {back} times across the connections while the link "
+                                      "still dropped packets)")
+                 + f" ({use_text(use)}); the rate held {held:.2f} of the clean rate (sustained: >= "
+                 f"{thresholds.PAPER_NO_DEGRADATION:g}: {'yes' if holds else 'no'})")
 
 
 def use_text(use: Mapping[str, Mapping]) -> str:

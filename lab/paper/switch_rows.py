@@ -35,12 +35,12 @@ def switches_row(quick: bool, say: Callable[[str], None], trusted: Trust,
                 for how, target in targets.items()}
     figures = {how: switch_figures(r.as_dict(), route_records(r.stats)[0], spec, how, FAULTED_PLANE, step)
                for how, r in runs.items()}
-    same, why = switches_shape(figures[T0_DOWN]["share"], figures[T1_DOWN]["share"],
+    verdict, why = switches_shape(figures[T0_DOWN]["share"], figures[T1_DOWN]["share"],
                                [c["lost_after"] for c in figures[T1_DOWN]["connections"].values()],
                                {how: f["capacity_left"] for how, f in figures.items()})
     ok, trust_why = trusted({f"MRC, {how}": r for how, r in runs.items()})
     yield PaperRow(switches_title(), claim("switches").result,
-                   {f"MRC, {how} ({targets[how]})": switch_text(f) for how, f in figures.items()}, same, why, ok,
+                   {f"MRC, {how} ({targets[how]})": switch_text(f) for how, f in figures.items()}, verdict, why, ok,
                    trust_why, {"planes": spec.planes, "plane": FAULTED_PLANE, "phase_s": step, "targets": targets,
                                "figures": figures,
                                "runs": {how: on_plane(r.as_dict(), FAULTED_PLANE) for how, r in runs.items()}})
@@ -56,8 +56,8 @@ def path_loss_row(quick: bool, say: Callable[[str], None], trusted: Trust,
         r = run_bandwidth(session, 3 * step, "mrc", dict(MRC_PARAMS),
                           faults=path_loss_timeline(spec, FAULTED_PLANE, PATH_LOSS_P, step))
     figures = path_loss_figures(r.as_dict(), route_records(r.stats)[0], spec, FAULTED_PLANE, step)
-    same, why = path_loss_shape(figures["held"], figures["use"])
+    verdict, why = path_loss_shape(figures["held"], figures["use"])
     ok, trust_why = trusted({MRC: r})
-    yield PaperRow(path_loss_title(), claim("path_loss").result, {MRC: path_loss_text(figures)}, same, why, ok,
+    yield PaperRow(path_loss_title(), claim("path_loss").result, {MRC: path_loss_text(figures)}, verdict, why, ok,
                    trust_why, {**figures, "plane": FAULTED_PLANE, "phase_s": step, "p": PATH_LOSS_P,
                                "spines": spec.spines, "run": on_plane(r.as_dict(), FAULTED_PLANE)})

@@ -23,6 +23,7 @@ from lab.paper.figures import claim
 from lab.paper.links import both_directions, dips, links_text, run_phases
 from lab.paper.row import PaperRow
 from lab.paper.settings import DATAPLANE, LINKS_FABRIC, MRC, MRC_PARAMS, PASSES, t0t1_links_title
+from lab.paper.verdict import DIFFERENT, Judged, judged, shape
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import run_bandwidth
 from topologies.fabric import FabricSpec
@@ -63,16 +64,16 @@ def run_figures(run: dict, step: float) -> tuple[list[tuple[int, float]], list[f
     return measured, kept, dipped
 
 
-def t0t1_shape(kept: dict[str, list[float]], planned: dict[str, int]) -> tuple[bool, str]:
+def t0t1_shape(kept: dict[str, list[float]], planned: dict[str, int]) -> Judged:
     """Figs. 9c/9d in the paper's words, "minimal impact on overall throughput" and "negligible impact":
     every planned phase measured, and each kept at least PAPER_NO_DEGRADATION of the clean rate."""
     short = {how: len(kept.get(how, [])) for how, n in planned.items() if len(kept.get(how, [])) != n}
     if short:
-        return False, "no: " + ", ".join(f"{how} measured {n} of {planned[how]} phases" for how, n in short.items())
+        return judged(DIFFERENT, ", ".join(f"{how} measured {n} of {planned[how]} phases" for how, n in short.items()))
     worst = {how: min(s) for how, s in kept.items()}
     same = all(w >= thresholds.PAPER_NO_DEGRADATION for w in worst.values())
-    return same, (f"{'yes' if same else 'no'}: the worst phase kept " + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
-                  + f" of the clean rate (minimal impact: >= {thresholds.PAPER_NO_DEGRADATION:g})")
+    return shape(same, "the worst phase kept " + ", ".join(f"{how} {w:.2f}" for how, w in worst.items())
+                 + f" of the clean rate (minimal impact: >= {thresholds.PAPER_NO_DEGRADATION:g}: {'yes' if same else 'no'})")
 
 
 def t0t1_row(quick: bool, say: Callable[[str], None], streams_trust: Callable,
@@ -89,8 +90,8 @@ def t0t1_row(quick: bool, say: Callable[[str], None], streams_trust: Callable,
     for how, record in records.items():
         measured, kept[how], dipped[how] = run_figures(record, step)
         lab[f"{MRC}, {how}"] = links_text(measured, kept[how], dipped[how])
-    same, why = t0t1_shape(kept, {how: count for how, (_, count) in plans.items()})
+    verdict, why = t0t1_shape(kept, {how: count for how, (_, count) in plans.items()})
     ok, trust_why = streams_trust({f"{MRC}, {how}": r for how, r in runs.items()})
-    yield PaperRow(t0t1_links_title(), claim("t0t1_links").result, lab, same, why, ok, trust_why,
+    yield PaperRow(t0t1_links_title(), claim("t0t1_links").result, lab, verdict, why, ok, trust_why,
                    {"shares": kept, "dips": dipped, "links": [str(link) for link in failed_links(spec)],
                     "phase_s": step, "runs": records})

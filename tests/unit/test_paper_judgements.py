@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import figures as paper_figures
-from lab.paper import ev_balance, links, point_to_point, runner, settings, sizes, startup, t0t1_links, thresholds
+from lab.paper import ev_balance, flaps, links, loss, point_to_point, runner, settings, startup, t0t1_links
 from lab.paper.row import PaperRow
-from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, StartupRun, efficiency_in
+from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, efficiency_in
 from lab.paper.runner import Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
+from lab.paper.verdict import SAME
 
 GOOD = RunVerdict(verified=True, cpu_bound=False, unexplained_loss=0)
 
@@ -45,68 +46,18 @@ def test_no_run_is_not_trusted():
 
 
 # ---- shapes ---------------------------------------------------------------------------------------
-LIGHT, HEAVY = settings.NIC_LOSS_LEVELS
 R1, R16 = roce_label(1), roce_label(16)
 
 
-def test_light_loss_as_fig_16_mrc_barely_hurt_roce_hurt():
-    same, why = runner.loss_shape(LIGHT, {MRC: 0.99, MULTI_RAIL: 0.9, R1: 0.5}, {})
-    assert same and why == ("yes: MRC kept 0.99 of its loss-free rate (barely hurt: >= 0.8: yes); "
-                            "RoCE-like kept 0.50 (1 QP) (hurt: < 0.8: yes)")
-
-
-def test_light_loss_where_roce_is_not_hurt_is_not_fig_16():
-    # the lab's measured 0.1 %: RoCE-like kept 0.98 of its (already collided) loss-free rate
-    same, why = runner.loss_shape(LIGHT, {MRC: 0.99, R1: 0.98}, {})
-    assert not same and why.endswith("RoCE-like kept 0.98 (1 QP) (hurt: < 0.8: no)")
-
-
-def test_light_loss_judges_mrc_and_every_roce_run():
-    line = thresholds.PAPER_LOSS_BARELY_HURTS
-    assert not runner.loss_shape(LIGHT, {MRC: line - 0.01, R1: 0.5}, {})[0]
-    assert runner.loss_shape(LIGHT, {MRC: line, R1: line - 0.01}, {})[0]
-    same, why = runner.loss_shape(LIGHT, {MRC: 0.99, R1: 0.5, R16: 0.9}, {})
-    assert not same and "RoCE-like kept 0.50 (1 QP), 0.90 (16 QPs) (hurt: < 0.8: no)" in why
-    for kept in ({MRC: None, R1: 0.5}, {MRC: 0.9, R1: None}, {MRC: 0.9}):
-        assert runner.loss_shape(LIGHT, kept, {}) == (False, "no: a loss-free run finished no iteration")
-
-
-def test_heavy_loss_as_fig_16_in_the_share_of_the_intended_rate():
-    # MRC kept only 0.40 of its own loss-free rate, but what the paper counts is the intended rate
-    same, why = runner.loss_shape(HEAVY, {MRC: 0.40, R1: 0.9}, {MRC: 0.34, MULTI_RAIL: 0.1, R1: 0.15})
-    assert same and why == ("yes: of the intended (line) rate, RoCE-like reached 0.15 (1 QP) (unusable: <= 0.2: "
-                            f"yes), MRC 0.34 (~1/3 or more: yes); MRC above every baseline (best: {R1}, 0.15)")
-
-
-def test_heavy_loss_where_roce_is_usable_is_not_fig_16():
-    # the lab's measured 1 %: RoCE-like 0.36 of the line rate, MRC 0.72
-    same, why = runner.loss_shape(HEAVY, {MRC: 0.76, R1: 0.95}, {MRC: 0.72, MULTI_RAIL: 0.33, R1: 0.36})
-    assert not same and "RoCE-like reached 0.36 (1 QP) (unusable: <= 0.2: no), MRC 0.72" in why
-
-
-def test_heavy_loss_judges_every_roce_run_mrc_and_the_baselines():
-    unusable = thresholds.PAPER_LOSS_UNUSABLE
-    assert runner.loss_shape(HEAVY, {}, {MRC: 0.5, R1: unusable, R16: unusable})[0]
-    assert not runner.loss_shape(HEAVY, {}, {MRC: 0.5, R1: 0.1, R16: unusable + 0.01})[0]
-    assert not runner.loss_shape(HEAVY, {}, {MRC: 0.1, R1: 0.0})[0]          # MRC far below ~1/3
-    keeps = thresholds.PAPER_LOSS_MRC_KEEPS * (1 - thresholds.PAPER_SHAPE_TOLERANCE / 2)
-    assert runner.loss_shape(HEAVY, {}, {MRC: keeps, R1: 0.0})[0], "~1/3 within the noise"
-    assert runner.loss_shape(HEAVY, {}, {MRC: 0.5, R1: None})[0], "a run that finished nothing reached nothing"
-    same, why = runner.loss_shape(HEAVY, {}, {MRC: 0.3, MULTI_RAIL: 0.32, R1: 0.1})
-    assert not same and f"MRC not above every baseline (best: {MULTI_RAIL}, 0.32)" in why
-    assert runner.loss_shape(HEAVY, {}, {R1: 0.1}) == (False, "no: MRC or the RoCE-like baseline did not run "
-                                                              "under the loss")
-
-
 def test_a_run_under_loss_names_both_shares():
-    assert runner.loss_text(0.76, 0.724) == "efficiency 0.724 (kept 0.76 of its loss-free rate)"
-    assert runner.loss_text(None, None) == "no iteration finished (no loss-free figure)"
+    assert loss.loss_text(0.76, 0.724) == "efficiency 0.724 (kept 0.76 of its loss-free rate)"
+    assert loss.loss_text(None, None) == "no iteration finished (no loss-free figure)"
 
 
 def test_a_run_under_loss_names_what_it_and_its_loss_free_run_resent():
     lossy = TransportSummary(retransmits=5195, trims=3266, timeouts=121)
     free = TransportSummary(retransmits=5356, trims=3523, timeouts=126)
-    assert runner.loss_text(0.99, 0.382, lossy, free) == (
+    assert loss.loss_text(0.99, 0.382, lossy, free) == (
         "efficiency 0.382 (kept 0.99 of its loss-free rate); resent 5195 packets, 5356 loss-free "
         "(after 3523 trims, 126 timeouts)")
 
@@ -130,23 +81,16 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
 
 
 def test_kept_share():
-    assert runner.kept(0.4, 0.8) == 0.5
-    assert runner.kept(None, 0.8) == 0.0       # a lossy run with no iteration kept nothing
-    assert runner.kept(0.4, None) is None
-
-
-def test_victim_shape():
-    assert runner.victim_shape(thresholds.PAPER_VICTIM_UNAFFECTED)[0]
-    same, why = runner.victim_shape(0.5)
-    assert not same and "kept 0.50" in why
-    assert not runner.victim_shape(None)[0]
+    assert loss.kept(0.4, 0.8) == 0.5
+    assert loss.kept(None, 0.8) == 0.0       # a lossy run with no iteration kept nothing
+    assert loss.kept(0.4, None) is None
 
 
 # ---- rows and scenarios ---------------------------------------------------------------------------
 def row(**over) -> PaperRow:
     base = dict(figure="Fig. 16: ECMP collisions", paper=paper_figures.claim("collisions", "allreduce").result,
-                lab={MRC: "efficiency 0.850", roce_label(1): "efficiency 0.450"}, same_shape=True,
-                shape_reason="yes: a | b", trusted=False, trust_reason="no: MRC: CPU-bound")
+                lab={MRC: "efficiency 0.850", roce_label(1): "efficiency 0.450"}, verdict=SAME,
+                shape_reason="same shape: a | b", trusted=False, trust_reason="no: MRC: CPU-bound")
     return PaperRow(**{**base, **over})
 
 
@@ -241,29 +185,6 @@ def test_phases_and_capacity_shares():
     assert links.capacity_shares([(1, 70.0)], planes=8) == [], "no clean phase first: nothing to compare with"
 
 
-SHORT_DIPS = {"one by one": [(1.0, 0.0), (2.0, 0.2)], "together": [(1.0, 0.4)]}
-
-
-def test_capacity_shape():
-    planned = {"one by one": 2, "together": 2}
-    same, why = links.capacity_shape({"one by one": [1.0, 0.95], "together": [1.0, 0.85]}, planned, SHORT_DIPS)
-    assert same and "together 0.85" in why
-    assert "one by one 0.2 s over 2 changes, together 0.4 s over 1 changes (no stall: < 1 s)" in why
-    assert not links.capacity_shape({"together": [1.0, thresholds.PAPER_TRACKS_CAPACITY - 0.01]}, {"together": 2},
-                                    {"together": [(1.0, 0.0)]})[0]
-    assert links.capacity_shape({"together": []}, {"together": 3}, {}) == (False, "no: together measured 0 of 3 phases")
-    same, why = links.capacity_shape({"one by one": [1.0], "together": [1.0, 1.0]}, planned, SHORT_DIPS)
-    assert not same and why == "no: one by one measured 1 of 2 phases", "a phase lost to slow faults is not hidden"
-
-
-def test_a_dip_of_a_second_or_more_is_a_stall():
-    shares = {"one by one": [1.0, 1.0], "together": [1.0, 1.0]}
-    planned = {"one by one": 2, "together": 2}
-    stalled = dict(SHORT_DIPS, together=[(1.0, thresholds.PAPER_DIP_UNDER_S)])
-    same, why = links.capacity_shape(shares, planned, stalled)
-    assert not same and "together 1.0 s over 1 changes (no stall: < 1 s)" in why
-    same, why = links.capacity_shape(shares, planned, dict(SHORT_DIPS, together=[]))
-    assert not same and why.endswith("a run has no change measured"), "an unmeasured dip is not a short one"
 
 
 def test_dips_are_the_bins_below_what_the_capacity_left_allows_around_each_change():
@@ -317,12 +238,12 @@ def test_unwritable_results_directory_is_refused_before_the_lab(tmp_path):
 
 # ---- T0-T1 flap cost (section 3) ------------------------------------------------------------------
 def test_the_flaps_take_one_route_per_plane_in_turn():
-    faults = runner.flap_timeline(settings.LINKS_FABRIC, 4, 1.0)
+    faults = flaps.flap_timeline(settings.LINKS_FABRIC, 4, 1.0)
     assert [(f.at, f.duration, f.target) for f in faults] == [
         (1.0, 1.0, "t0p0r0-t1p0s0"), (3.0, 1.0, "t0p1r0-t1p1s1"), (5.0, 1.0, "t0p2r0-t1p2s0"), (7.0, 1.0, "t0p3r0-t1p3s1")]
-    assert [runner.flapped_route(f) for f in faults] == [(0, 0), (1, 1), (2, 0), (3, 1)]
+    assert [flaps.flapped_route(f) for f in faults] == [(0, 0), (1, 1), (2, 0), (3, 1)]
     with pytest.raises(ValueError, match="one per plane"):
-        runner.flap_timeline(settings.LINKS_FABRIC, settings.LINKS_FABRIC.planes + 1, 1.0)
+        flaps.flap_timeline(settings.LINKS_FABRIC, settings.LINKS_FABRIC.planes + 1, 1.0)
 
 
 def routes(**dropped):
@@ -333,34 +254,10 @@ def routes(**dropped):
 def test_flap_costs_are_read_from_each_connections_flapped_routes():
     stats = {"h0": {"peers": {"h2": {"routes": routes(p0t0=2, p0t1=0, p1t1=1, p1t0=1)}}},
              "h2": {"peers": {"h0": {"routes": routes(p0t0=3, p1t1=0)}}}}
-    costs, elsewhere = runner.flap_costs(stats, "h0", "h2", [(0, 0), (1, 1)])
+    costs, elsewhere = flaps.flap_costs(stats, "h0", "h2", [(0, 0), (1, 1)])
     assert costs == [2, 3, 1, 0], "flap by flap, each direction"
     assert elsewhere == 1, "a drop on a route no flap touched is counted apart"
-    assert runner.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
-
-
-def test_flap_shape_as_section_3():
-    same, why = runner.flap_shape([1, 0, 2, 3, 1])
-    assert same and why == ("yes: 3 of 5 (flap, connection) pairs cost one packet or none (often just one: "
-                            "at least 50%: yes); max 3 (very few: <= 3: yes); median 1")
-
-
-def test_often_just_one_is_at_least_half_of_the_flaps():
-    assert runner.flap_shape([1, 1, 2, 2])[0], "half the pairs cost one: 'often', though the median is 1.5"
-    same, why = runner.flap_shape([1, 2, 2, 2])
-    assert not same and "1 of 4 (flap, connection) pairs cost one packet or none" in why and "least 50%: no" in why
-
-
-def test_the_labs_measured_flaps_are_not_often_just_one():
-    # the lab's quick pass: every flap cost a connection 2 or 3 packets
-    same, why = runner.flap_shape([2, 2, 2, 2, 3, 3, 2, 3])
-    assert not same and why.startswith("no: 0 of 8") and why.endswith("median 2")
-
-
-def test_a_flap_above_very_few_is_not_section_3():
-    same, why = runner.flap_shape([0, 1, 1, 4])
-    assert not same and "max 4 (very few: <= 3: no)" in why
-    assert runner.flap_shape([]) == (False, "no: no flap measured")
+    assert flaps.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
 
 
 def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
@@ -378,10 +275,10 @@ def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
         {"t": 2.0, "kind": "fault_end", "fault": "link_flap", "target": "t0p0r0-t1p0s0", "transport": "mrc"}],
         path_events=[{"t": 1.01, "time": t0 + 1.01, "host": "h0", "peer": "h2", "plane": 0, "ev": 0,
                       "old": "GOOD", "new": "SUSPECT", "reason": "overdue"}])
-    why = runner.flap_detection(run, settings.LINKS_FABRIC)
+    why = flaps.flap_detection(run, settings.LINKS_FABRIC)
     assert why["detection_s"] == [pytest.approx(0.006)]
     assert why["route_gap_s"] == pytest.approx(((4.0 - 1.096) / 199 + 4.0 / 200) / 2)   # the median of two routes
-    text = runner.flap_text([1, 0], 0, why)
+    text = flaps.flap_text([1, 0], 0, why)
     assert text.endswith("first loss to its route out of use, flap by flap: 6 ms (a route's packets 17 ms apart)")
 
 
@@ -432,35 +329,6 @@ def test_a_difference_of_medians_comes_with_its_interval():
                                                                                                      (1, 1, 2))
 
 
-def test_point_to_point_holds_when_the_fabric_is_slower_cross_t1_and_bandwidth_the_same():
-    same, why = point_to_point.p2p_shape(pair(0.004, 0.93), pair(0.005, 0.91, fabric_us=(30, 31, 32, 33, 34)))
-    assert same and why.startswith("yes: the fabric's one-way latency cross-T1 32 us against T0-local 22 us, "
-                                   "+10 us (95% CI")
-    assert ", higher (paper: 6.54 vs 5.09 us" in why
-    # the message latency's own difference is resolved here (its samples do not overlap)
-    assert "MRC's message latency 5.00 vs 4.00 ms, +1000 us (95% CI +" in why and "), higher;" in why
-    assert "bandwidth 0.91 vs 0.93 of the NIC's capacity (the same within 5%" in why
-
-
-def test_message_latency_within_the_agents_noise_is_said_unresolved():
-    noisy = (3.0, 4.0, 5.0, 6.0, 7.0)
-    same, why = point_to_point.p2p_shape(pair(0.005, 0.93, message_ms=noisy),
-                                         pair(0.0049, 0.93, fabric_us=(30, 31, 32, 33, 34), message_ms=noisy))
-    assert same and "not resolved: within the agents' noise" in why
-
-
-@pytest.mark.parametrize("local, cross, words", [
-    (pair(0.005, 0.93), pair(0.005, 0.93), "not higher (paper"),          # the extra hops cost nothing
-    (pair(0.004, 0.93), pair(0.005, 0.80, fabric_us=(30, 31, 32, 33, 34)), "(not the same within"),
-    (pair(0.004, 0.70), pair(0.005, 0.93, fabric_us=(30, 31, 32, 33, 34)), "(not the same within"),
-    (pair(None, 0.93), pair(0.005, 0.93), "a pair measured nothing"),
-    (pair(0.004, 0.93, fabric_us=()), pair(0.005, 0.93), "the fabric's latency was not measured"),
-])
-def test_point_to_point_differs_when_either_half_fails(local, cross, words):
-    same, why = point_to_point.p2p_shape(local, cross)
-    assert not same and words in why and why.startswith("no:")
-
-
 def test_a_pair_reads_as_the_paper_words_it():
     assert point_to_point.pair_text(pair(0.00412, 0.934)) == ("one-way latency 4.12 ms (the fabric's alone "
                                                               "22 us), bandwidth 0.93 of the NIC's capacity")
@@ -480,15 +348,6 @@ def test_startup_losses_count_each_connection_on_the_failed_routes_and_the_rest_
     assert lost == {"h0->h2": 3, "h2->h0": 2} and elsewhere == 1
 
 
-@pytest.mark.parametrize("lost, same", [({"a->b": 4, "b->a": 0}, True), ({"a->b": 5, "b->a": 0}, False),
-                                        ({}, False)])
-def test_startup_holds_when_every_connection_lost_fewer_than_5(lost, same):
-    got, why = startup.startup_shape(StartupRun(lost=lost, verified=True))
-    assert got is same and why.startswith("yes:" if same else "no:")
-    if lost:
-        assert f"max {max(lost.values())}" in why and "paper: less than 5 per QP" in why
-
-
 # ---- Figs. 9c/9d, T0-T1 links down ----------------------------------------------------------------------
 def test_t0t1_links_go_down_one_per_plane_one_by_one_then_come_back_together():
     spec = settings.LINKS_FABRIC
@@ -505,35 +364,8 @@ def test_t0t1_links_shares_are_of_the_clean_phase():
     assert t0t1_links.shares([(1, 40.0)]) == []        # no clean phase first: nothing to divide by
 
 
-@pytest.mark.parametrize("kept, same, words", [
-    ({"one by one": [1.0, 0.97, 1.0], "together": [1.0, 0.96, 1.0]}, True, "one by one 0.97, together 0.96"),
-    ({"one by one": [1.0, 0.90, 1.0], "together": [1.0, 0.96, 1.0]}, False, "one by one 0.90"),
-    ({"one by one": [1.0, 1.0], "together": [1.0, 0.96, 1.0]}, False, "one by one measured 2 of 3 phases"),
-])
-def test_t0t1_links_judged_as_minimal_impact(kept, same, words):
-    got, why = t0t1_links.t0t1_shape(kept, {"one by one": 3, "together": 3})
-    assert got is same and words in why and why.startswith("yes:" if same else "no:")
-
-
 # ---- Fig. 16's x axis, message sizes ------------------------------------------------------------------
 R1 = roce_label(1)
-
-
-def test_sizes_hold_when_small_messages_differ_little_and_the_gap_grows():
-    same, why = sizes.sizes_shape({0.03: {MRC: 0.20, R1: 0.19}, 2: {MRC: 0.9, R1: 0.45}, 8: {MRC: 0.93, R1: 0.40}})
-    assert same and "0.03 MB x1.05, 2 MB x2.00, 8 MB x2.33" in why and "reached 0.95 of MRC" in why
-
-
-@pytest.mark.parametrize("by_size, words", [
-    ({0.03: {MRC: 0.20, R1: 0.10}, 8: {MRC: 0.9, R1: 0.40}}, "little difference: >= 0.9: no"),   # a gap when small
-    ({0.03: {MRC: 0.26, R1: 0.50}, 8: {MRC: 0.9, R1: 0.40}}, "little difference: >= 0.9: no"),   # ...either way
-    ({0.03: {MRC: 0.20, R1: 0.19}, 8: {MRC: 0.9, R1: 0.90}}, "does not grow"),                  # no gap when large
-    ({0.03: {MRC: 0.20, R1: None}, 8: {MRC: 0.9, R1: 0.40}}, "finished no iteration"),
-    ({8: {MRC: 0.9, R1: 0.40}}, "fewer than two sizes"),
-])
-def test_sizes_differ_when_either_half_fails(by_size, words):
-    same, why = sizes.sizes_shape(by_size)
-    assert not same and words in why
 
 
 def test_a_size_setup_is_named_by_its_size_unless_it_is_the_collisions_rows():
@@ -565,12 +397,3 @@ def test_a_rate_after_the_move_is_a_share_of_the_nic_over_the_bins_from_then_on(
     assert ev_balance.rate_after([5.0], 0.2, None, 10.0) is None
 
 
-@pytest.mark.parametrize("mover, forced, after, same, words", [
-    (0.3, None, {"first": 0.95, "forced": 0.93}, True, "moved to EV-B 300 ms in; the forced flow stayed on EV-A"),
-    (None, None, {"first": 0.5, "forced": 0.5}, False, "did not move to EV-B"),
-    (0.3, 0.4, {"first": 0.95, "forced": 0.93}, False, "the forced flow moved too"),
-    (0.3, None, {"first": 0.95, "forced": 0.6}, False, "near-peak: >= 0.9: no"),
-])
-def test_fig14_judged_in_the_papers_words(mover, forced, after, same, words):
-    got, why = ev_balance.balance_shape(mover, forced, after)
-    assert got is same and words in why

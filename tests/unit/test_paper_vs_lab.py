@@ -19,6 +19,7 @@ from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows`
 from lab.paper.row import PaperRow
 from lab.paper.rows import PaperMeta
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
+from lab.paper.verdict import DIFFERENT, NOT_RUN, SAME, UNRESOLVABLE
 
 SHAPES = [v for v in vars(paper_figures).values() if isinstance(v, paper_figures.Shape)]
 GOOD = {"verified": True, "cpu_bound": False, "unexplained_loss": 0}
@@ -30,9 +31,9 @@ def title(kind, what=None) -> str:
     return next(t for k, w, t in settings.row_titles() if k == kind and w == what)
 
 
-def row(kind, what, raw, trusted=True, same=True) -> PaperRow:
+def row(kind, what, raw, trusted=True, verdict=SAME) -> PaperRow:
     return PaperRow(figure=title(kind, what), paper=paper_figures.claim(kind, what).result, lab={MRC: "..."},
-                    same_shape=same, shape_reason=f"{'yes' if same else 'no'}: {kind} facts",
+                    verdict=verdict, shape_reason=f"{verdict}: {kind} facts",
                     trusted=trusted, trust_reason="yes: every run verified" if trusted else "no: CPU-bound: MRC",
                     raw=raw)
 
@@ -46,7 +47,7 @@ def collisions_row(collective="allreduce", trusted=True) -> PaperRow:
 def loss_row(p, trusted=True) -> PaperRow:
     runs = {label: dict(GOOD, efficiency=0.5) for label in (MRC, MULTI_RAIL, roce_label(1))}
     return row("loss", p, {"loss_free": runs, "lossy": runs,
-                           "kept": {MRC: 0.93, MULTI_RAIL: 0.96, roce_label(1): None}}, trusted, same=p < 0.01)
+                           "kept": {MRC: 0.93, MULTI_RAIL: 0.96, roce_label(1): None}}, trusted, verdict=SAME if p < 0.01 else DIFFERENT)
 
 
 def bandwidth_run(series, fault_log, bin_s=0.2) -> dict:
@@ -313,7 +314,7 @@ def test_one_collective_alone_is_drawn(tmp_path):
 
 
 def test_a_panel_names_its_rows_verdicts():
-    assert paper_plots.status(collisions_row(trusted=False)) == "same shape: yes; trustworthy: no"
+    assert paper_plots.status(collisions_row(trusted=False)) == "same shape; trustworthy: no"
 
 
 # ---- the notebook's cells, without a kernel -------------------------------------------------------------
@@ -363,7 +364,7 @@ def test_a_run_of_one_row_draws_it_and_names_the_rest_with_the_command(results_r
     out = capsys.readouterr().out
     assert f"this run lacks {len(settings.row_titles()) - 1} of the {len(settings.row_titles())} rows" in out
     assert f"missing from this run: {title('incast')}\n`sudo python lab/run.py paper --quick` makes it" in out
-    assert f"{title('links')}  (drawn, but NOT TRUSTWORTHY)\n  same shape?  yes: links facts\n" in out
+    assert f"{title('links')}  (drawn, but NOT TRUSTWORTHY)\n  verdict:     same shape: links facts\n" in out
     assert "  trustworthy? no: CPU-bound: MRC" in out
     assert sorted(p.name for p in nb.out.iterdir()) == ["paper_links_down.png"]
 
@@ -390,7 +391,7 @@ def test_the_pages_sections_one_per_row_each_with_its_own_plot(results_root, cap
     assert drawn[0].name == f"row01-{paper_plots.PNGS['collisions']}"
     fig16 = paper_figures.claim("collisions", "allreduce")
     assert f"## {title('collisions', 'allreduce')}\n\n**The paper** ({fig16.figure}): {fig16.result}" in out
-    assert f"| {MRC} | ... |" in out and "**Same shape?** yes: collisions facts" in out
+    assert f"| {MRC} | ... |" in out and "**Verdict:** same shape: collisions facts" in out
     assert "**Trustworthy?** no: CPU-bound: MRC" in out          # the path-loss row's
     assert "**Not run** on openflow: needs srv6" in out
     assert "**The paper** (the paper): words" in out and "does not make" in out
@@ -402,5 +403,29 @@ def test_a_row_of_another_version_lacking_fields_reads_as_saying_nothing(tmp_pat
     (old,) = run.rows
     assert run.meta == PaperMeta(machine="?", date="?", quick=True, elapsed_s=None)
     # but its data plane: every row ran on srv6 before rows named theirs
-    assert old == PaperRow(figure="Fig. 1: old", paper="", lab={}, same_shape=False, shape_reason="",
+    assert old == PaperRow(figure="Fig. 1: old", paper="", lab={}, verdict=DIFFERENT, shape_reason="",
                            trusted=False, trust_reason="", raw={}, dataplane="srv6")
+
+
+@pytest.mark.parametrize("same_shape, not_run, verdict", [(True, "", SAME), (False, "", DIFFERENT),
+                                                          (False, "needs srv6", NOT_RUN)])
+def test_a_row_saved_with_a_bool_verdict_reads_as_one_of_the_three(tmp_path, same_shape, not_run, verdict):
+    (tmp_path / "paper.json").write_text(json.dumps({"rows": [
+        {"figure": "Fig. 9a/9b: old", "same_shape": same_shape, "shape_reason": "yes: facts", "not_run": not_run}]}))
+    (old,) = paper_rows.read(tmp_path).rows
+    assert old.verdict == verdict and old.shape_reason == "yes: facts"
+    assert old.same == (verdict == SAME)
+
+
+def test_a_saved_verdict_round_trips_through_paper_json(tmp_path):
+    rows = [row("links", None, {}, verdict=UNRESOLVABLE), PaperRow.not_ran(title("incast"), "words", "srv6", "why")]
+    path = save_run(tmp_path, rows)
+    (links, incast) = paper_rows.read(path).rows
+    assert links.verdict == UNRESOLVABLE and incast.verdict == NOT_RUN
+    saved = json.loads((path / paper_rows.PAPER_JSON).read_text())["rows"]
+    assert [r["verdict"] for r in saved] == [UNRESOLVABLE, NOT_RUN] and "same_shape" not in saved[0]
+
+
+def test_the_table_colours_each_verdict():
+    assert set(runner.VERDICT_COLORS) == {SAME, DIFFERENT, UNRESOLVABLE}
+    assert runner.cells(row("links", None, {}, verdict=UNRESOLVABLE))[3] == f"{UNRESOLVABLE}: links facts"
