@@ -45,8 +45,9 @@ BUFFER = 256 << 10            # ~0.1 s per clean iteration: the stall stands out
 PLANE = 0
 # the hidden settings: a short and a long convergence delay D; links held down past D + rto_max (so the
 # repair cannot end the stall) by PAST_D_RTO, and a short flap (L < D) with the long D
-# (to 0.1 s: the stall's offset past D depends on where D falls between the rail's timeouts)
-SHORT_DELAYS, LONG_DELAYS, FLAPS = (1.5, 2.5), (3.5, 4.5), (0.8, 1.0, 1.2)
+# (to 0.1 s, over several of the rail's 1 s timeout slots: where D falls between the timeouts sets the
+# stall, so no band copied from one draw fits every other)
+SHORT_DELAYS, LONG_DELAYS, FLAPS = (1.0, 3.0), (3.6, 5.5), (0.5, 0.7, 1.0, 1.2)
 PAST_D_RTO = 0.5
 
 

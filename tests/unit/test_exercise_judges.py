@@ -79,12 +79,23 @@ def test_02_no_interval_meets_every_draw_and_the_default_meets_none():
         assert routes / 0.02 > budget   # the lab's default is over every budget, not on one
 
 
-def stall_measurement(settings, offset=0.45, clean=0.1):
-    """A measurement of exercise 03 as the grader writes it, the stall `offset` past min(D, L)."""
+def next_timeout(t: float, rto: float = 0.05, rto_max: float = 1.0) -> float:
+    """The first of a go-back-N rail's timeouts after t s of a black hole (RTO doubling to rto_max)."""
+    at = rto
+    while at <= t:
+        rto = min(2 * rto, rto_max)
+        at += rto
+    return at
+
+
+def stall_measurement(settings, clean=0.1):
+    """A measurement of exercise 03 as the grader writes it, each stall ending at the rail's first timeout
+    after the path works again (as measured: 2.548 s for D = 2.5 s, 4.552 s for 4.5 s, 1.544 s for a 1 s flap)."""
     runs = []
     for d, down, with_mrc in settings:
+        stall = next_timeout(min(d, down))
         runs.append({"transport": "baseline", "delay": d, "down": down, "ok": True, "clean": clean,
-                     "stall": min(d, down) + offset, "durations": [clean] * 9 + [clean + min(d, down) + offset],
+                     "stall": stall, "durations": [clean] * 9 + [clean + stall],
                      "withdrawn": [d + 0.02, d + 0.03] if down > d else [], "error": None})
         if with_mrc:
             runs.append({"transport": "mrc", "delay": d, "down": down, "ok": True, "clean": clean, "stall": 0.3,
@@ -92,6 +103,10 @@ def stall_measurement(settings, offset=0.45, clean=0.1):
     return {"hidden": {"settings": settings}, "links_per_t1": 2, "runs": runs,
             "crossings": [{"delay": d, "sent": [120, 0], "spine": 0, "links": ["a", "b"], "hashes_ports": True}
                           for d in sorted({s[0] for s in settings})]}
+
+
+def test_the_rails_timeouts_are_those_measured():
+    assert [round(next_timeout(t), 2) for t in (2.5, 4.5, 1.0)] == [2.55, 4.55, 1.55]
 
 
 def test_03_judges_a_band_by_the_drawn_delays():
