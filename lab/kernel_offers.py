@@ -1,36 +1,25 @@
 """What this machine's kernel offers the lab, probed, in one line (setup.sh ends with it):
 
     .venv/bin/python -m lab.kernel_offers
-    kernel 6.18.44: seg6local no, clsact + BPF yes, OVS kernel module no; srv6 routers' uN End: ebpf; ...
+    kernel 6.18.44: srv6: seg6local no, clsact + BPF yes, routers' uN End: ebpf; openflow: OVS kernel module no, ...
 
-Each answer is a probe in a throw-away network namespace (topologies/srv6/un_engine.py,
-topologies/openflow/builder.py), not a guess from a version number.
+Each data plane answers for itself (DataPlane.kernel_offers): each answer is a probe in a
+throw-away network namespace or of the kernel's modules, not a guess from a version number.
 """
 
 from __future__ import annotations
 
 import platform
 
-from topologies.build import BuildError
-from topologies.openflow.builder import kernel_datapath_available
-from topologies.srv6.un_engine import EbpfEngine, KernelEngine, chosen_engine
-
-
-def _yes(ok: bool) -> str:
-    return "yes" if ok else "no"
+from topologies.dataplanes import DATAPLANE_TYPES
+from topologies.fabric import DEFAULT_DATAPLANE
 
 
 def offers_line() -> str:
-    """The kernel's release, each feature the lab can use, and what the lab will use."""
-    seg6local, tc_bpf = KernelEngine().unavailable() is None, EbpfEngine().unavailable() is None
-    ovs_module = kernel_datapath_available()
-    try:
-        srv6 = f"srv6 routers' uN End: {chosen_engine().name}"
-    except BuildError as exc:
-        srv6 = f"srv6: {exc}"
-    return (f"kernel {platform.release()}: seg6local {_yes(seg6local)}, clsact + BPF {_yes(tc_bpf)}, "
-            f"OVS kernel module {_yes(ovs_module)}; {srv6}; OpenFlow: OVS {'kernel' if ovs_module else 'userspace'} "
-            "datapath")
+    """The kernel's release, and what it offers each data plane (the default first)."""
+    names = sorted(DATAPLANE_TYPES, key=lambda name: name != DEFAULT_DATAPLANE)
+    return f"kernel {platform.release()}: " + "; ".join(f"{name}: {DATAPLANE_TYPES[name].kernel_offers()}"
+                                                      for name in names)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,24 @@ from topologies.names import Switch
 from topologies.cluster.node_access import LocalNode, RemoteNode
 
 
+class ServerRequestError(ValueError):
+    """A request to a server agent that its data plane's side refuses: the reply says why, in one line."""
+
+
+class ServerSide(Protocol):
+    """A data plane's part of a server agent (lab/plumbing/server_agent.py) on a server of a
+    fabric spread over several: its requests by name, how it finds a node's pid, and the end
+    of what its requests started."""
+
+    ops: dict[str, Callable]
+
+    def find_pids(self, names: list[str]) -> dict[str, int]: ...
+
+    def stop(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Fabric(Protocol):
     """A running fabric, whichever data plane built it."""
 
@@ -193,6 +211,18 @@ class DataPlane(ABC):
     @abstractmethod
     def check_routes(self, session, run_workers: WorkerRunner) -> RouteCheck:
         """Every (source, destination, plane, T1) route of the running fabric, proved."""
+
+    # ---- the machine ----------------------------------------------------------------
+    @classmethod
+    def kernel_offers(cls) -> str:
+        """What this kernel offers this data plane and what it will use, in a few words
+        (setup.sh's last line, lab/kernel_offers.py): probed, never guessed."""
+        return ""
+
+    @classmethod
+    def server_side(cls) -> ServerSide | None:
+        """Its part of a server agent, for a data plane that spans servers; None: one server only."""
+        return None
 
     # ---- faults (faults/*.py's injectors; each step raises BuildError naming what failed) --
     @classmethod

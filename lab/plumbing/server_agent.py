@@ -15,8 +15,8 @@ it stops what it started, cleans the lab's traces off the server and exits, free
 
 The requests (ServerAgent.OPS): the server's name and clock, the pids of its Mininet node
 shells, a command in a node's network namespace or the server's own, the switch port
-program's calls by name (a fixed list), kernel files under /proc and /sys, the srv6 routing
-process of this server's planes and its log, the conservation audit's snapshot of its
+program's calls by name (a fixed list), kernel files under /proc and /sys, the data plane's
+own (on srv6: the routing process of this server's planes and its log, the uN engine), the conservation audit's snapshot of its
 switches and its crossing cables' counts, its CPU times (the fidelity monitor's), and a clean. A line that is not a request gets
 an error reply and is counted; the agent carries on.
 
@@ -29,20 +29,20 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from topologies.system.netns import nsenter
+from topologies.dataplane import ServerRequestError, ServerSide
+from topologies.dataplanes import DATAPLANE_TYPES
+from topologies.fabric import SERVERS_DATAPLANE
 from topologies.project import PROJECT_ROOT
-from topologies.routing import read_new_lines
+from topologies.system.netns import nsenter
 
 PROTOCOL = 1
 # The port program's calls a runner may make on a server: its build and its live changes,
@@ -56,18 +56,13 @@ COMMAND_TIMEOUT_S = 60.0
 REQUEST_SHAPE = 'a request is {"id": N, "op": NAME, "args": {...}}'
 
 
-class RequestError(ValueError):
+class RequestError(ServerRequestError):
     """A request the agent refuses: the reply's error says why, in one line."""
 
 
-def node_pids(names: list[str]) -> dict[str, int]:
-    """Each named Mininet node's shell pid on this server (the routing process's own lookup)."""
-    from topologies.srv6.routing import RoutingSetupError, router_pids
-
-    try:
-        return router_pids(list(names))
-    except RoutingSetupError as exc:
-        raise RequestError(str(exc)) from None
+def spread_side() -> ServerSide:
+    """The side of the data plane that spans servers (topologies/fabric.py SERVERS_DATAPLANE)."""
+    return DATAPLANE_TYPES[SERVERS_DATAPLANE].server_side()
 
 
 @dataclass(frozen=True)
@@ -91,22 +86,22 @@ class Request:
 class ServerAgent:
     """The requests, without the pipe: handle(line) -> reply line (sans-IO; main() does the IO).
 
-    node_pids: how names become pids (replaced in tests); a node's pid is looked up once and
-    kept, since its shell lives as long as the fabric."""
+    The data plane that spans servers adds its own requests (its ServerSide: on srv6 the
+    routing process of the server's planes and its log, and the routers' uN engine).
+    find_pids: how names become pids (the data plane's own lookup unless given, as tests do);
+    a node's pid is looked up once and kept, since its shell lives as long as the fabric."""
 
-    def __init__(self, find_pids: Callable[[list[str]], dict[str, int]] = node_pids):
-        self.find_pids = find_pids
+    def __init__(self, find_pids: Callable[[list[str]], dict[str, int]] | None = None,
+                 side: ServerSide | None = None):
+        self.side = side if side is not None else spread_side()
+        self.find_pids = find_pids if find_pids is not None else self.side.find_pids
         self.pids: dict[str, int] = {}
         self.malformed = 0
-        self.routing = None       # this server's Srv6RoutingProcess, while one runs
-        self.routing_log_path: Path | None = None   # its log, kept after it stops
-        self.workdir: Path | None = None
         self.OPS: dict[str, Callable[..., Any]] = {
             "hello": self.hello, "clock": self.clock, "node_pids": self.node_pids, "run": self.run,
-            "port_program": self.port_program, "un_engine": self.un_engine, "read": self.read, "routing_start": self.routing_start,
-            "routing_stop": self.routing_stop, "routing_log": self.routing_log,
+            "port_program": self.port_program, "read": self.read,
             "audit_snapshot": self.audit_snapshot, "stub_counters": self.stub_counters,
-            "cpu_times": self.cpu_times, "clean": self.clean,
+            "cpu_times": self.cpu_times, "clean": self.clean, **self.side.ops,
         }
 
     # --- the pipe ---------------------------------------------------------------
@@ -128,7 +123,7 @@ class ServerAgent:
         except json.JSONDecodeError:
             self.malformed += 1
             return json.dumps({"id": None, "ok": False, "error": f"not JSON ({self.malformed} malformed so far)"})
-        except RequestError as exc:
+        except ServerRequestError as exc:   # the agent's refusal, or the data plane side's
             self.malformed += 1
             return json.dumps({"id": request_id, "ok": False, "error": str(exc)})
         except Exception as exc:  # the request was fine, the server could not do it: say what broke
@@ -191,27 +186,6 @@ class ServerAgent:
         result = getattr(port_program, call)(*args, **kwargs)
         return result._asdict() if hasattr(result, "_asdict") else result   # a PortCfg record: by field
 
-    def un_engine(self, call: str, engine: str | None = None, usids: list[int] | None = None) -> Any:
-        """The srv6 routers' uN engine on this server (topologies/srv6/un_engine.py): "prepare" the
-        engine the runner chose (what its routers' tc lines need), or read "end_counts" of `usids`."""
-        from topologies.build import BuildError
-        from topologies.srv6 import un_engine
-
-        if call == "prepare":
-            try:
-                chosen = un_engine.engine_named(str(engine))
-                refused = chosen.unavailable()
-                if refused:
-                    raise BuildError(f"uN engine {chosen.name} on {socket.gethostname()}: {refused}")
-                return chosen.prepare()
-            except BuildError as exc:
-                raise RequestError(str(exc)) from None
-        if call == "end_counts":
-            if not isinstance(usids, list) or not all(isinstance(u, int) and 0 < u < 1 << 16 for u in usids):
-                raise RequestError("end_counts takes usids, a list of 16-bit uSIDs")
-            return un_engine.end_counts(usids)
-        raise RequestError(f"un_engine.{call} is not a call the agent makes (prepare, end_counts)")
-
     def read(self, paths: list[str], node: str | None = None) -> dict[str, str | None]:
         """Kernel files (under /proc or /sys) -> their text, None where unreadable; with a
         `node`, /proc/net/... is that node's network namespace's."""
@@ -230,35 +204,6 @@ class ServerAgent:
             except OSError:
                 texts[asked] = None
         return texts
-
-    def routing_start(self, fabric: dict, server: str, convergence_delay: float, hold_down: float) -> dict:
-        """This server's routing process over its own planes (srv6); its log stays here,
-        read with routing_log."""
-        from topologies.fabric import FabricSpec
-        from topologies.srv6.routing import Srv6RoutingProcess
-
-        if self.routing is not None:
-            raise RequestError("the routing process already runs on this server")
-        self.workdir = self.workdir or Path(tempfile.mkdtemp(prefix="mrclab-agent-"))
-        routing = Srv6RoutingProcess(FabricSpec.from_dict(fabric), self.workdir, convergence_delay,
-                                     hold_down, server=server)
-        routing.start()
-        self.routing, self.routing_log_path = routing, Path(routing.routing_log)
-        return {"pid": routing.proc.pid, "routers": sorted(routing.router_names)}
-
-    def routing_stop(self) -> bool:
-        if self.routing is None:
-            return False
-        self.routing.stop()
-        self.routing = None
-        return True
-
-    def routing_log(self, offset: int = 0) -> dict:
-        """The routing log's text from byte `offset` on, and the offset to ask from next."""
-        if self.routing_log_path is None:
-            return {"text": "", "next": offset}
-        text, following = read_new_lines(self.routing_log_path, offset)
-        return {"text": text, "next": following}
 
     def cpu_times(self) -> list:
         """This server's per-core (busy, total) jiffies (the fidelity monitor's reading)."""
@@ -283,7 +228,7 @@ class ServerAgent:
         """What the lab left on this server, removed (the lab's cleanup, under the lock held)."""
         from lab.plumbing import cleanup
 
-        self.routing_stop()
+        self.side.stop()
         self.pids.clear()
         return cleanup._clean()
 
@@ -292,8 +237,7 @@ class ServerAgent:
         try:
             self.clean()
         finally:
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
+            self.side.close()
 
 
 def main() -> int:

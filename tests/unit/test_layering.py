@@ -155,9 +155,6 @@ SHARED = LAYERS + ["bench", "exercises"]
 MAY_IMPORT_A_DATA_PLANE = {
     "topologies/dataplanes.py": "the registry of data planes: the one door to them",
     "bench/un_engine_cost.py": "measures the srv6 routers' eBPF uN engine itself",
-    "lab/kernel_offers.py": "setup.sh's report of what each data plane finds in this kernel, by its own probes",
-    "lab/plumbing/server_agent.py": "the agent on a server of a spread fabric, which only srv6 builds: "
-                                    "its routing process, uN engine and node shells",
 }
 
 

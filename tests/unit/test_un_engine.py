@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lab import kernel_offers
+from topologies.openflow import dataplane as openflow_dataplane
 from lab.plumbing.server_agent import ServerAgent
 from topologies.build import BuildError
 from topologies.srv6 import nodes, plan, un_engine
@@ -118,9 +119,10 @@ def test_the_agent_reads_end_counts_and_refuses_bad_requests(monkeypatch):
 
 def test_setup_says_what_the_kernel_offers_in_one_line(kernel, monkeypatch):
     kernel(KERNEL_MISSING, None)
-    monkeypatch.setattr(kernel_offers, "kernel_datapath_available", lambda: False)
+    monkeypatch.setattr(openflow_dataplane, "kernel_datapath_available", lambda: False)
     line = kernel_offers.offers_line()
-    assert "seg6local no, clsact + BPF yes, OVS kernel module no; srv6 routers' uN End: ebpf; " \
-           "OpenFlow: OVS userspace datapath" in line
+    assert ": srv6: seg6local no, clsact + BPF yes, routers' uN End: ebpf; " \
+           "openflow: OVS kernel module no, OVS userspace datapath" in line and "\n" not in line
     kernel(KERNEL_MISSING, TC_BPF_MISSING)
-    assert "srv6: the srv6 data plane cannot run on this kernel" in kernel_offers.offers_line()
+    assert "srv6: seg6local no, clsact + BPF no; the srv6 data plane cannot run on this kernel" \
+        in kernel_offers.offers_line()

@@ -10,7 +10,7 @@ from pathlib import Path
 from topologies.build import BuildError
 from topologies.dataplane import DataPlane, HeartbeatHop, RouteCheck, WorkerRunner
 from topologies.openflow import faults
-from topologies.openflow.builder import Fabric, build_fabric, wait_for_tables
+from topologies.openflow.builder import Fabric, build_fabric, kernel_datapath_available, wait_for_tables
 from topologies.openflow.control import CONTROLLER_PORT, ControllerProcess
 from topologies.openflow.mapper_probes import OpenFlowProbes
 from topologies.openflow.route_check import check_paths
@@ -21,6 +21,11 @@ class OpenFlowDataPlane(DataPlane):
     route_proof_words = "each arrived with its T1's mark"
     run_line = ("openflow data plane: Open vSwitch switches, static tables from the os-ken controller "
                 "(docs/architecture.md)")  # said at a run's start
+
+    @classmethod
+    def kernel_offers(cls) -> str:
+        module = kernel_datapath_available()
+        return f"OVS kernel module {'yes' if module else 'no'}, OVS {'kernel' if module else 'userspace'} datapath"
 
     # ---- build and control --------------------------------------------------------
     def control_process(self, workdir: Path, convergence_delay: float, hold_down: float) -> ControllerProcess:

@@ -9,7 +9,8 @@ from functools import cached_property
 from pathlib import Path
 
 from mrc_host.udp6 import zero_checksums
-from topologies.dataplane import DataPlane, HeartbeatHop, RouteCheck, WorkerRunner
+from topologies.build import BuildError
+from topologies.dataplane import DataPlane, HeartbeatHop, RouteCheck, ServerSide, WorkerRunner
 from topologies.fabric import FabricSpec
 from topologies.cluster.placement import placement_of
 from topologies.srv6 import faults
@@ -19,7 +20,8 @@ from topologies.srv6.plan import Srv6Plan
 from topologies.srv6.route_proof import check_routes
 from topologies.srv6.routing import Srv6RoutingProcess
 from topologies.srv6.spread_routing import SpreadRouting
-from topologies.srv6.un_engine import UnEngine, chosen_engine
+from topologies.srv6.server_side import Srv6ServerSide
+from topologies.srv6.un_engine import EbpfEngine, KernelEngine, UnEngine, chosen_engine
 
 
 class Srv6DataPlane(DataPlane):
@@ -35,6 +37,20 @@ class Srv6DataPlane(DataPlane):
     def __init__(self, spec: FabricSpec):
         super().__init__(spec)
         self.plan = Srv6Plan(spec)
+
+    @classmethod
+    def kernel_offers(cls) -> str:
+        yes = {None: "yes"}
+        offers = (f"seg6local {yes.get(KernelEngine().unavailable(), 'no')}, "
+                  f"clsact + BPF {yes.get(EbpfEngine().unavailable(), 'no')}")
+        try:
+            return f"{offers}, routers' uN End: {chosen_engine().name}"
+        except BuildError as exc:
+            return f"{offers}; {exc}"
+
+    @classmethod
+    def server_side(cls) -> ServerSide:
+        return Srv6ServerSide()
 
     @cached_property
     def engine(self) -> UnEngine:
