@@ -146,6 +146,8 @@ class DataPlane(ABC):
     # How `check` words its route proof.
     route_proof_words: str = ""
     run_line: str = ""   # what this data plane is, one line at the start of a run
+    # the tc programs it attaches besides the switch port program, by function name (cleanup finds them)
+    tc_programs: tuple[str, ...] = ()
     # The baseline's ECMP picks a nexthop by the 5-tuple (ports too), not the address pair.
     ecmp_hashes_ports: bool = False
     # A switch skips an ECMP nexthop on a port set administratively down at once, by

@@ -7,12 +7,11 @@ from topologies.dataplane import DataPlane
 from topologies.fabric import FabricSpec
 from topologies.openflow.dataplane import OpenFlowDataPlane
 from topologies.srv6.dataplane import Srv6DataPlane
-from topologies.srv6.un_engine import PROGRAM_NAME as UN_PROGRAM_NAME
 
 DATAPLANE_TYPES: dict[str, type[DataPlane]] = {cls.name: cls for cls in (OpenFlowDataPlane, Srv6DataPlane)}
-# the tc programs a data plane attaches besides the switch port program, by function name
-# (lab/plumbing/cleanup.py removes what a killed run left): the srv6 routers' eBPF uN End
-DATAPLANE_TC_PROGRAMS: tuple[str, ...] = (UN_PROGRAM_NAME,)
+# the tc programs the data planes attach besides the switch port program, by function name
+# (lab/plumbing/cleanup.py removes what a killed run left)
+DATAPLANE_TC_PROGRAMS: tuple[str, ...] = tuple(name for cls in DATAPLANE_TYPES.values() for name in cls.tc_programs)
 
 
 def dataplane_for(spec: FabricSpec) -> DataPlane:

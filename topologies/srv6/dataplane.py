@@ -21,6 +21,7 @@ from topologies.srv6.route_proof import check_routes
 from topologies.srv6.routing import Srv6RoutingProcess
 from topologies.srv6.spread_routing import SpreadRouting
 from topologies.srv6.server_side import Srv6ServerSide
+from topologies.srv6.un_engine import PROGRAM_NAME as UN_PROGRAM_NAME
 from topologies.srv6.un_engine import EbpfEngine, KernelEngine, UnEngine, chosen_engine
 
 
@@ -33,6 +34,7 @@ class Srv6DataPlane(DataPlane):
     ecmp_hashes_ports = True
     admin_down_skips_nexthop = True
     lossless_capable = True
+    tc_programs = (UN_PROGRAM_NAME,)   # the routers' eBPF uN End
 
     def __init__(self, spec: FabricSpec):
         super().__init__(spec)
