@@ -427,7 +427,8 @@ def paper(
     json_path: JsonPath = None,
 ) -> None:
     """The MRC paper's experiments side by side on the lab: paper figure, paper result, lab result,
-    same shape?, trustworthy? (docs/paper.md). A row that cannot run or fails is a "not run" row (exit 1)."""
+    verdict (same shape, different shape, not resolvable here), trustworthy? (docs/paper.md). A row that
+    cannot run or fails is a "not run" row (exit 1)."""
     # imported here: start-up time (the module docstring)
     from lab.paper.runner import Paper, plan
     from lab.paper.settings import DATAPLANE, run_name

@@ -15,8 +15,7 @@ from typing import Callable
 from lab.paper import thresholds
 from lab.paper.settings import MRC, roce_label
 from lab.paper.verdict import DIFFERENT, SAME, UNRESOLVABLE, Judged, combined, judged
-from mrc_host.params import TransportParams
-from topologies.fabric import DEFAULT_FABRIC
+from topologies.fabric import DEFAULT_FABRIC, LAB_PAYLOAD_SIZE
 
 # "little difference" at the smallest size: the lesser of MRC's and RoCE-like 1 QP's efficiencies at least
 # this share of the greater
@@ -28,10 +27,10 @@ PAPER_SMALLEST_MB, PAPER_RANKS, PAPER_PACKET_BYTES = 4, 64, 4096
 PAPER_SMALLEST_PACKETS = PAPER_SMALLEST_MB * 2**20 / PAPER_RANKS / PAPER_PACKET_BYTES
 
 
-def packets_per_step(buffer_mb: float, ranks: int = DEFAULT_FABRIC.hosts,
-                     payload: int = TransportParams().payload_size) -> float:
+def packets_per_step(buffer_mb: float, ranks: int = DEFAULT_FABRIC.hosts, payload: int = LAB_PAYLOAD_SIZE) -> float:
     """DATA packets a rank sends in one ring step of an all-reduce of `buffer_mb` per rank: its chunk
-    (the buffer over the ranks) in packets of `payload` bytes (the lab's job runs on every host)."""
+    (the buffer over the ranks) in packets of `payload` bytes (a job's, the scenario default; the
+    lab's job runs on every host)."""
     return buffer_mb * 2**20 / ranks / payload
 
 
@@ -62,7 +61,7 @@ def sizes_shape(by_size: dict[float, dict[str, float | None]],
     first = (SAME if little else DIFFERENT) if in_range else UNRESOLVABLE
     text = ", ".join(f"{mb:g} MB x{ratios[mb]:.2f}" for mb in sizes)
     where = "" if in_range else (
-        f" (not resolvable here: a ring step at {sizes[0]:g} MB is {step:g} packets per rank, "
+        f" (not resolvable here: a ring step at {sizes[0]:g} MB is {step:g} packet{'' if step == 1 else 's'} per rank, "
         f"{step / DEFAULT_FABRIC.planes:g} per plane, against the paper's smallest point's about "
         f"{PAPER_SMALLEST_PACKETS:g}: smaller than any size the paper drew)")
     return judged(combined([first, SAME if grows else DIFFERENT]),

@@ -43,7 +43,7 @@ def pair(runs_ms, bandwidth=0.96, fabric_us=(20, 21, 20, 21, 20)) -> PairFigures
 LOCAL = pair([0.400, 0.402, 0.401, 0.399], fabric_us=(12, 12, 13, 12, 12))
 CROSS = pair([0.430, 0.431, 0.429, 0.432])
 USE = {"retired_s": 0.02, "backup_activated": True, "returns": 0, "out_share": 0.95}
-IN_RANGE = {0.0625: {MRC: 0.40, R1: 0.38}, 8: {MRC: 0.93, R1: 0.45}}   # 64 KB: 16 packets a ring step
+IN_RANGE = {0.5: {MRC: 0.40, R1: 0.38}, 8: {MRC: 0.93, R1: 0.45}}   # 512 KB: 16 packets a ring step
 
 # kind -> (a result the paper's words give, one they exclude), each a call of the kind's rule
 RULES = {
@@ -71,7 +71,7 @@ RULES = {
                    lambda: t0t1_links.t0t1_shape({"one by one": [1.0, 0.90, 1.0], "together": [1.0, 0.96, 1.0]},
                                                  PLANNED)),
     "sizes": (lambda: sizes.sizes_shape(IN_RANGE),
-              lambda: sizes.sizes_shape({**IN_RANGE, 0.0625: {MRC: 0.25, R1: 0.50}})),   # RoCE twice MRC when small
+              lambda: sizes.sizes_shape({**IN_RANGE, 0.5: {MRC: 0.25, R1: 0.50}})),   # RoCE twice MRC when small
     "ev_balance": (lambda: balance_shape(0.3, None, {"first": 0.95, "forced": 0.93}),
                    lambda: balance_shape(0.3, 0.4, {"first": 0.95, "forced": 0.93})),    # the forced flow moved too
 }
@@ -287,26 +287,26 @@ def test_point_to_point_excluded_by_the_papers_words(local, cross, words):
 
 # ---- Fig. 16's x axis, message sizes ---------------------------------------------------------------------
 def test_sizes_judged_at_points_the_paper_drew():
-    assert sizes.packets_per_step(0.0625) == sizes.PAPER_SMALLEST_PACKETS == 16
+    assert sizes.packets_per_step(0.5) == sizes.PAPER_SMALLEST_PACKETS == 16
     verdict, why = sizes.sizes_shape(IN_RANGE)
-    assert verdict == SAME and "0.0625 MB x1.05, 8 MB x2.07" in why and "reached 0.95 of MRC" in why
+    assert verdict == SAME and "0.5 MB x1.05, 8 MB x2.07" in why and "reached 0.95 of MRC" in why
 
 
 def test_a_size_smaller_than_the_papers_smallest_is_not_resolvable_here():
-    # the lab's 32 KB point: 8 packets a ring step, one per plane, where the paper's smallest has about 16
+    # the lab's 32 KB point: one packet a ring step, for 8 planes, where the paper's smallest has about 16
     by_size = {0.03125: {MRC: 0.247, R1: 0.493}, 2: {MRC: 0.918, R1: 0.480}, 8: {MRC: 0.942, R1: 0.488}}
     verdict, why = sizes.sizes_shape(by_size)
     assert verdict == UNRESOLVABLE
-    assert "a ring step at 0.03125 MB is 8 packets per rank, 1 per plane, against the paper's smallest point's " \
-           "about 16" in why
+    assert "a ring step at 0.03125 MB is 1 packet per rank, 0.125 per plane, against the paper's smallest " \
+           "point's about 16" in why
     # ...but a gap that does not grow still differs
     assert sizes.sizes_shape({**by_size, 8: {MRC: 0.2, R1: 0.9}})[0] == DIFFERENT
 
 
 @pytest.mark.parametrize("by_size, words", [
-    ({0.0625: {MRC: 0.40, R1: 0.20}, 8: {MRC: 0.9, R1: 0.40}}, "little difference: >= 0.9: no"),
-    ({0.0625: {MRC: 0.40, R1: 0.39}, 8: {MRC: 0.9, R1: 0.90}}, "does not grow"),
-    ({0.0625: {MRC: 0.40, R1: None}, 8: {MRC: 0.9, R1: 0.40}}, "finished no iteration"),
+    ({0.5: {MRC: 0.40, R1: 0.20}, 8: {MRC: 0.9, R1: 0.40}}, "little difference: >= 0.9: no"),
+    ({0.5: {MRC: 0.40, R1: 0.39}, 8: {MRC: 0.9, R1: 0.90}}, "does not grow"),
+    ({0.5: {MRC: 0.40, R1: None}, 8: {MRC: 0.9, R1: 0.40}}, "finished no iteration"),
     ({8: {MRC: 0.9, R1: 0.40}}, "fewer than two sizes"),
 ])
 def test_sizes_excluded_by_the_papers_words(by_size, words):
