@@ -36,11 +36,12 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from lab.scenario.load import load_scenario
+from lab.scenario.record import Scenario
 from lab.analysis.connection_counters import connections
 from lab.analysis.counters import counter_totals, pick
 from lab.analysis.failover import in_rtts
 from lab.analysis.results import read_counters
-from lab.analysis.summary_record import FaultFigures, TransportSummary
+from lab.analysis.summary_record import FaultFigures, Summary, TransportSummary
 from lab.inhost.mapper_logic import REPAIR_BOUND_S, RETRY_INTERVAL_S, SUCCESSES_TO_REPAIR
 from lab.plumbing.session import lab_session
 from lab.runners import bench_targets as target
@@ -140,8 +141,17 @@ def agent_step(quick: bool) -> Iterator[Figure]:
     yield Figure(name, f"{pps:,}", f">= {target.AGENT_PPS:,}", pps >= target.AGENT_PPS and out["complete"], out)
 
 
+@dataclass(frozen=True)
+class BenchRun:
+    """One experiment a bench step ran: where its results are, what it measured, what it ran."""
+
+    path: str
+    summary: Summary
+    scenario: Scenario
+
+
 def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None, transport_params: dict | None = None,
-         **job_overrides) -> dict:
+         **job_overrides) -> BenchRun:
     """Run library scenario `name` on `dataplane`, with other transports, transport parameters
     or job settings if given (laid over the file, judged as its own values are)."""
     overlay = {"fabric": {"dataplane": dataplane}, "job": job_overrides}
@@ -151,7 +161,7 @@ def _run(name: str, root: Path, dataplane: str, transports: tuple | None = None,
         overlay["transport_params"] = transport_params
     scenario = load_scenario(name, overlay)
     path, summary = run_experiment(scenario, root)
-    return {"path": str(path), "summary": summary, "scenario": scenario}
+    return BenchRun(str(path), summary, scenario)
 
 
 def _faults_of(summary: TransportSummary, kinds: tuple | None) -> list[FaultFigures]:
@@ -182,17 +192,17 @@ class Bench:
     def __init__(self, quick: bool, root: Path, say: Callable[[str], None] = print,
                  dataplane: str = DEFAULT_FABRIC.dataplane):
         self.quick, self.root, self.say, self.dataplane = quick, root, say, dataplane
-        self.clean: dict | None = None
+        self.clean: BenchRun | None = None
 
     def clean_mrc(self) -> TransportSummary:
         """MRC's summary of the clean step, which the fault steps are judged against."""
         if self.clean is None:
             raise NotRun("needs the clean step's run, which did not finish")
-        return self.clean["summary"]["mrc"]
+        return self.clean.summary["mrc"]
 
     def clean_step(self) -> Iterator[Figure]:
         self.clean = _run("clean", self.root, self.dataplane, iterations=20 if self.quick else 50)
-        mrc, base = self.clean["summary"]["mrc"], self.clean["summary"]["baseline"]
+        mrc, base = self.clean.summary["mrc"], self.clean.summary["baseline"]
         yield Figure("clean efficiency (busbw / planes x link rate), MRC",
                      f"{mrc.efficiency:.3f}, CPU-bound {'yes' if mrc.cpu_bound else 'no'}, "
                      f"unexplained loss {mrc.unexplained_loss}",
@@ -209,34 +219,34 @@ class Bench:
     def flap_step(self) -> Iterator[Figure]:
         clean_p100 = self.clean_mrc().p100_s
         run = _run("flap", self.root, self.dataplane)
-        mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
+        mrc, base = run.summary["mrc"], run.summary["baseline"]
         ratio = mrc.p100_s / clean_p100
         yield Figure("flap: MRC P100 / clean P100", f"{ratio:.2f} ({_s(mrc.p100_s)} / {_s(clean_p100)})",
                      f"<= {target.FLAP_P100_RATIO:g}", ratio <= target.FLAP_P100_RATIO and mrc.verified,
                      {"mrc": mrc.to_dict()})
         yield from flap_cost_figures(mrc, _faults_of(mrc, ("link_flap",)))
-        delay = run["scenario"].baseline_routing.convergence_delay_s
+        delay = run.scenario.baseline_routing.convergence_delay_s
         yield Figure("flap: baseline P100 / MRC P100", f"{base.p100_s / mrc.p100_s:.1f} "
                      f"(baseline P100 {_s(base.p100_s)})", f"baseline P100 >= convergence delay {delay:g} s",
                      base.p100_s >= delay and base.verified, {"baseline": base.to_dict()})
         yield from self._failover_figures("link down", run, ("link_flap",))
 
     def _failover_figures(self, what: str, run: dict, kinds: tuple | None) -> Iterator[Figure]:
-        yield from failover_figures(what, run["summary"]["mrc"], _faults_of(run["summary"]["mrc"], kinds))
+        yield from failover_figures(what, run.summary["mrc"], _faults_of(run.summary["mrc"], kinds))
 
     def gray_step(self) -> Iterator[Figure]:
         clean_median = self.clean_mrc().p50_s
         transports = ("mrc",) if self.quick else ("mrc", "baseline")
         run = _run("gray-failure", self.root, self.dataplane, transports=transports,
                    max_seconds=25 if self.quick else 45)
-        mrc = run["summary"]["mrc"]
+        mrc = run.summary["mrc"]
         worst = mrc.p100_s / clean_median
         yield Figure("gray failure: MRC slowest iteration / clean median", f"{worst:.2f}",
                      f"<= {target.SLOWEST_VS_CLEAN_MEDIAN:g}",
                      worst <= target.SLOWEST_VS_CLEAN_MEDIAN and mrc.verified, {"mrc": mrc.to_dict()})
-        if "baseline" in run["summary"]:
-            base = run["summary"]["baseline"]
-            hole = max(e.duration for e in run["scenario"].faults if e.kind == "blackhole")
+        if "baseline" in run.summary:
+            base = run.summary["baseline"]
+            hole = max(e.duration for e in run.scenario.faults if e.kind == "blackhole")
             yield Figure("gray failure: baseline P100 (stalls until repair)", _s(base.p100_s),
                          f">= the {hole:g} s black hole", base.p100_s >= hole and base.verified,
                          {"baseline": base.to_dict()})
@@ -249,7 +259,7 @@ class Bench:
     def reboot_step(self) -> Iterator[Figure]:
         clean_median = self.clean_mrc().p50_s
         run = _run("t1-reboot", self.root, self.dataplane)
-        mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
+        mrc, base = run.summary["mrc"], run.summary["baseline"]
         worst = mrc.p100_s / clean_median
         yield Figure("T1 reboot: MRC slowest iteration / clean median", f"{worst:.2f}",
                      f"<= {target.SLOWEST_VS_CLEAN_MEDIAN:g}",
@@ -260,7 +270,7 @@ class Bench:
     def controller_step(self) -> Iterator[Figure]:
         clean_p100 = self.clean_mrc().p100_s
         run = _run("controller-crash", self.root, self.dataplane, transports=("mrc",))
-        mrc = run["summary"]["mrc"]
+        mrc = run.summary["mrc"]
         ratio = mrc.p100_s / clean_p100
         yield Figure("controller crash: MRC P100 / clean P100", f"{ratio:.2f}",
                      f"<= {target.CONTROLLER_P100_RATIO:g} (unaffected)",
@@ -269,7 +279,7 @@ class Bench:
     def noisy_step(self) -> Iterator[Figure]:
         """noisy-day: production-day's faults with every agent paused 30-60 ms a few times a second."""
         run = _run("noisy-day", self.root, self.dataplane)
-        mrc, base = run["summary"]["mrc"], run["summary"]["baseline"]
+        mrc, base = run.summary["mrc"], run.summary["baseline"]
         median = f"median {_s(mrc.clean_median_s)}{', every iteration paused' if mrc.clean_median_fallback else ''}"
         yield Figure("noisy day: MRC stalls (> k x its clean median)", f"{mrc.stalls} ({median})",
                      f"{target.NOISY_DAY_STALLS}", mrc.stalls <= target.NOISY_DAY_STALLS and mrc.verified,
@@ -278,7 +288,7 @@ class Bench:
         yield Figure("noisy day: MRC P99 / baseline P99", f"{_num(ratio)} ({_s(mrc.p99_s)} / {_s(base.p99_s)})",
                      f"<= {target.NOISY_DAY_P99_VS_BASELINE:.2f}",
                      ratio is not None and ratio <= target.NOISY_DAY_P99_VS_BASELINE, {"baseline": base.to_dict()})
-        totals = counter_totals(read_counters(run["path"])["mrc"])
+        totals = counter_totals(read_counters(run.path)["mrc"])
         probe_bytes = pick(totals, "probes_sent") * (PROBE.size + IP_UDP_HEADER_BYTES)
         data_bytes = pick(totals, "data_bytes_sent") or None    # None: the run sent no DATA
         share = probe_bytes / data_bytes if data_bytes else None
@@ -346,8 +356,8 @@ def cc_figures(clean: dict, incast: dict, victim: dict, dataplane: str) -> Itera
     """The `cc` step's figures, run on `dataplane`: each controller's result side by side, judged on NSCC's."""
     first = CC_COMPARED[0]
     where = f"{dataplane}, MRC"
-    runs = {cc: clean[cc]["summary"]["mrc"] for cc in CC_COMPARED}
-    stats = {cc: read_counters(clean[cc]["path"])["mrc"] for cc in CC_COMPARED}
+    runs = {cc: clean[cc].summary["mrc"] for cc in CC_COMPARED}
+    stats = {cc: read_counters(clean[cc].path)["mrc"] for cc in CC_COMPARED}
     nscc = runs[first]
     yield Figure(f"cc: clean efficiency ({where}; {first} no window pinned)",
                  "; ".join(f"{cc} {r.efficiency:.3f}{' CPU-bound' if r.cpu_bound else ''}"
@@ -355,7 +365,7 @@ def cc_figures(clean: dict, incast: dict, victim: dict, dataplane: str) -> Itera
                  f"{first} >= {target.CC_CLEAN_EFFICIENCY:g}, not CPU-bound, 0 lost",
                  nscc.efficiency >= target.CC_CLEAN_EFFICIENCY and not nscc.cpu_bound
                  and nscc.unexplained_loss == 0,
-                 {cc: {"path": clean[cc]["path"], "mrc": r.to_dict()} for cc, r in runs.items()})
+                 {cc: {"path": clean[cc].path, "mrc": r.to_dict()} for cc, r in runs.items()})
     delay = {cc: median_queueing_delay(stats[cc]) for cc in CC_COMPARED}
     goal = nscc_target(stats[first])
     yield Figure(f"cc: clean median queueing delay (SRTT - min RTT; {where})",

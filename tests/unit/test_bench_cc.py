@@ -17,7 +17,7 @@ def clean_run(tmp_path, cc: str, efficiency: float, delays: list[float]):
     conn = {"cc_trace": rows, **({"target_qdelay": 0.0066} if cc == "nscc" else {})}
     (path / "counters.json").write_text(json.dumps({"mrc": {"h0": {"peers": {"h1": conn}}}}))
     summary = summary_from_dict({"mrc": {"efficiency": efficiency, "cpu_bound": False, "unexplained_loss": 0}})
-    return {"path": str(path), "summary": summary}
+    return bench.BenchRun(str(path), summary, scenario=None)
 
 
 def incast_run(rtos: int, jain: float, unexplained: int = 0):
