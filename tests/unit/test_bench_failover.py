@@ -4,7 +4,8 @@ from dataclasses import replace
 
 from lab.analysis.summary_record import FaultFigures, TransportSummary, summary_from_dict
 from lab.runners import bench_targets as target
-from lab.runners.bench import MAPPER_REPAIR_BOUND_S, Bench, flap_cost_figures, failover_budget, recovery_budget
+from lab.runners.bench import (MAPPER_REPAIR_BOUND_S, Bench, BenchRun, flap_cost_figures, failover_budget,
+                               recovery_budget)
 
 RTT, GAP = 0.02, 0.013
 
@@ -18,7 +19,7 @@ def fault(failover, recovery, unrecovered=0, kept=0, kind="link_flap", busy=None
 
 
 def figures(faults, rtt=RTT, gap=GAP, kinds=("link_flap",)):
-    run = {"summary": summary_from_dict({"mrc": {"srtt_median_s": rtt, "route_gap_median_s": gap, "faults": faults}})}
+    run = BenchRun("", summary_from_dict({"mrc": {"srtt_median_s": rtt, "route_gap_median_s": gap, "faults": faults}}), None)
     return list(Bench(quick=True, root=None)._failover_figures("link down", run, kinds))
 
 

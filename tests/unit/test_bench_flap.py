@@ -9,9 +9,9 @@ def flap_figures(monkeypatch, mrc, baseline_p100=6.0, clean_p100=0.35):
     summary = summary_from_dict({"mrc": {"verified": True, "faults": [], "srtt_median_s": 0.02,
                                          "route_gap_median_s": 0.013, "clean_median_s": 0.33, **mrc},
                                  "baseline": {"p100_s": baseline_p100, "verified": True}})
-    monkeypatch.setattr(bench, "_run", lambda *a, **k: {"summary": summary, "scenario": Scenario(name="flap")})
+    monkeypatch.setattr(bench, "_run", lambda *a, **k: bench.BenchRun("", summary, Scenario(name="flap")))
     b = bench.Bench(quick=True, root=None)
-    b.clean = {"summary": summary_from_dict({"mrc": {"p100_s": clean_p100}})}
+    b.clean = bench.BenchRun("", summary_from_dict({"mrc": {"p100_s": clean_p100}}), None)
     return {f.name.split(" (")[0]: f for f in b.flap_step()}
 
 

@@ -155,7 +155,7 @@ def test_every_bench_step_with_a_fabric_asks_for_the_data_plane_asked_for(tmp_pa
     recorder = Recorder("bench", BENCH_STEPS)
     bench_stubbed(monkeypatch, recorder)
     passes = bench.Bench(quick, tmp_path, recorder.say, dataplane="openflow")
-    passes.clean = {"summary": {"mrc": TransportSummary(p50_s=0.3, p100_s=0.4)}}   # the fault steps' reference
+    passes.clean = bench.BenchRun("", {"mrc": TransportSummary(p50_s=0.3, p100_s=0.4)}, None)   # the fault steps' reference
     figures = passes.run()
     fabric_steps = [name for name, _ in passes.steps() if name not in bench.NO_FABRIC_STEPS]
     assert "cc" in fabric_steps and recorder.asked == {name: ["openflow"] for name in fabric_steps}
@@ -185,7 +185,7 @@ def test_bench_on_openflow_builds_no_srv6_fabric_and_still_reports(tmp_path, mon
 
 
 def test_the_cc_rows_name_their_data_plane(tmp_path):
-    clean = {cc: {"path": str(tmp_path), "summary": {"mrc": TransportSummary(efficiency=0.9)}}
+    clean = {cc: bench.BenchRun(str(tmp_path), {"mrc": TransportSummary(efficiency=0.9)}, None)
              for cc in bench.CC_COMPARED}
     (tmp_path / "counters.json").write_text(json.dumps({"mrc": {}}))
     run = SimpleNamespace(ratio=1.0, rtos=0, jain=1.0, verified=True, senders=["h1"], bytes_per_sender=1 << 20,
