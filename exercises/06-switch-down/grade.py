@@ -43,6 +43,7 @@ PAIRS = 1                                   # the bandwidth test: one host of ea
 # it was set from, and the wrong models it still fails)
 TOLERANCE = 0.04
 EXACT_TOLERANCE = 1e-9
+ATTEMPTS = 2   # a CPU-bound row is measured again, once
 # (switch, planes, t1s_per_plane, pairs) share_kept is held to the exact answer on, besides the measured two:
 # the default fabric rack to rack, then CASES drawn from the seed (one T1 per plane, spare T1s, oversubscribed T0s)
 FIXED_CASES = [("T1", 8, 2, 2)]
@@ -117,8 +118,13 @@ def missing(student) -> list:
 def measure(spec, hidden: dict, student, earlier) -> dict:
     print(f"Figs. 10/11: MRC bandwidth test on {LINKS_FABRIC.planes} planes x {LINKS_FABRIC.spines} T1s "
           f"({DATAPLANE}), {PASSES[QUICK_PASS].switch_phase_s:g} s phases: building the fabric", flush=True)
-    row = next(switches_row(QUICK_PASS, lambda text: print(text, flush=True), streams_trust))
-    targets, figures, runs = row.raw["targets"], row.raw["figures"], row.raw["runs"]
+    for attempt in range(ATTEMPTS):
+        row = next(switches_row(QUICK_PASS, lambda text: print(text, flush=True), streams_trust))
+        targets, figures, runs = row.raw["targets"], row.raw["figures"], row.raw["runs"]
+        if not any(bool(r.get("cpu_bound")) for r in runs.values()):
+            break
+        if attempt + 1 < ATTEMPTS:   # a CPU-bound row measured the machine too (a T0 down kept 0.92, not ~0.88)
+            print("the runs were CPU-bound: measuring again", flush=True)
     measured = {how: fault_share(f["phases"], 1.0) for how, f in figures.items()}
     lines = [line for how, f in figures.items() for line in run_figures(how, targets[how], f, measured[how])]
     return {"measured": measured, "lines": lines, "shape": row.shape_reason, "trust": row.trust_reason,
