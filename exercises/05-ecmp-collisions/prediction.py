@@ -5,9 +5,10 @@
 The grader runs the RoCE-like baseline's interleaved ring all-reduce on one
 plane of 80 Mb/s (4 hosts in 2 racks, 2 T1s) with 1 queue pair per
 connection and with the fewest queue pairs expected to come within this
-run's MATCH of MRC (what qps_to_match should give), reads the bytes each T0 sent up each of its
-uplinks, runs MRC on 8 planes x 10 Mb/s, and compares your
-ring_share(loads) with the measured efficiency ratio RoCE-like / MRC.
+run's MATCH of MRC (what qps_to_match should give), reads the bytes each
+T0 sent up each of its uplinks, runs MRC on 8 planes x 10 Mb/s, and
+compares your ring_share(loads) with the measured efficiency ratio
+RoCE-like / MRC. Until all three functions answer it runs nothing.
 """
 
 
