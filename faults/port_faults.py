@@ -1,6 +1,6 @@
 """Faults the switch port program makes: `blackhole` (a gray failure: the link up, nothing
-through), `loss` (random drop on a T0-T1 link) and `nic_loss` (random drop at a host's NIC
-receive)."""
+through), `switch_blackhole` (a switch that forwards nothing while its links stay up), `loss`
+(random drop on a T0-T1 link) and `nic_loss` (random drop at a host's NIC receive)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pydantic import Field
 
 from faults.injector import Injector
 from faults.kind import ALL_HOSTS, FaultKind, StrictParams, register
-from faults.links import End, FaultError, fabric_element, operstates, resolve_link
+from faults.links import End, FaultError, fabric_element, operstates, resolve_link, switch_ends
+from faults.switch_reboot import links_of_switch
 from topologies.port_program import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Host, T0T1Link
@@ -65,6 +66,18 @@ class Blackhole(Injector):
     def repair(self) -> None:
         self._set(False)
         self.active = False
+
+
+class SwitchBlackhole(Blackhole):
+    """Every port of a switch drops everything it would send; its links stay up, so nothing
+    that watches link state (the baseline's routing) sees a fault: the MRC paper's T1 that
+    stops forwarding while its links stay up, against one that really reboots."""
+
+    kind = "switch_blackhole"
+
+    def __init__(self, session, target, params=None):
+        Injector.__init__(self, session, target, params)
+        self.ends = [own for own, _peer in switch_ends(session.fabric, target)]
 
 
 class _PortLoss(Injector):
@@ -140,6 +153,10 @@ def _nic_receives(spec: FabricSpec, target: str) -> tuple[str, ...]:
 BLACKHOLE = register(FaultKind(
     "blackhole", "both switch ports of a T0-T1 link drop everything while the link stays up",
     targets=("T0-T1 link",), injector=Blackhole, cuts_routes=True))
+SWITCH_BLACKHOLE = register(FaultKind(
+    "switch_blackhole", "every port of a switch drops everything while its links stay up (a silent switch)",
+    targets=("switch",), injector=SwitchBlackhole, cuts_routes=True,
+    resources=lambda spec, switch: (switch, *links_of_switch(spec, switch))))
 LOSS = register(FaultKind(
     "loss", "random drop with probability params.p on both switch ports of a T0-T1 link",
     targets=("T0-T1 link",), injector=Loss, params=LossParams))

@@ -189,6 +189,22 @@ def test_blackhole_drops_everything_while_the_link_stays_up(healthy):
     assert after["passed"] - before["passed"] == 50
 
 
+def test_a_silent_switch_drops_what_it_would_forward_while_every_link_stays_up(healthy):
+    switch = "t1p0s1"
+    down_to_rack1 = SMALL.switch_intf(switch, SMALL.t1_downlink_port(1))
+    silent = inject(healthy, "switch_blackhole", switch)
+    silent.start()
+    before = port_program.counters(down_to_rack1)
+    send_on_link(healthy, spine=1, n=50)
+    assert port_program.counters(down_to_rack1)["dropped_fault"] - before["dropped_fault"] == 50
+    ends = [end for link in SMALL.links_of(SMALL.element(switch)) for end in resolve_link(healthy.fabric, str(link))]
+    assert set(operstates(ends).values()) == {"UP"}
+    silent.repair()
+    before = port_program.counters(down_to_rack1)
+    send_on_link(healthy, spine=1, n=50)
+    assert port_program.counters(down_to_rack1)["passed"] - before["passed"] == 50
+
+
 def test_burst_into_a_blackhole_is_fully_counted(healthy):
     """A back-to-back burst: every drop is counted (the port program drops
     with TC_ACT_STOLEN; TC_ACT_SHOT made OVS discard the rest of its batch)."""

@@ -83,6 +83,8 @@ CASES = [
     ("switch_reboot", "t1p0s0", {}, "t1p0s0 shows no End route", DELAY + 0.5),  # its table is wiped
     ("switch_reboot", "t0p1r1", {}, "h0->h1 plane 1 T1 1", 0.0),
     ("blackhole", "t0p0r1-t1p0s1", {}, "h0->h1 plane 0 T1 1", 0.0),
+    # a silent T1, past the delay: its links stay up, so no route is withdrawn, and none comes back
+    ("switch_blackhole", "t1p1s1", {}, "h0->h1 plane 1 T1 1", DELAY + 0.5),
     ("loss", "t0p1r0-t1p1s0", {"p": 1.0}, "h1->h0 plane 1 T1 0", 0.0),
 ]
 

@@ -118,3 +118,11 @@ def test_docs_have_one_row_per_registered_kind():
     table = text[text.index("## Injectors"):text.index("\n## ", text.index("## Injectors") + 1)]
     rows = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
     assert rows == set(FAULT_KINDS)
+
+
+def test_a_silent_switch_holds_the_switch_and_its_links_as_a_reboot_does():
+    spec = FabricSpec(planes=2)
+    silent, reboot = FAULT_KINDS["switch_blackhole"], FAULT_KINDS["switch_reboot"]
+    assert silent.resources(spec, "t1p1s0") == reboot.resources(spec, "t1p1s0")
+    assert silent.cuts_routes and not silent.takes_links_down       # its links stay up
+    assert switches_cut_off(spec, "switch_blackhole", "t1p1s0") == set()   # the port program counts its drops

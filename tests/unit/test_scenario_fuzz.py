@@ -46,22 +46,15 @@ SPEC = replace(DEFAULT_FABRIC, dataplane="openflow")  # the data plane that runs
 
 
 def targets_by_kind(spec: FabricSpec) -> dict[str, list[str]]:
-    """The names each kind takes in a fabric, as the fabric spells them."""
-    links = [str(link) for link in spec.t0_t1_links()]
-    return {
-        "link_flap": links + [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)],
-        "blackhole": links,
-        "loss": links,
-        "nic_loss": spec.host_names + ["hosts"],
-        "switch_reboot": spec.switch_names,
-        "incast": spec.host_names,
-        "controller_kill": ["controller"],
-        "agent_pause": spec.host_names + ["hosts"],
-        "datapath_pause": ["datapath"],
-        "deny": links + [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)]
-        + spec.switch_names,
-        PLANE_DOWN: [f"plane{p}" for p in range(spec.planes)],
+    """The names each kind takes in a fabric, as the fabric spells them: each kind of name
+    spelled out here, the kinds of name each fault kind takes from its definition."""
+    by_form = {
+        "T0-T1 link": [str(link) for link in spec.t0_t1_links()],
+        "NIC link": [spec.host_intf(h, p) for h in range(spec.hosts) for p in range(spec.planes)],
+        "switch": spec.switch_names, "host": spec.host_names, "plane": [f"plane{p}" for p in range(spec.planes)],
+        "hosts": ["hosts"], "controller": ["controller"], "datapath": ["datapath"],
     }
+    return {name: [target for form in kind.targets for target in by_form[form]] for name, kind in FAULT_KINDS.items()}
 
 
 TARGETS = targets_by_kind(SPEC)
