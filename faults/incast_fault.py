@@ -12,6 +12,7 @@ from faults.injector import Injector
 from faults.kind import FaultKind, ParamsProblem, StrictParams, register
 from faults.links import FaultError, fabric_element
 from mrc_host.wire import BASELINE_PORT, MRC_PORT
+from topologies.system.child_process import end_processes
 from topologies.system.commands import run_command
 from topologies.fabric import IP_UDP_HEADER_BYTES, LAB_PAYLOAD_SIZE, FabricSpec
 from topologies.names import Host
@@ -93,16 +94,7 @@ class Incast(Injector):
                              f"{self.ARRIVAL_TIMEOUT_S:.0f} s {err}")
 
     def repair(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        alive = [p.pid for p in self.procs if p.poll() is None]
+        alive = end_processes(self.procs)
         if alive:
             raise FaultError(f"{self}: processes {alive} did not stop")
         self.procs = []

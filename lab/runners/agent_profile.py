@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.runners.cpu_budget import snapshot
+from topologies.system.child_process import end_processes
 
 SAMPLE_HZ = 200
 AGENT_KIND = "agents"
@@ -109,15 +110,7 @@ class AgentSampler:
 
     def stop(self) -> None:
         """Stop every sampler (again: nothing); each writes its output as it ends."""
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)     # py-spy writes its output on Ctrl-C
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        end_processes(self.procs, signal.SIGINT, timeout=20)     # py-spy writes its output on Ctrl-C
         self.procs = []
 
     def profile(self) -> Profile:
