@@ -24,5 +24,9 @@ class Injector:
     def repair(self) -> None:
         raise NotImplementedError
 
+    def stats(self) -> dict | None:
+        """What the fault did, for events.jsonl (a pause fault's pauses); None: nothing to say."""
+        return None
+
     def __repr__(self) -> str:
         return f"{self.kind}({self.target})"

@@ -167,7 +167,7 @@ def _run_transport(session: Session, scenario: Scenario, transport: str, records
     produced += [{**stall, "transport": transport} for stall in stalls]
     produced += [{"t": ev.at, "kind": "pause_stats", "fault": ev.kind, "target": ev.target,
                   "transport": transport, **inj.stats()}
-                 for ev, inj in timeline.injectors if hasattr(inj, "stats")]
+                 for ev, inj in timeline.injectors if inj.stats() is not None]
     if pauses:
         produced.append(pause_event(pauses_before, pauses.report(), round(ended - t0, 6), transport))
         console.print(pause_line(produced[-1]), highlight=False)
