@@ -52,6 +52,7 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
                           "yes" if r["faithful"] else "no")
         console.print(table)
         big = sweep["largest_faithful"]
+        console.print(meta["calibration"], highlight=False)
         console.print(f"largest faithful fabric ({sweep['dataplane']}): {big['hosts']} hosts, {big['switches']} "
                       f"switches, {big['spines']} T1s per plane, at {big['link_mbps']:g} Mb/s (build "
                       f"{big['build_s']:.1f} s, efficiency {big['efficiency']:.3f})" if big
@@ -59,7 +60,7 @@ def report_scale(sweeps: list[dict], costs: list, meta: dict, out: Path, update_
     data = {**meta, "sweeps": sweeps, "figures": [asdict(f) for f in costs]}
     # one sweep: --dataplane named its data plane; without it every data plane is swept
     command = "bench --scale" + ("" if len(sweeps) > 1 else f" --dataplane {sweeps[0]['dataplane']}")
-    header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}."
+    header = f"`lab/run.py {command}` on {meta['date']}, {meta['machine']}; {meta['calibration']}."
     opening = markdown(costs, header + " The data planes on the default fabric:") + "\n" if costs else header + "\n\n"
     md = opening + "\n".join(scale_markdown(sweep) for sweep in sweeps)
     save_report(out, "bench", md, data, json_path, "scale" if update_readme else None)

@@ -354,6 +354,8 @@ def bench_scale(planes: list[str], meta: dict, out: Path, update_readme: bool, j
         budget = machine_budget(say, planes[0])
     except (BuildError, JobError, FaultError) as exc:
         fail(f"this machine's CPU budget: {exc}")
+    meta["calibration"] = budget.calibration()
+    say(meta["calibration"])
     costs = run_steps("bench", [("data plane costs", lambda: cost_figures(dataplane_costs(planes)))], say,
                       not_run_figure) if len(planes) > 1 else []
     sweeps = [scale_sweep(out, budget, say, p) for p in planes]

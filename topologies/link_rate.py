@@ -55,6 +55,13 @@ class RateBudget:
     cpu_s_per_packet: float             # CPU-s of the machine per delivered DATA packet, quiet cost set apart
     packets_per_host_plane_mbps: float  # delivered DATA packets/s per host, per plane and Mb/s of link rate
 
+    def calibration(self) -> str:
+        """The unit costs every rate is computed from, in one line: a CPU figure is this machine's."""
+        return (f"this machine's calibration (bench/cpu_budget.py, {self.measured}; {self.machine}): a quiet host "
+                f"costs {self.idle_cores_per_host * 100:.2f} % of a core, a delivered DATA packet "
+                f"{self.cpu_s_per_packet * 1e6:.0f} us of the machine, at "
+                f"{self.packets_per_host_plane_mbps:.1f} packets/s per host, plane and Mb/s")
+
     def busy_cores(self, hosts: int, planes: int, link_mbps: float) -> float:
         return hosts * (self.idle_cores_per_host
                         + planes * link_mbps * self.packets_per_host_plane_mbps * self.cpu_s_per_packet)

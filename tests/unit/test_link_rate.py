@@ -79,3 +79,10 @@ def test_the_scale_table_gives_each_size_its_rate_and_iteration():
     assert "| 16 | 64 | 4 | 3.5 Mb/s | 0.41 s | 4.2 s | 0.910 | 55 % | no | 0 | yes | yes |" in md
     assert "| 400 | 80 | 4 | - | link_mbps auto: no rate fits |" in md
     assert "Largest faithful fabric: 16 hosts, 64 switches, 4 T1s per plane, at 3.5 Mb/s (efficiency 0.910)." in md
+
+
+def test_the_calibration_names_the_machine_and_its_unit_costs_in_one_line():
+    line = BUDGET.calibration()
+    assert BUDGET.machine in line and "2026-12-02 04:00" in line and "\n" not in line
+    assert f"{BUDGET.idle_cores_per_host * 100:.2f} % of a core" in line
+    assert f"{BUDGET.cpu_s_per_packet * 1e6:.0f} us of the machine" in line
