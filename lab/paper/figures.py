@@ -70,6 +70,12 @@ PAPER = {
                                                       "\"proportional to the remaining available network "
                                                       "capacity\"; a T1 switch down: \"no steady-state bandwidth "
                                                       "degradation is observed despite the failure\"")},
+    "silent_switch": {EVERY_ROW: PaperClaim("Fig. 8", "a T1 that \"stopped forwarding packets, though it remained "
+                                                      "up\", then rebooted: job throughput \"dips when the switch "
+                                                      "initially failed, as many QPs lost packets, but they quickly "
+                                                      "mapped out the bad path and throughput was largely unaffected "
+                                                      "afterwards. When the switch actually rebooted, there was no "
+                                                      "impact\"")},
     "path_loss": {EVERY_ROW: PaperClaim("Figs. 12/13", "an EV dropping 20 % of its packets: \"its status "
                                                        "transitions immediately to inactive, and EV-B is activated "
                                                        "as a replacement\" (it stays inactive through the drop), "
@@ -129,6 +135,11 @@ T0_DOWN_LEFT = Shape("Figs. 10/11", "drops by approximately 100 Gb/s", 7 / 8,
                      "plane of eight lost")
 T1_DOWN_KEEPS = Shape("Figs. 10/11", "no steady-state bandwidth degradation", 1.0,
                       "MRC's throughput with one T1 down / its clean throughput")
+SILENT_T1_KEEPS = Shape("Fig. 8", "largely unaffected afterwards", 1.0,
+                        "MRC's throughput once it mapped out a T1 that forwards nothing with its links up / its "
+                        "clean throughput")
+REBOOTED_T1_KEEPS = Shape("Fig. 8", "no impact", 1.0,
+                          "MRC's throughput while that T1 reboots / its clean throughput")
 PATH_LOSS_KEEPS = Shape("Figs. 12/13", "sustained line-rate bandwidth", 1.0,
                         "MRC's throughput while one T0-T1 link drops 20 % of its packets / its clean throughput")
 LOSSY_EV_OUT = Shape("Figs. 12/13", "transitions immediately to inactive", 1.0,

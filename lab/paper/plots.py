@@ -40,7 +40,7 @@ from lab.runners import bench_targets as target  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
-        "switches": "paper_switch_down.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
+        "switches": "paper_switch_down.png", "silent_switch": "paper_silent_switch.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
         "startup": "paper_startup.png", "t0t1_links": "paper_t0t1_links.png",
         "sizes": "paper_sizes.png", "ev_balance": "paper_ev_balance.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)
@@ -396,6 +396,38 @@ def switch_down(found: list[tuple[object, dict]], path: Path) -> Path:
     return save(fig, path)
 
 
+SILENT_STAGES = (("silent", "red", shape.SILENT_T1_KEEPS, "MRC, after its dip"),
+                 ("rebooting", "grey", shape.REBOOTED_T1_KEEPS, "MRC"))
+
+
+def silent_switch(found: list[tuple[object, dict]], path: Path) -> Path:
+    """Fig. 8: per transport, the rate over time with the T1 silent (red) and rebooting (grey) shaded, and
+    the paper's shape for MRC across each stage."""
+    (_, row), = found
+    series = paper_rows.silent_switch_timelines(row)
+    fig, axes = plt.subplots(1, max(len(series), 1), figsize=(13, 5), sharey=True, squeeze=False)
+    for ax, (label, one) in zip(axes[0], series.items()):
+        t, share = one["t"], one["share"]
+        if len(t) > 1:
+            t, share = t + [2 * t[-1] - t[-2]], share + share[-1:]
+        ax.step(t, share, where="post", color=RUN_COLORS[label] if label in RUN_COLORS else "tab:blue", lw=1.5,
+                label=f"{label}, both directions / the clean rate (200 ms bins)")
+        for stage, color, s, what in SILENT_STAGES:
+            if one["windows"] and stage in one["windows"]:
+                start, end = one["windows"][stage]
+                ax.axvspan(start, end, color=color, alpha=0.15, label=f"{one['target']} {stage}")
+                if label == settings.MRC:
+                    ax.hlines(s.value, start, end, **PAPER_STYLE, label=paper_label(s, what))
+        ax.set_ylim(0, 1.3)
+        ax.set_xlabel("time from the streams' start (s)")
+        ax.grid(alpha=0.3)
+        title(ax, f"{label}: a T1 silent, then rebooted ({shape.figures('silent_switch')})", row)
+        mark_untrusted(ax, row)
+        legend_once(ax, loc="lower left", fontsize=7)
+    axes[0][0].set_ylabel("throughput / the clean phase's (share)")
+    return save(fig, path)
+
+
 def path_loss(found: list[tuple[object, dict]], path: Path) -> Path:
     """Fig. 12: the rate over time with the loss's window; Fig. 13: each EV of the lossy link's plane of one
     connection, active or not, the lossy route's in red (the paper's EV-A), the others blue (EV-B among them)."""
@@ -503,7 +535,7 @@ def ev_balance(found: list[tuple[object, dict]], path: Path) -> Path:
 
 
 DRAWERS = {"collisions": collisions, "loss": loss, "links": links_down, "incast": incast_victim,
-           "flaps": flap_cost, "switches": switch_down, "path_loss": path_loss, "p2p": point_to_point,
+           "flaps": flap_cost, "switches": switch_down, "silent_switch": silent_switch, "path_loss": path_loss, "p2p": point_to_point,
            "startup": startup, "t0t1_links": t0t1_links, "sizes": sizes,
            "ev_balance": ev_balance}
 assert set(DRAWERS) == set(PNGS) == set(shape.PAPER)

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Mapping
 
 from lab.analysis.known_fields import known_fields
-from lab.paper import links, settings, switch_faults
+from lab.paper import links, settings, silent_switch, switch_faults
 from lab.paper.row import OLDER_ROWS_DATAPLANE, PaperRow
 from lab.paper.run_part import (CollisionsRecord, ExpectedEfficiency, FlapRecord, LinksRecord, PairFigures,
-                                PathLossRecord, StartupRun, SwitchRecord, VictimFigures, efficiency_in)
+                                PathLossRecord, SilentSwitchRecord, StartupRun, SwitchRecord, VictimFigures, efficiency_in)
 from mrc_host.routes import route_of
 
 PAPER_JSON = "paper.json"          # lab/bench_report.py save_paper writes it into the run's directory
@@ -191,6 +191,18 @@ def switch_timelines(row: PaperRow) -> dict[str, dict]:
         t, share = rate_timeline(run, phases[0][1] if phases and phases[0][0] == 0 else None)
         out[how] = {"t": t, "share": share, "window": figures["window"], "left": figures["capacity_left"],
                     "target": record.targets[how] if how in record.targets else how}
+    return out
+
+
+def silent_switch_timelines(row: PaperRow) -> dict[str, dict]:
+    """Silent T1: run label -> {"t", "share" (of the clean rate, per bin), "windows" (stage -> (start, end);
+    None: not found), "target" (the T1)}."""
+    record = SilentSwitchRecord.from_dict(row.raw)
+    out = {}
+    for label, run in record.runs.items():
+        figures = record.figures[label] if label in record.figures else silent_switch.NO_FIGURES
+        t, share = rate_timeline(run, figures["clean_mbps"])
+        out[label] = {"t": t, "share": share, "windows": figures["windows"], "target": record.target}
     return out
 
 

@@ -172,6 +172,20 @@ class SwitchRecord:
 
 
 @dataclass(frozen=True)
+class SilentSwitchRecord:
+    """The silent-T1 row's raw record (lab/paper/switch_rows.py silent_switch_row)."""
+
+    runs: dict = field(default_factory=dict)      # run label -> BandwidthResult.as_dict(), the plane's path events
+    figures: dict = field(default_factory=dict)   # run label -> lab/paper/silent_switch.py silent_figures()
+    target: str = ""                              # the T1
+    phase_s: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "SilentSwitchRecord":
+        return cls(**known_fields(cls, data))
+
+
+@dataclass(frozen=True)
 class PathLossRecord:
     """The path-loss row's raw record (lab/paper/switch_faults.py path_loss_figures(), and the run)."""
 

@@ -19,7 +19,8 @@ Fig. 16 and Fig. 17, each judged against its own claim); random loss at every
 NIC (0.1 %: each transport against its own loss-free run; 1 %: against the
 intended, line, rate); NIC links down and back (Figs. 9a/9b); incast 7-to-1
 with a victim flow (Fig. 18); what a T0-T1 flap costs (section 3); a T0, then
-a T1, down (Figs. 10/11, lab/paper/switch_rows.py); a T0-T1 link dropping 20 %
+a T1, down (Figs. 10/11, lab/paper/switch_rows.py); a T1 silent, then rebooted (Fig. 8,
+lab/paper/silent_switch.py); a T0-T1 link dropping 20 %
 (Figs. 12/13); point-to-point latency and bandwidth (section 5.2.1,
 lab/paper/point_to_point.py); a job starting with links down (Fig. 4,
 lab/paper/startup.py); T0-T1 links down (Figs. 9c/9d, lab/paper/t0t1_links.py);
@@ -60,7 +61,7 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 NIC_LOSS_LEVELS, PASSES, PATH_LOSS_P, PLACEMENT, REDRAWN_QPS, ROCE_FABRIC,
                                 ROCE_QPS, MESSAGE_SIZES_MB, flaps_title, incast_title, links_title, loss_title, roce_label,
                                 row_titles, size_iterations, sizes_title, unmet_needs)
-from lab.paper.switch_rows import path_loss_row, switches_row
+from lab.paper.switch_rows import path_loss_row, silent_switch_row, switches_row
 from lab.plumbing.session import lab_session
 from lab.runners.bandwidth import default_pair, run_bandwidth
 from lab.runners.bench import NotRun, StepFailure, run_steps
@@ -272,6 +273,7 @@ class Paper:
                 "links": lambda _: self.links_row(), "incast": lambda _: self.incast_row(),
                 "flaps": lambda _: self.flaps_row(),
                 "switches": lambda _: switches_row(quick, say, streams_trust, dp),
+                "silent_switch": lambda _: silent_switch_row(quick, say, streams_trust, dp),
                 "path_loss": lambda _: path_loss_row(quick, say, streams_trust, dp),
                 "p2p": lambda _: p2p_row(quick, say, dp),
                 "startup": lambda _: startup_row(quick, say, dp),
@@ -325,6 +327,8 @@ def planned(quick: bool) -> dict[str, list[str]]:
                       f"under an MRC bandwidth test)"],
             "switches": [f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s phases, under an "
                          f"MRC bandwidth test)"],
+            "silent_switch": [f"a T1 silent, then rebooted ({PASSES[quick].switch_phase_s:g} s phases, under a "
+                              f"bandwidth test: MRC, then the {MULTI_RAIL})"],
             "path_loss": [f"one T0-T1 link dropping {PATH_LOSS_P:.0%} ({PASSES[quick].path_loss_phase_s:g} s phases, "
                           f"under an MRC bandwidth test)"],
             "p2p": [f"point-to-point (T0-local and cross-T1 pairs: {PASSES[quick].p2p_iterations} tiny all-reduces "

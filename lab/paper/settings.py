@@ -161,6 +161,11 @@ def switches_title() -> str:
             "bandwidth test")
 
 
+def silent_switch_title() -> str:
+    return (f"{claim('silent_switch').figure}: a T1 of one plane silent (up, forwarding nothing), then rebooted, "
+            "under a bandwidth test")
+
+
 def path_loss_title() -> str:
     return f"{claim('path_loss').figure}: one T0-T1 link drops {PATH_LOSS_P:.0%} of its packets under a bandwidth test"
 
@@ -198,7 +203,8 @@ def row_titles() -> list[tuple[str, object, str]]:
     return ([("collisions", c, collisions_title(c)) for c in COLLECTIVES]
             + [("loss", p, loss_title(p)) for p in NIC_LOSS_LEVELS]
             + [("links", None, links_title()), ("incast", None, incast_title()), ("flaps", None, flaps_title()),
-               ("switches", None, switches_title()), ("path_loss", None, path_loss_title()),
+               ("switches", None, switches_title()), ("silent_switch", None, silent_switch_title()),
+               ("path_loss", None, path_loss_title()),
                ("p2p", None, p2p_title()), ("startup", None, startup_title()),
                ("t0t1_links", None, t0t1_links_title()), ("sizes", None, sizes_title()),
                ("ev_balance", None, ev_balance_title())])

@@ -276,8 +276,8 @@ def test_paper_writes_every_row_and_the_json_and_exits_1_when_a_row_fails(tmp_pa
     assert list(saved) == list(kinds()) and data["dataplane"] == "openflow"
     assert saved[failing]["not_run"] == "h0 exited 1: Traceback ..." and saved[failing]["lab"] == {}
     ran = [r for r in data["rows"] if not r["not_run"]]
-    assert {kinds()[r["figure"]] for r in ran} == {"links", "flaps", "switches", "path_loss", "p2p", "startup",
-                                                   "t0t1_links", "ev_balance"} - {"links"}
+    assert {kinds()[r["figure"]] for r in ran} == {"links", "flaps", "switches", "silent_switch", "path_loss", "p2p",
+                                                   "startup", "t0t1_links", "ev_balance"} - {"links"}
     assert all(r["dataplane"] == "openflow" and r["raw"] == {"k": 1} for r in ran)
     (run,) = (tmp_path / "results").iterdir()
     md = (run / "paper.md").read_text()

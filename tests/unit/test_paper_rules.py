@@ -5,7 +5,7 @@ makes; the tests after it go through each rule's parts and its "not resolvable h
 
 import pytest
 
-from lab.paper import flaps, links, loss, sizes, startup, t0t1_links
+from lab.paper import flaps, links, loss, silent_switch, sizes, startup, t0t1_links
 from lab.paper import switch_faults as sf
 from lab.paper.collisions import collisions_shape
 from lab.paper.ev_balance import balance_shape
@@ -43,6 +43,8 @@ def pair(runs_ms, bandwidth=0.96, fabric_us=(20, 21, 20, 21, 20)) -> PairFigures
 LOCAL = pair([0.400, 0.402, 0.401, 0.399], fabric_us=(12, 12, 13, 12, 12))
 CROSS = pair([0.430, 0.431, 0.429, 0.432])
 USE = {"retired_s": 0.02, "backup_activated": True, "returns": 0, "out_share": 0.95}
+SILENT_T1 = {"windows": {"silent": (1.0, 2.0), "rebooting": (2.0, 3.0)}, "clean_mbps": 150.0, "dip_s": 0.2,
+             "after": 0.99, "share": {"silent": 0.9, "rebooting": 1.0}, "back": 1.0}   # Fig. 8: a dip, then mapped out
 IN_RANGE = {0.5: {MRC: 0.40, R1: 0.38}, 8: {MRC: 0.93, R1: 0.45}}   # 512 KB: 16 packets a ring step
 
 # kind -> (a result the paper's words give, one they exclude), each a call of the kind's rule
@@ -60,6 +62,9 @@ RULES = {
               lambda: flaps.flap_shape([2, 2, 2, 2], [0.005] * 2, 0.013)),   # 2 each though detected in time
     "switches": (lambda: sf.switches_shape(0.99, 1.0, [0, 0], LEFT),
                  lambda: sf.switches_shape(0.8, 1.0, [0, 0], LEFT)),   # a 30 % drop for "~100 Gb/s" of 800
+    "silent_switch": (lambda: silent_switch.silent_switch_shape(SILENT_T1),
+                      lambda: silent_switch.silent_switch_shape(dict(SILENT_T1, share={**SILENT_T1["share"],
+                                                                                       "rebooting": 0.8}))),  # -20 %
     "path_loss": (lambda: sf.path_loss_shape(0.98, {"h0->h2": USE}),
                   lambda: sf.path_loss_shape(0.98, {"h0->h2": dict(USE, returns=2)})),  # back twice in the loss
     "p2p": (lambda: p2p_shape(LOCAL, CROSS),

@@ -12,7 +12,7 @@ from lab.analysis.results import ResultsDir
 from lab.bench_report import save_paper
 from lab.jupyter import notebook_support as nbs
 from lab.paper import figures as paper_figures
-from lab.paper import links, runner, settings, switch_faults, thresholds
+from lab.paper import links, runner, settings, silent_switch, switch_faults, thresholds
 from lab.paper import notebook as pnb
 from lab.paper import plots as paper_plots
 from lab.paper import rows as paper_rows  # as paper_rows: the tests' own `rows` are lists of rows
@@ -112,6 +112,20 @@ def switches_row(trusted=True) -> PaperRow:
                                   "targets": switch_faults.switch_targets(settings.LINKS_FABRIC, 0)}, trusted)
 
 
+def silent_switch_row(trusted=True) -> PaperRow:
+    stages = [{"t": t, "kind": k, "fault": f, "target": "t1p0s0"} for t, k, f in (
+        (0.6, "fault_start", "switch_blackhole"), (1.2, "fault_end", "switch_blackhole"),
+        (1.2, "fault_start", "switch_reboot"), (1.8, "fault_end", "switch_reboot"))]
+    runs = {MRC: dict(bandwidth_run([160, 160, 160, 90, 160, 160] + [160] * 6, []), fault_log=stages, path_events=[]),
+            MULTI_RAIL: dict(bandwidth_run([160, 160, 160] + [80] * 6 + [160] * 3, []), fault_log=stages,
+                             path_events=[])}
+    for run in runs.values():
+        run["flows"] = [dict(flow, counters={"timeouts": 0}) for flow in run["flows"]]
+    figures = {label: silent_switch.silent_figures(run, None, settings.LINKS_FABRIC, 0) for label, run in runs.items()}
+    return row("silent_switch", None, {"runs": runs, "figures": figures, "target": "t1p0s0", "phase_s": 0.6},
+               trusted)
+
+
 def path_loss_row(trusted=True) -> PaperRow:
     run = one_fault_run([160, 160, 160, 99, 150, 155, 99, 160, 160], 0.65, 1.25, LOSSY_EVENTS)
     figures = switch_faults.path_loss_figures(run, [], settings.LINKS_FABRIC, 0, 0.6)
@@ -143,7 +157,8 @@ def ev_balance_row(trusted=True) -> PaperRow:
 
 def full_rows() -> list[PaperRow]:
     return ([collisions_row(c) for c in settings.COLLECTIVES] + [loss_row(p) for p in settings.NIC_LOSS_LEVELS]
-            + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), path_loss_row(trusted=False),
+            + [links_row(planes=2), incast_row(), flaps_row(), switches_row(), silent_switch_row(),
+               path_loss_row(trusted=False),
                p2p_row(), startup_row(), t0t1_links_row(), sizes_row(), ev_balance_row()])
 
 
