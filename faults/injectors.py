@@ -27,9 +27,8 @@ def make_injector(session, event: FaultEvent) -> Injector:
     if kind is None:
         raise FaultError(f"unknown fault kind {event.kind!r}; known: {', '.join(FAULT_KINDS)}")
     if kind.injector is None:
-        raise FaultError(f"fault kind {event.kind} is expanded by the scenario loader into "
-                         f"{', '.join(sorted({k for k, _, _ in kind.expand(session.spec, event.target)}))}; "
-                         "inject those")
+        raise FaultError(f"fault kind {event.kind} has no injector: the scenario loader expands it into "
+                         "the faults it stands for (its FaultKind.expand); inject those")
     refused = session.dataplane.refusal([event.kind])
     if refused:
         raise FaultError(refused)
