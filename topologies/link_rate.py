@@ -46,7 +46,7 @@ class RateError(ValueError):
 
 @dataclass(frozen=True)
 class RateBudget:
-    """What the lab costs on one machine (bench/cpu_budget.py measured it)."""
+    """What the lab costs on one machine (as bench/cpu_budget.py measures it)."""
 
     machine: str                        # machine_id(): a budget holds on the machine it was measured on
     measured: str                       # when, ISO 8601
