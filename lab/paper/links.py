@@ -14,6 +14,7 @@ from faults.model import FaultEvent
 from lab.paper import thresholds
 from lab.paper.settings import LINKS_DOWN
 from lab.paper.verdict import DIFFERENT, Judged, judged, shape
+from topologies.fabric import FabricSpec
 
 ONE_BY_ONE, TOGETHER = "one by one", "together"
 
@@ -26,6 +27,14 @@ def link_timelines(step: float) -> dict:
                              duration=step * (2 * (LINKS_DOWN - k) - 1)) for k in range(LINKS_DOWN)]
     together = [FaultEvent(at=step, kind="link_flap", target=f"h0-eth{k}", duration=step) for k in range(LINKS_DOWN)]
     return {ONE_BY_ONE: (one_by_one, 2 * LINKS_DOWN + 1), TOGETHER: (together, 3)}
+
+
+def links_pair(spec: FabricSpec) -> tuple[int, int]:
+    """The bandwidth test's hosts: host 0 and the next host of its rack, T0-local, as the paper's Figs. 9a/9b
+    ran ib_write_bw "between two T0-local NICs" (host 0's NIC links are the ones that go down)."""
+    if spec.hosts_per_rack < 2:
+        raise ValueError("a T0-local pair needs two hosts in a rack; the fabric has one")
+    return 0, 1
 
 
 def links_down_per_bin(fault_log: list, bins: int, bin_s: float) -> list[int | None]:

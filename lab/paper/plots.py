@@ -40,7 +40,8 @@ from lab.runners import bench_targets as target  # noqa: E402
 
 PNGS = {"collisions": "paper_collisions.png", "loss": "paper_loss.png",
         "links": "paper_links_down.png", "incast": "paper_incast_victim.png", "flaps": "paper_flap_cost.png",
-        "switches": "paper_switch_down.png", "silent_switch": "paper_silent_switch.png", "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
+        "switches": "paper_switch_down.png", "silent_switch": "paper_silent_switch.png",
+        "path_loss": "paper_path_loss.png", "p2p": "paper_p2p.png",
         "startup": "paper_startup.png", "t0t1_links": "paper_t0t1_links.png",
         "sizes": "paper_sizes.png", "ev_balance": "paper_ev_balance.png"}
 ROCE_1QP, ROCE_16QP = settings.roce_label(1), settings.roce_label(16)

@@ -15,7 +15,8 @@ from lab.analysis.known_fields import known_fields
 from lab.paper import links, settings, silent_switch, switch_faults
 from lab.paper.row import OLDER_ROWS_DATAPLANE, PaperRow
 from lab.paper.run_part import (CollisionsRecord, ExpectedEfficiency, FlapRecord, LinksRecord, PairFigures,
-                                PathLossRecord, SilentSwitchRecord, StartupRun, SwitchRecord, VictimFigures, efficiency_in)
+                                PathLossRecord, SilentSwitchRecord, StartupRun, SwitchRecord, VictimFigures,
+                                efficiency_in)
 from mrc_host.routes import route_of
 
 PAPER_JSON = "paper.json"          # lab/bench_report.py save_paper writes it into the run's directory

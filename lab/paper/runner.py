@@ -43,11 +43,13 @@ import yaml
 from lab.analysis.summary_record import Summary
 from lab.paper.collisions import collisions_row, redrawn_runs
 from lab.paper.figures import claim, figures
-from lab.paper.flaps import flap_costs, flap_detection, flap_shape, flap_text, flap_timeline, flapped_route
+from lab.paper.flaps import (flap_costs, flap_detection, flap_flows, flap_shape, flap_text, flap_timeline,
+                             flapped_connections, flapped_route)
 from lab.paper.incast import incast_shape, victim_text
 from lab.paper.loss import kept, loss_shape, loss_text, recovery_text
 from lab.paper.ev_balance import ev_balance_row
-from lab.paper.links import capacity_shape, capacity_shares, link_timelines, links_text, run_dips, run_phases
+from lab.paper.links import (capacity_shape, capacity_shares, link_timelines, links_pair, links_text, run_dips,
+                             run_phases)
 from lab.paper.point_to_point import p2p_row
 from lab.paper.startup import startup_row
 from lab.paper.sizes import sizes_shape, sizes_text
@@ -63,7 +65,7 @@ from lab.paper.settings import (BUFFER_MB, COLLECTIVES, DATAPLANE, INCAST_FABRIC
                                 row_titles, size_iterations, sizes_title, unmet_needs)
 from lab.paper.switch_rows import path_loss_row, silent_switch_row, switches_row
 from lab.plumbing.session import lab_session
-from lab.runners.bandwidth import default_pair, run_bandwidth
+from lab.runners.bandwidth import run_bandwidth, run_streams
 from lab.runners.bench import NotRun, StepFailure, run_steps
 from lab.runners.experiment import run_experiment, run_experiments
 from lab.runners.incast import INCAST_PARAMS
@@ -211,10 +213,12 @@ class Paper:
     def links_row(self) -> Iterator[PaperRow]:
         step = PASSES[self.quick].link_phase_s
         spec = replace(LINKS_FABRIC, dataplane=self.dataplane)
-        self.say(f"paper: MRC bandwidth test, {LINKS_DOWN} NIC links of h0 down and back one by one, "
-                 "then together...")
+        pair = links_pair(spec)
+        self.say(f"paper: MRC bandwidth test between h{pair[0]} and h{pair[1]} (T0-local), {LINKS_DOWN} NIC links "
+                 f"of h0 down and back one by one, then together...")
         with lab_session(spec) as session:
-            runs = {how: run_bandwidth(session, step * (count + 1), "mrc", dict(MRC_PARAMS), faults=faults)
+            runs = {how: run_bandwidth(session, step * (count + 1), "mrc", dict(MRC_PARAMS), hosts=pair,
+                                       faults=faults)
                     for how, (faults, count) in link_timelines(step).items()}
         records = {how: r.as_dict() for how, r in runs.items()}
         shares, dipped, lab = {}, {}, {}
@@ -254,17 +258,21 @@ class Paper:
     def flaps_row(self) -> Iterator[PaperRow]:
         spec, run = replace(LINKS_FABRIC, dataplane=self.dataplane), PASSES[self.quick]
         faults = flap_timeline(spec, run.flaps, run.flap_s)
-        self.say(f"paper: MRC bandwidth test, {run.flaps} T0-T1 flaps of {run.flap_s:g} s...")
+        self.say(f"paper: MRC streams between host 0 and every other host, {run.flaps} T0-T1 flaps of "
+                 f"{run.flap_s:g} s...")
+        flows = flap_flows(spec)
         with lab_session(spec) as session:
-            r = run_bandwidth(session, run.flap_s * (2 * run.flaps + 1), "mrc", dict(MRC_PARAMS), faults=faults)
-        a, b = (spec.host_name(h) for h in default_pair(spec))
-        costs, elsewhere = flap_costs(r.stats, a, b, [flapped_route(f) for f in faults])
-        why_many = flap_detection(r, spec)
-        verdict, why = flap_shape(costs, why_many["detection_s"], why_many["route_gap_s"])
+            r = run_streams(session, flows, run.flap_s * (2 * run.flaps + 1), "mrc", dict(MRC_PARAMS), faults=faults)
+        counted = flapped_connections(spec, flows)
+        costs, elsewhere = flap_costs(r.stats, counted, [flapped_route(f) for f in faults])
+        why_many = flap_detection(r, spec, counted)
+        per_host = sum(f.src == 0 for f in flows)
+        verdict, why = flap_shape(costs, why_many["detection_s"], why_many["route_gap_s"], per_host)
         ok, trust_why = trust({MRC: stream_verdict(r)})
-        yield PaperRow(flaps_title(), claim("flaps").result, {MRC: flap_text(costs, elsewhere, why_many)},
-                       verdict, why, ok, trust_why, {"costs": costs, "elsewhere": elsewhere, **why_many,
-                                                  "run": r.as_dict()})
+        yield PaperRow(flaps_title(), claim("flaps").result,
+                       {MRC: flap_text(costs, elsewhere, why_many, per_host, counted)}, verdict, why, ok, trust_why,
+                       {"costs": costs, "elsewhere": elsewhere, **why_many, "per_host": per_host,
+                        "connections": [f"{a}->{b}" for a, b in counted], "run": r.as_dict()})
 
     def row_makers(self) -> dict[str, Callable[[object], Iterator[PaperRow]]]:
         """kind (a PAPER key) -> what makes its row on the pass's data plane, given what the row varies."""
@@ -319,12 +327,13 @@ def planned(quick: bool) -> dict[str, list[str]]:
     step = PASSES[quick].link_phase_s
     roce = ", ".join(f"{q}" for q in INCAST_ROCE_QPS)
     return {"collisions": [s.name for s in collisions], "loss": [s.name for s in loss],
-            "links": [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then together; "
+            "links": [f"NIC links down ({LINKS_DOWN} of host 0's, down and back one by one, then together, under a "
+                      "T0-local bandwidth test; "
                       f"{step:g} s phases)"],
             "incast": [f"incast with a victim ({INCAST_FABRIC.hosts} hosts, {PASSES[quick].victim_s:g} s per stream, "
                        f"MRC, {MULTI_RAIL}, and RoCE-like + {INCAST_ROCE_CC.upper()} with {roce} QPs on one plane)"],
             "flaps": [f"T0-T1 flap cost ({PASSES[quick].flaps} flaps of {PASSES[quick].flap_s:g} s, one per plane, "
-                      f"under an MRC bandwidth test)"],
+                      f"under MRC streams between host 0 and every other host)"],
             "switches": [f"a T0, then a T1, of one plane down ({PASSES[quick].switch_phase_s:g} s phases, under an "
                          f"MRC bandwidth test)"],
             "silent_switch": [f"a T1 silent, then rebooted ({PASSES[quick].switch_phase_s:g} s phases, under a "

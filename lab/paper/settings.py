@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from lab.paper.figures import claim
 from lab.runners.incast_victim import VICTIM_INCAST_FABRIC, VICTIM_STREAM_S
 from topologies.dataplanes import DATAPLANE_TYPES
-from topologies.fabric import DEFAULT_FABRIC
+from topologies.fabric import DEFAULT_FABRIC, LAB_PAYLOAD_SIZE
 
 # The rows' data plane unless `paper --dataplane` names another: MRC's packets are the paper's own
 # there (IPv6 in IPv6 with a uSID route), and its switches hash the baseline's full 5-tuple.
@@ -36,8 +36,15 @@ COLLECTIVES = ("allreduce", "alltoall")   # one ECMP-collisions row each: Fig. 1
 # Every collective's ranks and buffer: interleaved, so every ring hop crosses the T1s.
 PLACEMENT = "interleaved"
 BUFFER_MB = 2
-# Fig. 16's x axis: the all-reduce's buffer per rank, MiB, small (one packet a ring step) to large
-MESSAGE_SIZES_MB = (0.03125, BUFFER_MB, 8)
+# Fig. 16's x axis: the all-reduce's buffer per rank, MiB, from the paper's smallest point to large. The paper's
+# smallest point is 4 MB all-reduced over 64 ranks, a ring step of 64 KiB per rank in 4 KiB packets (Cluster C's
+# Pollara NICs): about 16 packets per rank per ring step. The lab's smallest size has as many: 16 packets of a
+# job's payload (LAB_PAYLOAD_SIZE, 8 KiB) for each of the default fabric's ranks (a job runs on every host, 4):
+# 0.5 MiB per rank, 2 packets per plane a step (32 KiB per rank was one packet a step, for 8 planes).
+PAPER_SMALLEST_MB, PAPER_RANKS, PAPER_PACKET_BYTES = 4, 64, 4096
+PAPER_SMALLEST_PACKETS = PAPER_SMALLEST_MB * 2**20 / PAPER_RANKS / PAPER_PACKET_BYTES
+SMALLEST_SIZE_MB = PAPER_SMALLEST_PACKETS * DEFAULT_FABRIC.hosts * LAB_PAYLOAD_SIZE / 2**20
+MESSAGE_SIZES_MB = (SMALLEST_SIZE_MB, BUFFER_MB, 8)
 NIC_LOSS_LEVELS = (0.001, 0.01)
 # Fig. 18's incast with a victim flow, as the paper ran it: 7 senders in other racks than the target's
 # ("cross-spine 7 to 1"), the victim from another rack to an idle host beside the target

@@ -13,18 +13,16 @@ from __future__ import annotations
 from typing import Callable
 
 from lab.paper import thresholds
-from lab.paper.settings import MRC, roce_label
+from lab.paper.settings import MRC, PAPER_SMALLEST_PACKETS, roce_label
 from lab.paper.verdict import DIFFERENT, SAME, UNRESOLVABLE, Judged, combined, judged
 from topologies.fabric import DEFAULT_FABRIC, LAB_PAYLOAD_SIZE
 
 # "little difference" at the smallest size: the lesser of MRC's and RoCE-like 1 QP's efficiencies at least
 # this share of the greater
 PAPER_LITTLE_DIFFERENCE = 1 - thresholds.PAPER_LITTLE
-# The paper's smallest point: 4 MB all-reduced over 64 ranks, a ring step of 64 KiB per rank, in 4 KiB
-# packets (Cluster C's Pollara NICs): about 16 packets per rank per step. A lab point with fewer is
-# smaller than any the paper drew, where its "little difference" is not claimed.
-PAPER_SMALLEST_MB, PAPER_RANKS, PAPER_PACKET_BYTES = 4, 64, 4096
-PAPER_SMALLEST_PACKETS = PAPER_SMALLEST_MB * 2**20 / PAPER_RANKS / PAPER_PACKET_BYTES
+# The paper's smallest point, about 16 packets per rank per ring step (lab/paper/settings.py, which sizes the
+# lab's smallest point to it). A lab point with fewer is smaller than any the paper drew, where its "little
+# difference" is not claimed.
 
 
 def packets_per_step(buffer_mb: float, ranks: int = DEFAULT_FABRIC.hosts, payload: int = LAB_PAYLOAD_SIZE) -> float:
@@ -47,8 +45,13 @@ def sizes_shape(by_size: dict[float, dict[str, float | None]],
     ("little difference"), and MRC's advantage over it grows from the smallest size to the largest
     ("increasingly bandwidth-bound", where collisions cost). The first part is not resolvable here when
     the smallest size's ring step has fewer packets than the paper's smallest point (about 16): there
-    a step cannot spread over the planes, and the paper drew no such point. Both parts rest on one
-    1-QP hash draw per size (the collisions row's draws show their spread)."""
+    a step cannot spread over the planes, and the paper drew no such point. Both parts rest on the
+    paper's premise, "for small message sizes, the collective is latency-bound": where MRC's efficiency
+    at the smallest size is within PAPER_LITTLE_DIFFERENCE of its efficiency at the largest, the lab's
+    smallest point is bandwidth-bound (the lab's links are scaled down, so a step of the paper's packets
+    takes far longer than the fixed latency, where the paper's takes about a microsecond), and
+    neither part is resolvable here. Both parts rest on one 1-QP hash draw per size (the collisions
+    row's draws show their spread)."""
     sizes = sorted(by_size)
     ratios = {mb: advantage(by_size[mb]) for mb in sizes}
     if len(sizes) < 2 or None in ratios.values():
@@ -64,8 +67,17 @@ def sizes_shape(by_size: dict[float, dict[str, float | None]],
         f" (not resolvable here: a ring step at {sizes[0]:g} MB is {step:g} packet{'' if step == 1 else 's'} per rank, "
         f"{step / DEFAULT_FABRIC.planes:g} per plane, against the paper's smallest point's about "
         f"{PAPER_SMALLEST_PACKETS:g}: smaller than any size the paper drew)")
+    scaled = (f" (a ring step of {step:g} packets per rank, {step / DEFAULT_FABRIC.planes:g} per plane: the paper's "
+              f"smallest point has about {PAPER_SMALLEST_PACKETS:g})") if in_range else ""
+    mrc_small, mrc_large = by_size[sizes[0]][MRC], by_size[sizes[-1]][MRC]
+    if in_range and mrc_small >= PAPER_LITTLE_DIFFERENCE * mrc_large:
+        return judged(UNRESOLVABLE, f"MRC's efficiency over RoCE-like 1 QP's by size: {text}; at {sizes[0]:g} MB{scaled} "
+                                    f"MRC reached {mrc_small:.2f}, against {mrc_large:.2f} at {sizes[-1]:g} MB (within "
+                                    f"{1 - PAPER_LITTLE_DIFFERENCE:.0%}): the lab's smallest point is bandwidth-bound, "
+                                    "where the paper's words rest on small messages being latency-bound; RoCE-like "
+                                    f"reached {1 / small:.2f} of MRC there, one 1-QP hash draw")
     return judged(combined([first, SAME if grows else DIFFERENT]),
-                  f"MRC's efficiency over RoCE-like 1 QP's by size: {text}; at {sizes[0]:g} MB RoCE-like reached "
+                  f"MRC's efficiency over RoCE-like 1 QP's by size: {text}; at {sizes[0]:g} MB{scaled} RoCE-like reached "
                   f"{1 / small:.2f} of MRC (little difference: >= {PAPER_LITTLE_DIFFERENCE:g}: "
                   f"{'yes' if little else 'no'}){where}; the gap {'grows' if grows else 'does not grow'} with the "
                   "size (one 1-QP hash draw per size)")

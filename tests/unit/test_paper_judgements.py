@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 from lab.analysis.summary_record import TransportSummary
 from lab.scenario.load import load_scenario
 from lab.paper import figures as paper_figures
-from lab.paper import ev_balance, flaps, links, loss, point_to_point, runner, settings, startup, t0t1_links
+from lab.paper import ev_balance, flaps, links, loss, point_to_point, runner, settings, sizes, startup, t0t1_links
 from lab.paper.row import PaperRow
 from lab.paper.run_part import ExperimentRun, PairFigures, RunVerdict, efficiency_in
 from lab.paper.runner import Setup
 from lab.paper.settings import MRC, MULTI_RAIL, roce_label
-from lab.paper.verdict import SAME
+from lab.paper.verdict import SAME, UNRESOLVABLE
 
 GOOD = RunVerdict(verified=True, cpu_bound=False, unexplained_loss=0)
 
@@ -67,11 +67,13 @@ def test_the_full_pass_runs_16_qps_under_loss_and_the_incast_row_runs_roce():
     lossy_16 = Setup("allreduce", single_plane=True, qps=16, nic_loss=settings.NIC_LOSS_LEVELS[-1]).name
     assert lossy_16 in full and lossy_16 not in quick
     assert any("incast with a victim" in step and "RoCE-like + DCQCN with 1, 8 QPs" in step for step in full)
-    assert "T0-T1 flap cost (8 flaps of 1 s, one per plane, under an MRC bandwidth test)" in full
+    assert ("T0-T1 flap cost (8 flaps of 1 s, one per plane, under MRC streams between host 0 and every other "
+            "host)") in full
     for step in ("T0-T1 links down (one per plane, of rack 0, one by one then together; 2 s phases, under an "
                  "MRC bandwidth test)",
                  "a T0, then a T1, of one plane down (2 s phases, under an MRC bandwidth test)",
                  "one T0-T1 link dropping 20% (4 s phases, under an MRC bandwidth test)",
+                 "a T1 silent, then rebooted (2 s phases, under a bandwidth test: MRC, then the multi-rail baseline)",
                  "a job starting with T0-T1 links down (an all-reduce of 30 iterations without the mappers' "
                  "denylist, then one with it)", "two flows forced onto one EV (8 s of two streams on one plane)"):
         assert step in full
@@ -254,10 +256,26 @@ def routes(**dropped):
 def test_flap_costs_are_read_from_each_connections_flapped_routes():
     stats = {"h0": {"peers": {"h2": {"routes": routes(p0t0=2, p0t1=0, p1t1=1, p1t0=1)}}},
              "h2": {"peers": {"h0": {"routes": routes(p0t0=3, p1t1=0)}}}}
-    costs, elsewhere = flaps.flap_costs(stats, "h0", "h2", [(0, 0), (1, 1)])
-    assert costs == [2, 3, 1, 0], "flap by flap, each direction"
+    costs, elsewhere = flaps.flap_costs(stats, [("h0", "h2"), ("h2", "h0")], [(0, 0), (1, 1)])
+    assert costs == [2, 3, 1, 0], "flap by flap, each connection"
     assert elsewhere == 1, "a drop on a route no flap touched is counted apart"
-    assert flaps.flap_costs({}, "h0", "h2", [(0, 0)]) == ([0, 0], 0)
+    assert flaps.flap_costs({}, [("h0", "h2"), ("h2", "h0")], [(0, 0)]) == ([0, 0], 0)
+
+
+def test_host_0_carries_a_connection_to_every_other_host_and_those_across_the_t1s_are_counted():
+    flows = flaps.flap_flows(settings.LINKS_FABRIC)
+    assert [(f.src, f.dst) for f in flows] == [(0, 1), (1, 0), (0, 2), (2, 0), (0, 3), (3, 0)]
+    # h1 shares host 0's rack and NIC but crosses no T0-T1 link: a flap cannot cost it a packet
+    assert flaps.flapped_connections(settings.LINKS_FABRIC, flows) == [("h0", "h2"), ("h2", "h0"), ("h0", "h3"),
+                                                                       ("h3", "h0")]
+    text = flaps.flap_text([1, 0], 0, None, 3, [("h0", "h2"), ("h2", "h0")])
+    assert text.startswith("host 0 with 3 connections (one to each other host, each a share of its NIC), 2 crossing "
+                           "the flapped links (h0->h2, h2->h0): data packets lost per flap and connection 1, 0")
+
+
+def test_flaps_detected_slower_than_a_routes_packets_name_the_connections_per_host():
+    verdict, why = flaps.flap_shape([2, 2, 1, 2], [0.03, 0.02], 0.013, per_host=3)
+    assert verdict == UNRESOLVABLE and "3 connections per host put their packets on each route that closely" in why
 
 
 def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
@@ -278,6 +296,8 @@ def test_flap_detection_reads_each_flaps_detection_against_the_route_gap():
     why = flaps.flap_detection(run, settings.LINKS_FABRIC)
     assert why["detection_s"] == [pytest.approx(0.006)]
     assert why["route_gap_s"] == pytest.approx(((4.0 - 1.096) / 199 + 4.0 / 200) / 2)   # the median of two routes
+    assert flaps.flap_detection(run, settings.LINKS_FABRIC, [("h0", "h9")])["route_gap_s"] is None   # none named
+    assert flaps.flap_detection(run, settings.LINKS_FABRIC, [("h0", "h2")]) == why
     text = flaps.flap_text([1, 0], 0, why)
     assert text.endswith("first loss to its route out of use, flap by flap: 6 ms (a route's packets 17 ms apart)")
 
@@ -374,14 +394,24 @@ def test_a_size_setup_is_named_by_its_size_unless_it_is_the_collisions_rows():
     assert runner.scenario_data(Setup("allreduce", buffer_mb=0.03125), True)["job"]["buffer_mb"] == 0.03125
 
 
+def test_the_smallest_size_has_the_papers_packets_per_ring_step():
+    # the paper's smallest point: 4 MB over 64 ranks in 4 KB packets, 16 packets per rank per step; the lab's:
+    # 16 of its jobs' 8 KB packets for each of its 4 ranks
+    smallest = min(settings.MESSAGE_SIZES_MB)
+    assert smallest == settings.SMALLEST_SIZE_MB == 0.5
+    assert sizes.packets_per_step(smallest) >= sizes.PAPER_SMALLEST_PACKETS == 16
+    assert sizes.packets_per_step(smallest / 2) < sizes.PAPER_SMALLEST_PACKETS
+
+
 @pytest.mark.parametrize("quick", [True, False])
 def test_a_small_size_job_moves_the_bytes_of_the_collisions_rows_job(quick):
-    """A 32 KB job of the pass's iterations ends before the fidelity monitor's first steady sample."""
+    """A small job of the pass's iterations ends before the fidelity monitor's first steady sample."""
     job = lambda mb: runner.scenario_data(Setup("allreduce", buffer_mb=mb), quick)["job"]
     iterations = settings.PASSES[quick].iterations
     assert job(settings.BUFFER_MB)["iterations"] == iterations
-    small = job(0.03125)
-    assert small["iterations"] * small["buffer_mb"] == iterations * settings.BUFFER_MB
+    for mb in (0.03125, settings.SMALLEST_SIZE_MB):
+        small = job(mb)
+        assert small["iterations"] * small["buffer_mb"] == iterations * settings.BUFFER_MB
     assert job(8)["iterations"] == iterations     # never fewer than the pass's
 
 
@@ -397,3 +427,11 @@ def test_a_rate_after_the_move_is_a_share_of_the_nic_over_the_bins_from_then_on(
     assert ev_balance.rate_after([5.0], 0.2, None, 10.0) is None
 
 
+
+
+def test_the_nic_links_rows_pair_is_t0_local_as_the_papers():
+    spec = settings.LINKS_FABRIC
+    a, b = links.links_pair(spec)
+    assert a == 0 and b != 0 and spec.rack_of(a) == spec.rack_of(b)
+    with pytest.raises(ValueError, match="two hosts in a rack"):
+        links.links_pair(replace(spec, hosts_per_rack=1))

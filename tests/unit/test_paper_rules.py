@@ -295,6 +295,7 @@ def test_sizes_judged_at_points_the_paper_drew():
     assert sizes.packets_per_step(0.5) == sizes.PAPER_SMALLEST_PACKETS == 16
     verdict, why = sizes.sizes_shape(IN_RANGE)
     assert verdict == SAME and "0.5 MB x1.05, 8 MB x2.07" in why and "reached 0.95 of MRC" in why
+    assert "at 0.5 MB (a ring step of 16 packets per rank, 2 per plane: the paper's smallest point has about 16)" in why
 
 
 def test_a_size_smaller_than_the_papers_smallest_is_not_resolvable_here():
@@ -306,6 +307,17 @@ def test_a_size_smaller_than_the_papers_smallest_is_not_resolvable_here():
            "point's about 16" in why
     # ...but a gap that does not grow still differs
     assert sizes.sizes_shape({**by_size, 8: {MRC: 0.2, R1: 0.9}})[0] == DIFFERENT
+
+
+def test_a_smallest_point_that_is_bandwidth_bound_on_the_lab_is_not_resolvable_here():
+    # the lab's 0.5 MB point has the paper's 16 packets a ring step, but MRC already reaches nearly its 8 MB
+    # efficiency there: not the latency-bound regime the paper's words are about
+    by_size = {0.5: {MRC: 0.891, R1: 0.414}, 2: {MRC: 0.926, R1: 0.485}, 8: {MRC: 0.919, R1: 0.487}}
+    verdict, why = sizes.sizes_shape(by_size)
+    assert verdict == UNRESOLVABLE
+    assert "MRC reached 0.89, against 0.92 at 8 MB (within 10%): the lab's smallest point is bandwidth-bound" in why
+    # ...and one MRC lost a fifth at, latency-bound, is judged
+    assert sizes.sizes_shape({**by_size, 0.5: {MRC: 0.72, R1: 0.414}})[0] == DIFFERENT
 
 
 @pytest.mark.parametrize("by_size, words", [
