@@ -184,12 +184,16 @@ class Paper:
         yield collisions_row(collective, runs, outcomes, trust(verdicts({**runs, **redrawn_runs(outcomes)})))
 
     def sizes_row(self) -> Iterator[PaperRow]:
-        """The all-reduce at each of MESSAGE_SIZES_MB: MRC and the multi-rail baseline, RoCE-like 1 and 16 QPs."""
+        """The all-reduce at each of MESSAGE_SIZES_MB: MRC and the multi-rail baseline, RoCE-like 1 and 16 QPs;
+        the sizes of one fabric (the planes, the RoCE-like plane) run in one lab session (one build each)."""
+        planes = {mb: [Setup("allreduce", buffer_mb=mb)] for mb in MESSAGE_SIZES_MB}
+        roce = {mb: [Setup("allreduce", single_plane=True, qps=q, buffer_mb=mb) for q in ROCE_QPS]
+                for mb in MESSAGE_SIZES_MB}
+        for same_fabric in (planes, roce):
+            self.experiments([setup for setups in same_fabric.values() for setup in setups])
         by_size, runs = {}, {}
         for mb in MESSAGE_SIZES_MB:
-            setups = [Setup("allreduce", buffer_mb=mb)] + [Setup("allreduce", single_plane=True, qps=q, buffer_mb=mb)
-                                                          for q in ROCE_QPS]
-            runs[mb] = {label: run for setup in setups for label, run in self.experiment(setup).items()}
+            runs[mb] = {label: run for setup in planes[mb] + roce[mb] for label, run in self.runs[setup].items()}
             by_size[mb] = {label: run.efficiency for label, run in runs[mb].items()}
         verdict, why = sizes_shape(by_size)
         ok, trust_why = trust({f"{label}, {mb:g} MB": run.verdict() for mb, rs in runs.items() for label, run in rs.items()})

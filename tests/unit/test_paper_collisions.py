@@ -190,3 +190,23 @@ def test_the_outcomes_share_one_session_after_the_rows_own_run(tmp_path, monkeyp
     outcomes = paper.hash_outcomes("allreduce")
     assert ran == [[f"paper-allreduce-roce-1qp-salt{k}" for k in range(1, settings.PASSES[True].hash_outcomes)]]
     assert [o.efficiency for o in outcomes] == [0.95] + [0.4] * (settings.PASSES[True].hash_outcomes - 1)
+
+
+def test_the_sizes_of_one_fabric_share_one_session_and_the_collisions_rows_runs_are_not_run_again(tmp_path,
+                                                                                                  monkeypatch):
+    ran = []
+
+    def experiments(scenarios, root):
+        ran.append([s.name for s in scenarios])
+        return [(tmp_path / s.name, {t: TransportSummary(efficiency=0.5) for t in ("mrc", "baseline")})
+                for s in scenarios]
+
+    monkeypatch.setattr(runner, "run_experiments", experiments)
+    paper = runner.Paper(quick=True, root=tmp_path, say=lambda _: None)
+    for setup in [Setup("allreduce")] + [Setup("allreduce", single_plane=True, qps=q) for q in settings.ROCE_QPS]:
+        paper.runs[setup] = {label: run(0.9) for label in setup.labels().values()}   # the collisions row's 2 MB
+    (row,) = paper.sizes_row()
+    small, large = (f"{mb:g}mb" for mb in (settings.SMALLEST_SIZE_MB, 8))
+    assert ran == [[f"paper-allreduce-planes-{small}", f"paper-allreduce-planes-{large}"],
+                   [f"paper-allreduce-roce-{q}qp-{mb}" for mb in (small, large) for q in settings.ROCE_QPS]]
+    assert sorted(row.raw["efficiency"]) == sorted(f"{mb:g}" for mb in settings.MESSAGE_SIZES_MB)
