@@ -3,7 +3,7 @@
     iteration_timeline.png  iteration time vs start time per transport, and under it one lane
                             per faulted element with each transport's fault windows
     iteration_cdf.png       CDF of iteration time per transport
-    path_state.png          path-state heatmap (the six states of mrc_host/path_health.py), one panel per transport
+    path_state.png          path-state heatmap (its six states), one panel per transport
 
 ``plot_all(results_dir, records)`` writes all three into the directory, from the records of a
 run just measured (in memory), or from the directory itself (lab.analysis.results.load)
