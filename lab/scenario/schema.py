@@ -137,7 +137,7 @@ def _registered_kind(value: Any) -> Any:
     """A fault kind of the registry (faults/catalog.py), worded as a choice among them."""
     if isinstance(value, str) and value in FAULT_KINDS:
         return value
-    names = [repr(name) for name in FAULT_KINDS]
+    names = [repr(name) for name in sorted(FAULT_KINDS)]   # sorted: registration order is import order
     raise PydanticCustomError("literal_error", "Input should be {expected}",
                               {"expected": f"{', '.join(names[:-1])} or {names[-1]}"})
 
