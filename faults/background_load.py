@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from topologies.project import PROJECT_ROOT
+from topologies.system.child_process import end_processes
 
 DUTY_PERIOD_S = 0.1  # a loop's spin/sleep cycle: short next to a run, long next to a scheduler tick
 STOP_TIMEOUT_S = 5.0
@@ -56,14 +57,7 @@ def background_load(load: BackgroundLoad):
     try:
         yield procs
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        end_processes(procs, timeout=STOP_TIMEOUT_S)
 
 
 def main(argv=None) -> int:

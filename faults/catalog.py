@@ -5,6 +5,8 @@ A new kind is one module defining its injector and its FaultKind, and one line h
 
 from __future__ import annotations
 
+from typing import Callable
+
 from faults import link_down, switch_reboot, port_faults, controller_kill, incast_fault, pause, deny  # noqa: I001 (registration order)
 from faults.kind import REGISTRY, FaultKind
 
@@ -18,6 +20,6 @@ def fault_kind(name: str) -> FaultKind | None:
     return FAULT_KINDS.get(name)
 
 
-def kinds_where(flag: str) -> frozenset[str]:
-    """The names of the kinds whose FaultKind `flag` (e.g. "cuts_routes") is true."""
-    return frozenset(name for name, kind in FAULT_KINDS.items() if getattr(kind, flag))
+def kinds_where(holds: Callable[[FaultKind], bool]) -> frozenset[str]:
+    """The names of the kinds for which `holds(kind)`, e.g. `lambda kind: kind.cuts_routes`."""
+    return frozenset(name for name, kind in FAULT_KINDS.items() if holds(kind))

@@ -40,13 +40,16 @@ def _t0t1_ends(session, target: str, kind: str) -> list[End]:
 
 
 class Blackhole(Injector):
-    """Both switch ports of a T0-T1 link drop everything; the link stays up."""
+    """Both switch ports of a T0-T1 link (``switch_ports``) drop everything; the link stays up."""
 
     kind = "blackhole"
 
+    def switch_ports(self) -> list[End]:
+        return _t0t1_ends(self.session, self.target, self.kind)
+
     def __init__(self, session, target, params=None):
         super().__init__(session, target, params)
-        self.ends = _t0t1_ends(session, target, self.kind)
+        self.ends = self.switch_ports()
 
     def _set(self, on: bool) -> None:
         for end in self.ends:
@@ -75,9 +78,8 @@ class SwitchBlackhole(Blackhole):
 
     kind = "switch_blackhole"
 
-    def __init__(self, session, target, params=None):
-        Injector.__init__(self, session, target, params)
-        self.ends = [own for own, _peer in switch_ends(session.fabric, target)]
+    def switch_ports(self) -> list[End]:
+        return [own for own, _peer in switch_ends(self.session.fabric, self.target)]
 
 
 class _PortLoss(Injector):

@@ -45,7 +45,8 @@ def split_by_faults(iterations: Sequence[Iteration], windows: Sequence[FaultWind
     """(durations of the iterations overlapping a fault window, of those overlapping none).
     A busy machine's pauses are the conditions of the whole run, not a fault of the
     fabric: they split nothing, so the clean iterations ran under the same load."""
-    windows = [w for w in windows if w.fault not in kinds_where("pauses_a_process")]
+    pauses = kinds_where(lambda kind: kind.pauses_a_process)
+    windows = [w for w in windows if w.fault not in pauses]
     hit, clean = [], []
     for it in iterations:
         (hit if any(w.overlaps(it.start, it.end) for w in windows) else clean).append(it.duration)

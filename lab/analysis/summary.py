@@ -53,7 +53,8 @@ def summarize_transport(transport: str, iterations: Sequence[Iteration], events:
     windows = fault_windows(events, transport)
     figures = _iteration_figures(its, windows, config.stall_factor)
     # failover and recovery are about fabric elements; a pause is the machine's
-    fabric_windows = [w for w in windows if w.fault not in kinds_where("pauses_a_process")]
+    pauses = kinds_where(lambda kind: kind.pauses_a_process)
+    fabric_windows = [w for w in windows if w.fault not in pauses]
     faults, routes_dropped = fault_figures(transport, events, fabric_windows, counters, fabric)
     rtt = median_srtt(counters)
     for figure, window in zip(faults, fabric_windows):

@@ -229,7 +229,8 @@ class DatapathHeartbeat:
         if len(self.records) < 2:
             return []
         a, b = self.hosts
-        cutting = [w for w in faults if w.fault in kinds_where("cuts_routes")]
+        route_cutting = kinds_where(lambda kind: kind.cuts_routes)
+        cutting = [w for w in faults if w.fault in route_cutting]
         directions = []
         for src, dst in ((a, b), (b, a)):
             routes = heartbeat_routes(self.session.dataplane, src, dst)
