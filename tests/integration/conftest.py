@@ -1,9 +1,13 @@
 import contextlib
+import json
 import os
+import shutil
 import time
 from types import SimpleNamespace
 
 import pytest
+
+from tests.typed import DEFAULT_EXPERIMENT, REPORT, ROOT, in_a_terminal, run_typed, screen_lines
 
 
 def pytest_collection_modifyitems(config, items):
@@ -54,3 +58,26 @@ def paper_links_run(tmp_path_factory):
         rows = list(runner.Paper(quick=True, root=path, say=lambda text: None).links_row())
     save_paper(rows, dict(meta, quick=True, elapsed_s=round(time.monotonic() - started, 1)), path)
     return SimpleNamespace(root=root, path=path, rows=rows)
+
+
+@pytest.fixture(scope="session")
+def default_experiment(tmp_path_factory):
+    """The README's `sudo python lab/run.py` run once, as typed, in a 100-column pseudo-terminal
+    (with --json), then `sudo python lab/run.py report` typed just after it, piped (its page
+    deleted first, so that report must write it again). test_readme_commands.py checks the run
+    and the piped report; test_what_a_person_sees.py what the terminal showed and the page.
+    code, lines: the run's exit code and screen; figures: its --json (None if it wrote none);
+    run_dir: its results directory (removed at the end); report, report_json: the report's."""
+    out = tmp_path_factory.mktemp("default-experiment")
+    with lab_to_itself():
+        code, raw = in_a_terminal(DEFAULT_EXPERIMENT, "--json", str(out / "run.json"))
+        figures = json.loads((out / "run.json").read_text()) if (out / "run.json").is_file() else None
+        run_dir = ROOT / figures["results_dir"] if figures else None
+        report = None
+        if run_dir is not None and (run_dir / "report.html").is_file():
+            (run_dir / "report.html").unlink()
+            report = run_typed(REPORT, "--json", str(out / "report.json"), timeout=300)
+    yield SimpleNamespace(code=code, lines=screen_lines(raw), figures=figures, run_dir=run_dir,
+                          report=report, report_json=out / "report.json")
+    if run_dir is not None:
+        shutil.rmtree(run_dir, ignore_errors=True)

@@ -5,7 +5,7 @@ import json
 
 from lab.scenario.record import JobSettings
 from lab.runners.cpu_budget import KIND_ORDER
-from tests.integration.test_readme_commands import run_typed, tail
+from tests.typed import run_typed, tail
 from topologies.link_rate import load_budget
 
 CPU_BUDGET = "sudo .venv/bin/python bench/cpu_budget.py"

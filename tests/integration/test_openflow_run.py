@@ -5,7 +5,7 @@ root, with --json), as tests/integration/test_readme_commands.py runs the README
 import json
 from pathlib import Path
 
-from tests.integration.test_readme_commands import run_typed, tail
+from tests.typed import run_typed, tail
 
 RUN_OPENFLOW = "sudo python lab/run.py run clean --dataplane openflow"
 CHECK_OPENFLOW = "sudo python lab/run.py check --dataplane openflow"

@@ -11,17 +11,17 @@ once without and once with. Each resulting line is run by a test here or is
 in ELSEWHERE with the test that runs it, so a command added to the README or
 one of those pages without a test fails test_every_readme_command_is_run_by_a_test.
 
-"As a user types it": from the project root, `python` is whatever `python`
-is on PATH (lab/run.py re-executes itself in .venv); `sudo` is kept when it
-is installed (passing on the lab's MRCLAB_* variables, which sudo would
-drop) and stripped otherwise (CI runs as root, as .ci/run does). Each run
-adds `--json PATH`, which the README says every command takes, and checks
-the file. Output goes to a pipe, not a terminal, so these runs also prove
-that tables are not cut there.
+"As a user types it" (tests/typed.py): from the project root, with `sudo`
+kept when it is installed. Each run adds `--json PATH`, which the README says
+every command takes, and checks the file. Output goes to a pipe, not a
+terminal, so these runs also prove that tables are not cut there.
 
 The long benchmarks run with MRCLAB_PLAN_ONLY=1 (lab/cli.py): argument
 parsing and planning through the same code, then a stop before the first
-lab action. The bare `sudo python lab/run.py` runs for real (about 100 s).
+lab action. The bare `sudo python lab/run.py` runs for real (about 100 s),
+once for the suite and in a terminal (conftest.py default_experiment): its
+screen is checked here and in test_what_a_person_sees.py, its tables piped
+by the `report` typed after it.
 """
 
 import csv
@@ -30,7 +30,6 @@ import json
 import os
 import queue
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -44,8 +43,8 @@ import typer
 
 from lab.scenario.load import list_scenarios, load_scenario
 from lab.bench_report import TABLE_PAGES
+from tests.typed import DEFAULT_EXPERIMENT, PIPE_COLUMNS, REPORT, ROOT, as_typed, run_typed, tail
 
-ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 # the pages README's sections moved to: the bench's numbers, the data planes, the paper's
 # experiments, the notebooks, the machine (its benchmark scripts)
@@ -53,21 +52,16 @@ COMMAND_PAGES = (README, *(ROOT / "docs" / name for name in
                            ("numbers.md", "dataplanes.md", "paper.md", "notebooks.md", "machine.md")))
 RESULTS = ROOT / "results"   # where a command typed in the project root writes
 
-# the environment variables a sudo'd command must still see (lock delegation from the
-# no_leftovers fixture, queueing, plan-only, the servers' ssh config; the width of a pipe)
-LAB_ENV = ("MRCLAB_LOCK_WAIT", "MRCLAB_LOCK_DELEGATED", "MRCLAB_PLAN_ONLY", "MRCLAB_SSH_CONFIG", "COLUMNS")
-
 # a program and at least one argument (a bare `python` in prose is not a command line)
 COMMAND = re.compile(r"^(sudo\s+)?(python3?|\.venv/bin/python)\s+\S|^(sudo\s+)?\./[\w.-]+")
 LIBRARY_SCENARIO = "clean"   # what `run SCENARIO` becomes
 
-BARE = "sudo python lab/run.py"
+BARE = DEFAULT_EXPERIMENT
 RUN_SCENARIO = f"sudo python lab/run.py run {LIBRARY_SCENARIO}"
 # the overrides the README's `run SCENARIO` row names, to keep this run short
 RUN_SCENARIO_OVERRIDES = ["--iterations", "3", "--buffer-mb", "0.5"]
 QUICK_NO_LAB = ["python lab/run.py scenarios", "python lab/run.py fabric-size --radix 512 --planes 8"]
 CLEAN = "sudo python lab/run.py clean"
-REPORT = "sudo python lab/run.py report"   # the newest run's page, written again
 PLAN_ONLY = ["sudo python lab/run.py bench", "sudo python lab/run.py bench --quick",
              "sudo python lab/run.py bench --quick --update-readme", "sudo python lab/run.py bench --scale",
              # named in docs/numbers.md's scale section without its `sudo python lab/run.py` prefix
@@ -131,36 +125,6 @@ def readme_commands(pages: tuple[Path, ...] = (README,)) -> set[str]:
     return {c for page in pages for line in readme_lines(page) for c in instances(line)}
 
 
-# ---- running a line as typed -----------------------------------------------------------------------
-PIPE_COLUMNS = 100   # what a pipe is given when COLUMNS is unset (lab/console.py), set so whatever the shell says
-
-
-def as_typed(line: str) -> list[str]:
-    argv = shlex.split(line)
-    if argv[0] == "sudo":
-        if shutil.which("sudo"):
-            return ["sudo", f"--preserve-env={','.join(LAB_ENV)}", *argv[1:]]
-        assert os.geteuid() == 0, "no sudo on this machine and not root"
-        argv = argv[1:]
-    assert shutil.which(argv[0]), f"`{argv[0]}` is not on PATH: `sudo ./setup.sh` installs python-is-python3"
-    return argv
-
-
-def run_typed(line: str, *extra: str, timeout: float, plan_only: bool = False,
-              columns: int = PIPE_COLUMNS) -> subprocess.CompletedProcess:
-    """`line` as typed, its output piped `columns` wide (COLUMNS, as the shell exports it)."""
-    env = dict(os.environ, COLUMNS=str(columns))
-    env.pop("MRCLAB_PLAN_ONLY", None)
-    if plan_only:
-        env["MRCLAB_PLAN_ONLY"] = "1"
-    return subprocess.run([*as_typed(line), *extra], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def tail(done: subprocess.CompletedProcess) -> str:
-    return done.stdout[-3000:] + done.stderr[-3000:]
-
-
 # ---- which tests run which line ----------------------------------------------------------------------
 def test_every_readme_command_is_run_by_a_test():
     front = readme_commands()
@@ -206,10 +170,8 @@ SUMMARY_KEYS = ("p50_s", "p99_s", "p100_s", "stalls", "busbw_mbps", "efficiency"
                 "unexplained_loss")
 
 
-def check_run(done: subprocess.CompletedProcess, out: Path, scenario: str) -> tuple[dict, Path]:
-    """A finished `run`: exit 0, the summary printed, --json and the results directory complete."""
-    assert done.returncode == 0, tail(done)
-    summary = json.loads(out.read_text())
+def check_run_files(summary: dict, scenario: str) -> Path:
+    """A finished run's --json and results directory: both transports verified, every file written."""
     run_dir = ROOT / summary["results_dir"]
     assert summary["scenario"] == scenario
     for transport in ("mrc", "baseline"):
@@ -220,6 +182,14 @@ def check_run(done: subprocess.CompletedProcess, out: Path, scenario: str) -> tu
     rows = list(csv.DictReader((run_dir / "iterations.csv").open()))
     assert {r["transport"] for r in rows} == {"mrc", "baseline"}
     assert all(r["verified"] in ("True", "true", "1") for r in rows)
+    return run_dir
+
+
+def check_run(done: subprocess.CompletedProcess, out: Path, scenario: str) -> tuple[dict, Path]:
+    """A finished piped `run`: exit 0, the summary printed, --json and the results directory complete."""
+    assert done.returncode == 0, tail(done)
+    summary = json.loads(out.read_text())
+    run_dir = check_run_files(summary, scenario)
     assert "Results per transport" in done.stdout and "P100" in done.stdout
     assert f"results: {summary['results_dir']}" in done.stdout
     return summary, run_dir
@@ -233,39 +203,30 @@ def fault_lines(stdout: str) -> list[str]:
     return [line for line in lines[header + 1:legend] if line.strip()]
 
 
-def test_the_default_experiment(tmp_path, no_leftovers):
-    """`sudo python lab/run.py` runs production-day to the end (plus --json), its output piped
-    100 columns wide; then `sudo python lab/run.py report` reads that run, the newest, again."""
-    out = tmp_path / "default.json"
-    done = run_typed(BARE, "--json", str(out), timeout=500)
-    run_dir = None
-    try:
-        summary, run_dir = check_run(done, out, "production-day")
-        faults = [(t, f) for t in ("mrc", "baseline") for f in summary[t]["faults"]]
-        assert len(summary["mrc"]["faults"]) == len(load_scenario("production-day").faults)
-        # piped output fits COLUMNS: every line, and every fault on one line, its target whole
-        wide = [line for line in done.stdout.splitlines() if len(line) > PIPE_COLUMNS]
-        assert not wide, wide
-        assert "…" not in done.stdout
-        rows = fault_lines(done.stdout)
-        assert sorted(tuple(row.split()[:3]) for row in rows) == sorted((t, f["fault"], f["target"]) for t, f in faults)
-        assert (run_dir / "report.html").stat().st_size > 0 and (run_dir / "faults.csv").stat().st_size > 0
-        check_report(tmp_path / "report.json", run_dir)
-    finally:
-        if run_dir is not None:
-            shutil.rmtree(run_dir)
-
-
-def check_report(out: Path, run_dir: Path) -> None:
-    """`report`, typed in the project root just after a run: that run's tables and page again."""
-    (run_dir / "report.html").unlink()
-    done = run_typed(REPORT, "--json", str(out), timeout=300)
-    assert done.returncode == 0, tail(done)
-    said = json.loads(out.read_text())
-    assert said == {"results_dir": str(run_dir), "page": str(run_dir / "report.html"), "problems": []}
-    assert (run_dir / "report.html").stat().st_size > 0
-    assert "Results per transport" in done.stdout and f"page: {run_dir / 'report.html'}" in done.stdout
-    assert max(len(line) for line in done.stdout.splitlines()) <= PIPE_COLUMNS
+def test_the_default_experiment(default_experiment):
+    """`sudo python lab/run.py` runs production-day to the end (plus --json; in a terminal,
+    whose screen test_what_a_person_sees.py checks); then `sudo python lab/run.py report`,
+    typed just after it, reads that run, the newest, again: its tables piped 100 columns wide,
+    every fault on one line with its target whole, and the page written again."""
+    run = default_experiment
+    assert run.code == 0, "\n".join(run.lines[-60:])
+    summary = run.figures
+    assert check_run_files(summary, "production-day") == run.run_dir
+    screen = "\n".join(run.lines)
+    assert "Results per transport" in screen and "P100" in screen and f"results: {summary['results_dir']}" in screen
+    assert len(summary["mrc"]["faults"]) == len(load_scenario("production-day").faults)
+    done = run.report
+    assert done is not None and done.returncode == 0, tail(done) if done else "the run wrote no page"
+    said = json.loads(run.report_json.read_text())
+    assert said == {"results_dir": str(run.run_dir), "page": str(run.run_dir / "report.html"), "problems": []}
+    assert (run.run_dir / "report.html").stat().st_size > 0 and (run.run_dir / "faults.csv").stat().st_size > 0
+    assert "Results per transport" in done.stdout and f"page: {run.run_dir / 'report.html'}" in done.stdout
+    wide = [line for line in done.stdout.splitlines() if len(line) > PIPE_COLUMNS]
+    assert not wide, wide
+    assert "…" not in done.stdout
+    faults = [(t, f) for t in ("mrc", "baseline") for f in summary[t]["faults"]]
+    rows = fault_lines(done.stdout)
+    assert sorted(tuple(row.split()[:3]) for row in rows) == sorted((t, f["fault"], f["target"]) for t, f in faults)
 
 
 def test_run_a_library_scenario(tmp_path, no_leftovers):

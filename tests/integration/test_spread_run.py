@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.cluster_harness import SKEWED_CLOCK_S, missing, second_server
-from tests.integration.test_readme_commands import ROOT, as_typed, run_typed, tail
+from tests.typed import ROOT, as_typed, run_typed, tail
 from topologies.cluster.remote import SSH_CONFIG_ENV, patch_namespaces
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))

@@ -17,7 +17,7 @@ from lab.plumbing.session import lab_session
 from mrc_host import wire
 from mrc_host.agent_sockets import IPV6_RECVTCLASS, IPV6_TCLASS
 from tests.integration.test_kill_cleanup import descendants, lab, machine, still_running
-from tests.integration.test_readme_commands import ROOT
+from tests.typed import ROOT
 from topologies.port_program import port_program
 from topologies.fabric import FabricSpec
 from topologies.names import Switch

@@ -1,88 +1,30 @@
-"""What a person sees of a run, on a real `run production-day` (about 100 s, once for the module):
+"""What a person sees of a run, on the README's `sudo python lab/run.py` (production-day, about 100 s,
+run once for the suite in a pseudo-terminal: conftest.py default_experiment):
 its output in a terminal of 100 columns (a pseudo-terminal) fits it, one line per fault; and the
 page it writes, report.html, opens in headless Chromium from the file system with every image
 loaded, both tables there and no request leaving the file system. The same for the page of a
 paper pass, paper.html, on the one real paper row the suite runs (conftest.py paper_links_run).
-The same run's output piped with COLUMNS=100: test_readme_commands.py test_the_default_experiment.
+The same run's tables piped with COLUMNS=100, by the `report` typed after it:
+test_readme_commands.py test_the_default_experiment.
 """
 
-import fcntl
-import json
-import os
-import pty
-import re
-import select
 import shutil
-import signal
-import struct
-import subprocess
-import termios
-import time
-from pathlib import Path
 
 import pytest
 
 from lab.analysis import fault_text
 from lab.pages import PAPER_PAGE, RUN_PAGE, write_page
 from tests.browser import visit
-
-ROOT = Path(__file__).resolve().parents[2]
-COMMAND = ["python", "lab/run.py", "run", "production-day"]   # the README's `run SCENARIO`, as root types it
-COLUMNS, ROWS = 100, 50
-# a terminal's control sequences: CSI (colours, cursor moves, erase), OSC (titles), charset and keypad modes
-CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>]")
-
-
-def in_a_terminal(argv: list[str], json_path: Path, timeout: float = 600) -> tuple[int, str]:
-    """(exit code, everything written to the terminal) of `argv` run in a pseudo-terminal of
-    COLUMNS x ROWS, from the project root, as a person types it."""
-    main, side = pty.openpty()
-    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}   # the terminal says its size
-    env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen([*argv, "--json", str(json_path)], cwd=ROOT, stdin=side, stdout=side, stderr=side,
-                            env=env, start_new_session=True)
-    os.close(side)
-    out, deadline = [], time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            if not select.select([main], [], [], 1)[0]:
-                continue
-            try:
-                chunk = os.read(main, 1 << 16)
-            except OSError:   # EIO: every process holding the terminal's other end is gone
-                break
-            if not chunk:
-                break
-            out.append(chunk)
-        else:
-            pytest.fail(f"{' '.join(argv)} did not end within {timeout} s")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=120)
-        os.close(main)
-    return proc.returncode, b"".join(out).decode("utf-8", "replace")
-
-
-def screen_lines(raw: str) -> list[str]:
-    """What the terminal showed, line by line: control sequences dropped, a carriage return
-    (a progress bar redrawn) starting a line of its own."""
-    return [line for line in re.split(r"\r\n|\n|\r", CONTROL.sub("", raw))]
+from tests.typed import TERMINAL_COLUMNS as COLUMNS
 
 
 @pytest.fixture(scope="module")
-def terminal_run(tmp_path_factory):
-    """The run in a 100-column terminal: (its lines, its results directory, its --json figures).
-    Its results directory, under the project's results/, is removed at the end of the module."""
-    json_path = tmp_path_factory.mktemp("terminal") / "run.json"
-    code, raw = in_a_terminal(COMMAND, json_path)
-    lines = screen_lines(raw)
-    assert code == 0, "\n".join(lines[-60:])
-    figures = json.loads(json_path.read_text())
-    run_dir = ROOT / figures["results_dir"]
-    yield lines, run_dir, figures
-    shutil.rmtree(run_dir, ignore_errors=True)
+def terminal_run(default_experiment):
+    """The README's default experiment in a 100-column terminal (conftest.py default_experiment):
+    (its screen's lines, its results directory, its --json figures)."""
+    run = default_experiment
+    assert run.code == 0, "\n".join(run.lines[-60:])
+    return run.lines, run.run_dir, run.figures
 
 
 def fault_table(lines: list[str]) -> list[str]:
