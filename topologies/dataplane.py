@@ -211,8 +211,10 @@ class DataPlane(ABC):
 
     # ---- verification ---------------------------------------------------------------
     @abstractmethod
-    def check_routes(self, session, run_workers: WorkerRunner) -> RouteCheck:
-        """Every (source, destination, plane, T1) route of the running fabric, proved."""
+    def check_routes(self, session, run_workers: WorkerRunner, wait: float | None = None) -> RouteCheck:
+        """Every (source, destination, plane, T1) route of the running fabric, proved. `wait`:
+        how long to wait for a packet that does not come (None: the data plane's own bound;
+        a working route answers at once, so only a broken one costs it)."""
 
     # ---- the machine ----------------------------------------------------------------
     @classmethod

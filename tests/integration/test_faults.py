@@ -1,12 +1,20 @@
-"""Fault injectors and the baseline routing emulation on a real small fabric (root).
+"""Fault injectors and the baseline routing emulation on a real small fabric (root), on both
+data planes: the module's session is built once per data plane, and every test runs on each,
+but for those about one data plane's own machinery (`on("openflow")`: OVS's port state, the
+controller's tables and ECMP groups; `on("srv6")`: the kernel routes a router port loses).
 
-Every test leaves the fabric healthy (faults.injectors.fabric_healthy), so
-they share one module-scoped session.
+Every test leaves the fabric healthy (faults.injectors.fabric_healthy: links, port faults,
+the controller or routing process, and every table as built), so they share the session.
+A fault must stop the routes it affects, as the data plane proves routes for `check`
+(DataPlane.check_routes names each broken one), and its repair must bring every route back,
+the baseline's plain-address flows too.
 """
 
+import select
+import socket
 import subprocess
-import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -15,44 +23,43 @@ from faults.incast_fault import nic_rx_bytes
 from faults.injectors import FaultError, fabric_healthy, make_injector
 from faults.links import operstates, resolve_link
 from faults.model import FaultEvent
-from topologies.routing import connected_since, read_routing_events, read_routing_log
 from faults.timeline import FaultTimeline
 from lab.live import audit
 from lab.plumbing.session import lab_session
-from topologies.port_program import port_program
-from topologies.system import waiting
+from lab.runners.check import run_workers
+from mrc_host.wire import EV_PORT_BASE, MRC_PORT
+from topologies.fabric import DATAPLANES, FabricSpec
+from topologies.names import Switch
 from topologies.openflow.builder import expected_counts, installed_counts
 from topologies.openflow.faults import ecmp_ports
-from topologies.fabric import FabricSpec
-from topologies.openflow.tables import EV_PORT_BASE, MRC_PORT
+from topologies.port_program import port_program
+from topologies.routing import connected_since, read_routing_events, read_routing_log
+from topologies.srv6.builder import static_problems
+from topologies.system import netns, waiting
 
-SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1, dataplane="openflow")
+SMALL = FabricSpec(planes=2, racks=2, spines=2, hosts_per_rack=1)   # h0 in rack 0, h1 in rack 1
 DELAY, HOLD = 1.0, 1.0  # short routing delays keep the suite fast
-
-# sends N UDP packets from (src ip, EV source port) to (dst ip, MRC port),
-# `gap` s apart: the EV pins the T0 uplink, so they cross one known T0-T1 link
-SENDER = """
-import socket, sys, time
-src, sport, dst, n, gap = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((src, sport))
-for _ in range(n):
-    s.sendto(bytes(200), (dst, %d))
-    time.sleep(gap)
-""" % MRC_PORT
+BROKEN_WAIT_S = 0.5   # how long a route proof waits for what a fault stops
+BASELINE_FLOWS = 16   # baseline flows (source ports) per direction: they hash over both T1s
+BASELINE_PORT = 4797  # the baseline check's UDP port (not a lab transport)
 # Paced sends keep the loss-rate test about the drop probability alone;
 # test_burst_into_a_blackhole_is_fully_counted sends back to back.
 PACED = 0.002
 
 
-@pytest.fixture(scope="module")
-def session():
+def on(dataplane: str):
+    """A test about one data plane's own machinery: the module's session on that one only."""
+    return pytest.mark.parametrize("session", [dataplane], indirect=True)
+
+
+@pytest.fixture(scope="module", params=DATAPLANES)
+def session(request):
     from lab.plumbing import cleanup
     from lab.plumbing.lock import lab_lock
 
     with lab_lock():
         cleanup.clean()
-        with lab_session(SMALL, convergence_delay=DELAY, hold_down=HOLD) as s:
+        with lab_session(replace(SMALL, dataplane=request.param), convergence_delay=DELAY, hold_down=HOLD) as s:
             yield s
         left = {k: v for k, v in cleanup.leftovers().items() if v}
         assert not left, left
@@ -65,7 +72,7 @@ def healthy(session):
     yield session
     while _injected:  # a failed test still repairs what it broke
         _injected.pop().repair()
-    fabric_healthy(session)
+    fabric_healthy(session, timeout=HOLD + 10)
 
 
 _injected = []
@@ -81,20 +88,58 @@ def wait_until(predicate, timeout, what):
     assert waiting.wait_until(predicate, timeout, interval=0.05), f"timed out waiting for {what}"
 
 
+def socket_of(session, host: int, plane: int) -> tuple[socket.socket, str]:
+    """A sending socket in host's namespace, as the data plane's routes need it, and its address."""
+    with netns.entered(session.fabric.host(host).pid):
+        return session.dataplane.sending_socket(host, plane)
+
+
 def send_on_link(session, spine, n, plane=0, gap=PACED):
-    """n packets h0 -> h1 on `plane` through T1 `spine` (link t0p<plane>r0-t1p<plane>s<spine>)."""
-    spec = session.spec
-    ev = spec.evs_for_t1(spine)[0]
-    proc = session.fabric.host(0).popen(
-        [sys.executable, "-c", SENDER, spec.host_ip(0, plane), str(EV_PORT_BASE + ev),
-         spec.host_ip(1, plane), str(n), str(gap)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
+    """n packets h0 -> h1 on `plane` through T1 `spine` (link t0p<plane>r0-t1p<plane>s<spine>):
+    sent on an EV of that T1, as the agents send, `gap` s apart."""
+    ev = session.spec.evs_for_t1(spine)[0]
+    sock, source = socket_of(session, 0, plane)
+    try:
+        sock.bind((source, EV_PORT_BASE + ev))
+        destination = (session.dataplane.ev_destination(0, 1, plane, ev), MRC_PORT)
+        for _ in range(n):
+            sock.sendto(bytes(200), destination)
+            time.sleep(gap)
+    finally:
+        sock.close()
     time.sleep(0.3)  # let the packets cross the shaped links
 
 
 def uplink(spine, plane=0, rack=0):
     return SMALL.switch_intf(SMALL.t0_name(plane, rack), SMALL.t0_uplink_port(spine))
+
+
+def broken_routes(session) -> list[str]:
+    """The routes the data plane's proof finds broken, a line each ([] if none is)."""
+    return session.dataplane.check_routes(session, run_workers, wait=BROKEN_WAIT_S).failures
+
+
+def baseline_arrivals(session, src: int, dst: int, plane: int) -> int:
+    """Datagrams that arrive of one per flow, BASELINE_FLOWS flows from src to dst's
+    baseline address on `plane`, each from its own source port."""
+    destination = session.dataplane.host_addresses(dst, "baseline")[plane]
+    with netns.entered(session.fabric.host(dst).pid):
+        receiver = session.dataplane.receive_socket(BASELINE_PORT)
+    senders = []
+    try:
+        for _ in range(BASELINE_FLOWS):
+            sock, source = socket_of(session, src, plane)
+            senders.append(sock)
+            sock.bind((source, 0))
+            sock.sendto(b"baseline", (destination, BASELINE_PORT))
+        arrived, deadline = 0, time.monotonic() + 2.0
+        while arrived < BASELINE_FLOWS and select.select([receiver], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            receiver.recv(64)
+            arrived += 1
+        return arrived
+    finally:
+        for sock in [receiver, *senders]:
+            sock.close()
 
 
 def link_events(session, link, since):
@@ -118,6 +163,41 @@ def test_bad_targets_fail_clearly(session):
         inject(session, "loss", "t0p0r0-t1p0s0", p=1.5)
 
 
+# (kind, target, params, what the route proof must name broken (a route, or the rebooted T1
+# itself: srv6's proof finds its End route gone before it sends a packet), how long the fault
+# stays: past the convergence delay for link faults, so routing withdraws and then restores)
+CASES = [
+    ("link_flap", "t0p1r0-t1p1s1", {}, "h0->h1 plane 1 T1 1", DELAY + 0.5),
+    ("link_flap", "h1-eth0", {}, "h0->h1 plane 0 T1 0", 0.0),
+    ("switch_reboot", "t1p0s0", {}, ("h0->h1 plane 0 T1 0", "t1p0s0 shows no End route"), DELAY + 0.5),
+    ("switch_reboot", "t0p1r1", {}, "h0->h1 plane 1 T1 1", 0.0),
+    ("blackhole", "t0p0r1-t1p0s1", {}, "h0->h1 plane 0 T1 1", 0.0),
+    # a silent T1, past the delay: its links stay up, so no route is withdrawn, and none comes back
+    ("switch_blackhole", "t1p1s1", {}, "h0->h1 plane 1 T1 1", DELAY + 0.5),
+    ("loss", "t0p1r0-t1p1s0", {"p": 1.0}, "h1->h0 plane 1 T1 0", 0.0),
+]
+
+
+@pytest.mark.parametrize("kind,target,params,broken,hold", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_fault_stops_its_routes_and_repair_restores_every_route(healthy, kind, target, params, broken, hold):
+    injector = inject(healthy, kind, target, **params)
+    started = time.monotonic()
+    injector.start()
+    start_s = time.monotonic() - started
+    failures = broken_routes(healthy)
+    named = (broken,) if isinstance(broken, str) else broken
+    assert any(name in line for line in failures for name in named), failures
+    time.sleep(hold)
+    started = time.monotonic()
+    injector.repair()
+    print(f"{healthy.spec.dataplane} {kind} {target}: start {start_s * 1000:.0f} ms, "
+          f"repair {(time.monotonic() - started) * 1000:.0f} ms")
+    assert broken_routes(healthy) == []
+    fabric_healthy(healthy, timeout=HOLD + 10)
+    assert [baseline_arrivals(healthy, s, d, p) for s, d in ((0, 1), (1, 0)) for p in range(SMALL.planes)] == \
+        [BASELINE_FLOWS] * 4
+
+
 @pytest.mark.parametrize("target", ["t0p1r1-t1p1s0", "h1-eth0"])
 def test_link_flap_sets_both_ends_down_then_up(healthy, target):
     ends = resolve_link(healthy.fabric, target)
@@ -125,15 +205,22 @@ def test_link_flap_sets_both_ends_down_then_up(healthy, target):
     flap = inject(healthy, "link_flap", target)
     flap.start()
     assert all(s != "UP" for s in operstates(ends).values())
-    switch_end = ends[0].ifname  # OVS's own view of its port
-    state = subprocess.run(["ovs-vsctl", "get", "Interface", switch_end, "link_state"],
-                           capture_output=True, text=True).stdout.strip()
-    assert state == "down"
     flap.repair()
     assert set(operstates(ends).values()) == {"UP"}
     flap.repair()  # idempotent
     # a host keeps its static ARP entries (the fabric carries no ARP to relearn them)
     assert healthy.fabric.host(1).cmd("ip neigh show nud permanent") == neighbours
+
+
+@on("openflow")
+def test_ovs_sees_a_flapped_port_down(healthy):
+    ends = resolve_link(healthy.fabric, "t0p1r1-t1p1s0")
+    flap = inject(healthy, "link_flap", "t0p1r1-t1p1s0")
+    flap.start()
+    state = subprocess.run(["ovs-vsctl", "get", "Interface", ends[0].ifname, "link_state"],   # OVS's own view
+                           capture_output=True, text=True).stdout.strip()
+    flap.repair()
+    assert state == "down"
 
 
 def test_plane_down_takes_every_link_of_the_plane(healthy):
@@ -150,6 +237,7 @@ def test_plane_down_takes_every_link_of_the_plane(healthy):
         flap.repair()
 
 
+@on("openflow")
 def test_switch_reboot_wipes_table_and_the_controller_reinstalls_it(healthy):
     switch = "t1p1s0"
     since = time.monotonic()
@@ -164,7 +252,7 @@ def test_switch_reboot_wipes_table_and_the_controller_reinstalls_it(healthy):
     wait_until(lambda: all(SMALL.t0_uplink_port(0) not in ecmp_ports(SMALL.t0_name(1, r)) for r in range(2)),
                DELAY + 3, "withdrawal at the rebooted T1's peers")
     reboot.repair()
-    assert installed_counts(switch) == expected_counts(SMALL)[switch]
+    assert installed_counts(switch) == expected_counts(healthy.spec)[switch]
     assert switch in connected_since(healthy.controller.routing_log, since)
     withdrawn = {r["switch"] for r in read_routing_log(healthy.controller.routing_log)
                  if r["event"] == "route_withdrawn" and r["t_mono"] >= since and r["link"].endswith(switch)}
@@ -218,6 +306,7 @@ def test_burst_into_a_blackhole_is_fully_counted(healthy):
     assert after["dropped_fault"] - before["dropped_fault"] == 50
 
 
+@on("openflow")
 def test_blackhole_is_never_withdrawn_by_routing(healthy):
     link = "t0p0r0-t1p0s0"
     since = time.monotonic()
@@ -244,6 +333,7 @@ def test_loss_drops_about_p(healthy):
     assert abs(dropped - n * p) < 5 * sigma, dropped  # fails by chance ~1 in 10^6
 
 
+@on("openflow")
 def test_controller_kill_and_restart(healthy):
     before = {s: installed_counts(s) for s in SMALL.switch_names}
     link = "t0p0r1-t1p0s0"
@@ -290,6 +380,7 @@ def test_incast_reaches_the_victim_and_the_audit_accounts_for_it(healthy):
 
 
 # ---- routing emulation -----------------------------------------------------------------
+@on("openflow")
 def test_link_down_is_withdrawn_after_the_delay_and_restored_after_hold_down(healthy):
     link, t0, port = "t0p0r0-t1p0s1", "t0p0r0", SMALL.t0_uplink_port(1)
     flap = inject(healthy, "link_flap", link)
@@ -309,6 +400,7 @@ def test_link_down_is_withdrawn_after_the_delay_and_restored_after_hold_down(hea
     assert HOLD <= events["route_restored"]["t"] - (repaired - started) < HOLD + 1.0
 
 
+@on("openflow")
 def test_a_flap_shorter_than_the_delay_is_never_withdrawn(healthy):
     link = "t0p1r0-t1p1s1"
     since = time.monotonic()
@@ -354,3 +446,24 @@ def test_timeline_records_and_reraises_an_injector_error(healthy):
     finally:
         make_injector(healthy, FaultEvent(0, "controller_kill", "controller")).repair()
     assert [e["kind"] for e in log][:1] == ["fault_error"]
+
+
+# ---- what the kernel does to a router port ---------------------------------------------
+@on("srv6")
+def test_a_link_repair_puts_back_what_the_kernel_deleted(healthy):
+    """Without the repair's reinstall the port would stay broken: the kernel deletes
+    its neighbour and static routes when it is set down (measured, docs/srv6.md)."""
+    injector = inject(healthy, "link_flap", "t0p0r0-t1p0s0")
+    injector.start()
+    problems = static_problems(healthy.fabric, Switch.parse("t0p0r0"), [SMALL.t0_uplink_port(0)])
+    injector.repair()
+    assert any("neighbour" in p for p in problems) and any("missing" in p for p in problems), problems
+    assert static_problems(healthy.fabric, Switch.parse("t0p0r0")) == []
+
+
+@on("srv6")
+def test_datapath_pause_is_refused_in_one_line(session):
+    with pytest.raises(FaultError, match="no datapath process to pause") as err:
+        make_injector(session, FaultEvent(at=0, kind="datapath_pause", target="datapath",
+                                          params={"pause_ms": 10, "period_ms": 100}))
+    assert "\n" not in str(err.value)

@@ -63,8 +63,8 @@ class OpenFlowDataPlane(DataPlane):
         return rx
 
     # ---- verification ---------------------------------------------------------------
-    def check_routes(self, session, run_workers: WorkerRunner) -> RouteCheck:
-        return check_paths(session, run_workers)
+    def check_routes(self, session, run_workers: WorkerRunner, wait: float | None = None) -> RouteCheck:
+        return check_paths(session, run_workers, wait)
 
     # ---- faults ---------------------------------------------------------------------
     def switch_reboot(self, session, switch: str, own: list) -> faults.SwitchReboot:

@@ -10,9 +10,13 @@ from topologies.dataplane import RouteCheck, WorkerRunner
 from topologies.fabric import FabricSpec, expected_paths
 
 
-def check_paths(session, run_workers: WorkerRunner) -> RouteCheck:
+PATH_WAIT_S = 10.0   # how long each host's worker waits for the packets still missing
+
+
+def check_paths(session, run_workers: WorkerRunner, wait: float | None = None) -> RouteCheck:
     spec, check = session.spec, RouteCheck()
-    results = run_workers(session, "paths", ["--timeout", "10"], 60)
+    wait = PATH_WAIT_S if wait is None else wait
+    results = run_workers(session, "paths", ["--timeout", str(wait)], wait + 50)
     arrived = {}
     for r in results:
         for rec in r["received"]:

@@ -131,8 +131,8 @@ class Srv6DataPlane(DataPlane):
         return rx
 
     # ---- verification ---------------------------------------------------------------
-    def check_routes(self, session, run_workers: WorkerRunner) -> RouteCheck:
-        return check_routes(session.fabric)
+    def check_routes(self, session, run_workers: WorkerRunner, wait: float | None = None) -> RouteCheck:
+        return check_routes(session.fabric, wait)
 
     # ---- faults ---------------------------------------------------------------------
     def refusal(self, kinds) -> str | None:

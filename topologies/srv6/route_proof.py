@@ -225,13 +225,13 @@ def _round_problems(fabric: Srv6Fabric, probes: list[Probe], packets: int, recei
     return problems
 
 
-def check_routes(fabric: Srv6Fabric) -> RouteCheck:
-    """`check`'s route proof: verify_routes, each route counted proved unless the
-    error names it broken (or names none: then none is proved)."""
+def check_routes(fabric: Srv6Fabric, wait: float | None = None) -> RouteCheck:
+    """`check`'s route proof: verify_routes (`wait`: its timeout, None: its own), each route
+    counted proved unless the error names it broken (or names none: then none is proved)."""
     probes = [probe for round_ in route_rounds(fabric.spec) for probe in round_]
     check, broken = RouteCheck(), frozenset()
     try:
-        verify_routes(fabric)
+        verify_routes(fabric) if wait is None else verify_routes(fabric, timeout=wait)
     except RouteError as exc:
         check.failures.append(str(exc))
         broken = exc.broken or frozenset(probes)
