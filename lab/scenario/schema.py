@@ -25,8 +25,6 @@ from faults.catalog import FAULT_KINDS
 from faults.kind import StrictParams
 from lab.scenario.record import (
     COLLECTIVES,
-    DEFAULT_BUFFER_MB,
-    DEFAULT_ITERATIONS,
     DEFAULT_SEED,
     PLACEMENTS,
     TRANSPORTS,
@@ -35,7 +33,7 @@ from lab.scenario.record import (
 )
 from mrc_host.congestion import CONTROLLERS
 from mrc_host.params import BASELINE_CCS, TransportParams
-from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, LAB_PAYLOAD_SIZE, NAMED_FABRICS
+from topologies.fabric import DATAPLANES, DEFAULT_FABRIC, NAMED_FABRICS
 from topologies.link_rate import AUTO
 
 ALL_T0_T1_LINKS = "t0-t1-links"  # random-process target group, optionally ":plane<P>"
@@ -98,13 +96,24 @@ class FabricModel(_Strict):
     servers: list[str] = Field(default_factory=list)   # this server first (docs/cluster.md)
 
 
-class _JobModel(_Strict):
-    collective: Literal[COLLECTIVES] = JobSettings.collective
-    placement: Literal[PLACEMENTS] = JobSettings.placement
-    buffer_mb: float = Field(DEFAULT_BUFFER_MB, ge=0.01, le=1024)
-    iterations: int = Field(DEFAULT_ITERATIONS, ge=1)
-    max_seconds: float | None = Field(None, gt=0)
-    payload_size: int = Field(LAB_PAYLOAD_SIZE, ge=64)
+# The job's ranges and choices; its fields, types and defaults are JobSettings' own, so a job
+# setting is added in one record (lab/scenario/record.py) and is in the schema at once.
+_JOB_RANGES = {"buffer_mb": {"ge": 0.01, "le": 1024}, "iterations": {"ge": 1}, "max_seconds": {"gt": 0},
+               "payload_size": {"ge": 64}}
+_JOB_CHOICES = {"collective": COLLECTIVES, "placement": PLACEMENTS}
+
+
+def _job_model() -> type[BaseModel]:
+    hints = typing.get_type_hints(JobSettings)
+    return create_model(
+        "_JobModel",
+        __base__=_Strict,
+        **{f.name: (Literal[_JOB_CHOICES[f.name]], f.default) if f.name in _JOB_CHOICES
+           else (hints[f.name], Field(f.default, **_JOB_RANGES.get(f.name, {}))) for f in fields(JobSettings)},
+    )
+
+
+_JobModel = _job_model()
 
 
 def _transport_params_model() -> type[BaseModel]:
