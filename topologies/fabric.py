@@ -40,7 +40,11 @@ IP_UDP_HEADER_BYTES = 28
 # How a fabric is made real: Open vSwitch switches with static OpenFlow tables
 # (topologies/openflow/builder.py), or kernel IPv6 routers with static uSID routes, the
 # sender choosing the path by the address it writes (topologies/srv6/builder.py).
-DATAPLANES = ("openflow", "srv6")
+# The names, with the one fact of each that a FabricSpec's own checks need: whether it
+# spans several servers (docs/cluster.md). The classes (topologies/dataplanes.py) say the same
+# by their server side; tests/unit/test_fault_dataplanes.py keeps the two equal.
+DATAPLANE_SPANS_SERVERS = {"openflow": False, "srv6": True}
+DATAPLANES = tuple(DATAPLANE_SPANS_SERVERS)
 # srv6 by default: kernel forwarding costs nothing when idle and about half
 # OpenFlow's CPU per packet, so on 2 cores the default run is not CPU-bound
 # (docs/dataplanes.md, "Which to pick"); it is also the paper's data plane.
@@ -81,11 +85,6 @@ class Path:
     t1: int
 
 
-# The only data plane built over several servers (docs/cluster.md; topologies/cluster/placement.py
-# places the planes once a FabricSpec has passed this).
-SERVERS_DATAPLANE = "srv6"
-
-
 def servers_problem(servers: tuple[str, ...], planes: int, dataplane: str, lossless: bool) -> str | None:
     """Why a fabric of these planes, data plane and mode cannot be placed over `servers` (the
     runner first), in one line; None: it can (no servers: this one alone)."""
@@ -96,8 +95,9 @@ def servers_problem(servers: tuple[str, ...], planes: int, dataplane: str, lossl
         return f"a server is named twice in {','.join(servers)}"
     if len(servers) > planes:
         return f"{len(servers)} servers for {planes} planes: a server holds whole planes"
-    if len(servers) > 1 and dataplane != SERVERS_DATAPLANE:
-        return f"the {dataplane} data plane runs on one server; several servers need {SERVERS_DATAPLANE}"
+    if len(servers) > 1 and not DATAPLANE_SPANS_SERVERS.get(dataplane, False):
+        spanning = " or ".join(name for name, spans in DATAPLANE_SPANS_SERVERS.items() if spans)
+        return f"the {dataplane} data plane runs on one server; several servers need {spanning}"
     if len(servers) > 1 and lossless:
         return "the lossless mode's pauses run on one server: several servers are not built for it"
     return None

@@ -40,7 +40,6 @@ from typing import Any, Callable
 
 from topologies.dataplane import ServerRequestError, ServerSide
 from topologies.dataplanes import DATAPLANE_TYPES
-from topologies.fabric import SERVERS_DATAPLANE
 from topologies.project import PROJECT_ROOT
 from topologies.system.netns import nsenter
 
@@ -61,8 +60,8 @@ class RequestError(ServerRequestError):
 
 
 def spread_side() -> ServerSide:
-    """The side of the data plane that spans servers (topologies/fabric.py SERVERS_DATAPLANE)."""
-    return DATAPLANE_TYPES[SERVERS_DATAPLANE].server_side()
+    """The server side of the data plane that spans servers (the one whose class has one)."""
+    return next(side for cls in DATAPLANE_TYPES.values() if (side := cls.server_side()) is not None)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from faults.injectors import FaultError, make_injector
 from faults.model import FaultEvent
 from lab.scenario.load import ScenarioError, load_scenario
 from topologies.dataplanes import DATAPLANE_TYPES, dataplane_for
-from topologies.fabric import DATAPLANES, FabricSpec
+from topologies.fabric import DATAPLANE_SPANS_SERVERS, DATAPLANES, FabricSpec
 
 HEAD = "description: t\njob: {iterations: 5, max_seconds: 45}\n"
 PAUSE = "{at: 2, kind: datapath_pause, target: datapath, duration: 5, params: {pause_ms: 30, period_ms: 100}}"
@@ -20,6 +20,10 @@ def test_every_data_plane_has_its_refusals_and_they_name_known_kinds():
     assert set(DATAPLANE_TYPES) == set(DATAPLANES)
     for dataplane in DATAPLANE_TYPES.values():
         assert set(dataplane.refused_kinds) <= set(FAULT_KINDS)
+
+
+def test_the_fabric_knows_which_data_planes_span_servers_as_their_classes_do():
+    assert {name: cls.server_side() is not None for name, cls in DATAPLANE_TYPES.items()} == DATAPLANE_SPANS_SERVERS
 
 
 def test_srv6_refuses_the_datapath_pause_alone_and_says_why():
