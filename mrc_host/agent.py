@@ -136,6 +136,9 @@ class Agent:
         self.selects = self.recv_calls = self.send_calls = 0
         self._moderation = config.rx_moderation
         self._arriving = False             # the last wait ended with a batch of datagrams ready
+        # something since the last _send_all may have datagrams to send (a write, a timer
+        # due, the host's news): only then does a wake send before it waits
+        self._news = True
         self.send_errors = 0             # datagrams not sent: full/unreachable interface, or no such plane/EV
         self.internal_errors = 0         # exceptions from a core (a bug): counted, not fatal
         self.transitions: list[PathStateChanged] = []
@@ -287,6 +290,7 @@ class Agent:
         mid = conn.write(data, remote_offset, msg_id)
         h = WriteHandle(peer, mid, len(data), self.clock())
         self.handles[(peer, mid)] = h
+        self._news = True
         return h
 
     def wait(self, handles: Iterable[WriteHandle], timeout: float) -> bool:
@@ -340,39 +344,20 @@ class Agent:
         now = self.clock()
         if now >= self._next_housekeeping:
             self._housekeeping(now)
+            self._news = True
         # never sleep past the next housekeeping: a denial lifted (or a NIC port
         # back) while the loop waits on a quiet socket would be seen up to
         # max_wait late, and the route it frees would stay unused that long
-        wait = min(max_wait, max(self._next_housekeeping - now, 0.0))
-        read_first = True
-        for _peer, conn in self._conn_list:
-            d = conn.next_deadline()
-            if d is not None:
-                if d <= now:
-                    if read_first:
-                        # a timer is due: read what already arrived first, or a
-                        # process woken late (descheduled) would time out packets
-                        # whose ACKs sit in its socket buffer
-                        read_first = False
-                        self._read_ready()
-                        now = self.clock()
-                    conn.timer(now)
-                    d = conn.next_deadline()
-                if d is not None and d - now < wait:
-                    wait = max(d - now, 0.0)
-        self._send_all(now)
-        if self._arriving and wait > 0.0 and self._moderation > 0.0:
-            # traffic is flowing: let a batch gather instead of waking for each datagram
-            self.nap(self._moderation if self._moderation < wait else wait)
-            self.selects += 1
-            wait = 0.0
-        ready = self.sel.select(wait)
-        self.selects += 1
+        now, wait = self._timers(now, min(max_wait, max(self._next_housekeeping - now, 0.0)))
+        if self._news or not self._arriving:
+            # else the last wake read a batch and sent what it allowed, and since then no
+            # timer was due, nothing was written and the host had no news: nothing to send
+            self._send_all(now)
+        ready, socks = self._wait(wait)
         self._arriving = False
         if self.readable:
             self.readable = set()
-        if ready:
-            socks = []
+        if ready or socks:
             for key, _mask in ready:
                 if key.data is None:
                     socks.append(key.fileobj)
@@ -389,19 +374,49 @@ class Agent:
             self._arriving = self._read(socks) > 1
         self._send_all(self.clock())
 
-    # --- I/O ----------------------------------------------------------------------------------
-    def _read_ready(self) -> None:
-        ready = self.sel.select(0)
-        self.selects += 1
-        if ready:
-            self._read([key.fileobj for key, _mask in ready if key.data is None])
+    def _timers(self, now: float, wait: float) -> tuple[float, float]:
+        """Run the connections' due timers; (now, how long the loop may wait for input)."""
+        read_first = True
+        for _peer, conn in self._conn_list:
+            d = conn.next_deadline()
+            if d is not None:
+                if d <= now:
+                    if read_first:
+                        # a timer is due: read what already arrived first, or a
+                        # process woken late (descheduled) would time out packets
+                        # whose ACKs sit in its socket buffer
+                        read_first = False
+                        self._read(list(self.recv_socks))
+                        now = self.clock()
+                    conn.timer(now)
+                    self._news = True
+                    d = conn.next_deadline()
+                if d is not None and d - now < wait:
+                    wait = max(d - now, 0.0)
+        return now, wait
 
+    def _wait(self, wait: float) -> tuple[list, list]:
+        """Wait up to `wait` s for input: (the selector's ready keys, datagram sockets to read)."""
+        if self._arriving and wait > 0.0 and self._moderation > 0.0:
+            # traffic is flowing: let a batch gather instead of waking for each datagram
+            rung = self.nap(self._moderation if self._moderation < wait else wait)
+            self.selects += 1
+            if rung is not None:
+                # the default nap returns the doorbells that rang; the datagram sockets, where
+                # a batch was gathering, are read without asking epoll (an empty one says so)
+                return rung, list(self.recv_socks)
+            wait = 0.0
+        ready = self.sel.select(wait)
+        self.selects += 1
+        return ready, []
+
+    # --- I/O ----------------------------------------------------------------------------------
     def _read(self, socks: list) -> int:
         """Read up to RECV_BATCH datagrams, one from each ready socket in turn, so that
         packets sprayed over several receive sockets are seen close to arrival order;
         returns how many were read."""
         rview, rbuf = self._rview, [self._rview]
-        handle = self.handle_datagram
+        handle, inner, byteorder = self.handle_datagram, encap.inner_datagram, sys.byteorder
         strip, port = self._strip, self.port
         now = self.clock()
         budget, calls = RECV_BATCH, 0
@@ -414,11 +429,11 @@ class Agent:
                     socks.remove(sock)
                     continue
                 budget -= 1
-                if strip and not encap.inner_datagram(rview, n, port):
+                if strip and not inner(rview, n, port):
                     self.garbage += 1     # not the paper's packet to this transport
                     continue
                 # the TOS (1 byte) or the traffic class (an int): ECN is in its low bits
-                handle(rview[strip:n], addr, int.from_bytes(anc[0][2], sys.byteorder) if anc else 0, now)
+                handle(rview[strip:n], addr, int.from_bytes(anc[0][2], byteorder) if anc else 0, now)
         self.recv_calls += calls
         return RECV_BATCH - budget
 
@@ -439,6 +454,7 @@ class Agent:
             self.garbage += conn.counters.dropped - before
 
     def _send_all(self, now: float) -> None:
+        self._news = False
         data_socks, control_socks = self.send_socks, self.control_socks
         for peer, conn in self._conn_list:
             out = conn.datagrams_to_send(now)
