@@ -32,8 +32,9 @@ from .sender import Sender
 # a receive-only connection keeps probing its reverse routes this many probe
 # intervals after the last data arrived
 KEEPALIVE_QUIET_INTERVALS = 4
-_unpack_data = wire.DATA.unpack_from
+_unpack_data, _unpack_ack = wire.DATA.unpack_from, wire.ACK.unpack_from
 _T_DATA, _HL, _F_TRIMMED = wire.T_DATA, wire.DATA_HDR_LEN, wire.F_TRIMMED
+_T_ACK, _ACK_LEN = wire.T_ACK, wire.ACK_HDR_LEN
 
 
 def make_paths(planes: Sequence[int], evs: Sequence[int]) -> list[tuple[int, int]]:
@@ -138,6 +139,16 @@ class MrcConnection:
             self.receiver.on_data(datagram, flags, ev, pl, conn, msg_id, psn, offset, msg_len,
                                   length, ecn_ce, self._out)
             return
+        # and an ACK, decoded in one call with wire.parse's checks (its size is exact)
+        if len(datagram) == _ACK_LEN and datagram[1] == _T_ACK and datagram[0] == wire.VERSION \
+                and datagram[3] == _ACK_LEN:
+            (_v, _t, flags, _hl, ev, pl, conn, cum, sack, acked_psn, ports) = _unpack_ack(datagram)
+            if ev < wire.EV_LIMIT:
+                if conn != self.conn_id:
+                    self.counters.dropped += 1
+                    return
+                self.sender.on_ack(flags, ev, pl, cum, sack, acked_psn, now, ports)
+                return
         try:
             h = wire.parse(datagram)
         except wire.WireError as e:
