@@ -25,6 +25,7 @@ from . import encap, wire
 from .udp6 import zero_checksums
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
+_UDP_LENGTH_AT = encap.UDP_LENGTH_AT
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
 
@@ -90,7 +91,10 @@ class EncapSender:
 
     def sendto(self, datagram, dest) -> int:
         headers, address = dest
-        encap.set_length(headers, len(datagram))
+        udp = encap.UDP_HEADER + len(datagram)
+        if headers[_UDP_LENGTH_AT] << 8 | headers[_UDP_LENGTH_AT + 1] != udp:
+            # the EV's last datagram to this peer was another length (a DATA after an ACK)
+            encap.set_length(headers, len(datagram))
         return self.sock.sendmsg((headers, datagram), (), 0, address)
 
     def close(self) -> None:

@@ -48,7 +48,8 @@ HOP_LIMIT = 64
 _FIRST_WORD = struct.Struct("!I")            # version 4, traffic class 8, flow label 20
 _put_u16 = struct.Struct("!H").pack_into
 # where the three lengths sit in the headers: outer and inner payload length, UDP length
-_OUTER_LEN, _INNER_LEN, _UDP_LEN = 4, IPV6_HEADER + 4, 2 * IPV6_HEADER + 4
+# (a sender reads the last to skip rewriting lengths that are already right)
+_OUTER_LEN, _INNER_LEN, UDP_LENGTH_AT = 4, IPV6_HEADER + 4, 2 * IPV6_HEADER + 4
 
 
 def ev32(plane: int, ev: int) -> int:
@@ -82,7 +83,7 @@ def set_length(header: bytearray, datagram_len: int) -> None:
     udp = UDP_HEADER + datagram_len
     _put_u16(header, _OUTER_LEN, IPV6_HEADER + udp)
     _put_u16(header, _INNER_LEN, udp)
-    _put_u16(header, _UDP_LEN, udp)
+    _put_u16(header, UDP_LENGTH_AT, udp)
 
 
 def inner_datagram(packet, length: int, port: int) -> bool:
