@@ -269,6 +269,37 @@ def test_without_moderation_the_loop_never_naps():
     assert naps == []
 
 
+def test_after_a_nap_the_loop_reads_without_asking_epoll():
+    # the nap's own epoll call said which doorbells rang; the sockets a batch gathers in
+    # are read at once (bench/agent_profile.py counts a select per wake, not two)
+    ca, cb = configs(base=66, rx_moderation=0.001)
+    with Agent(ca) as a:
+        _datagrams_to(ca, cb.plane_ips[0], 2)
+        assert drive([a], lambda: a.garbage >= 2)       # a batch came: the next poll naps
+        _datagrams_to(ca, cb.plane_ips[0], 3)
+        asked, select = [], a.sel.select
+        a.sel.select = lambda timeout=None: asked.append(timeout) or select(timeout)
+        selects = a.selects
+        a.poll(1.0)
+        assert a.garbage == 5 and asked == [] and a.selects == selects + 1
+
+
+def test_a_wake_after_a_batch_sends_first_only_when_something_may_go():
+    """Before it waits, a wake that follows a batch sends only after a write, a due timer
+    or the host's news: the batch's own sends left nothing else to go."""
+    ca, cb = configs(base=68, rx_moderation=0.001)
+    with Agent(ca) as a:
+        _datagrams_to(ca, cb.plane_ips[0], 2)
+        assert drive([a], lambda: a.garbage >= 2)
+        sends, send_all = [], a._send_all
+        a._send_all = lambda now: sends.append(now) or send_all(now)
+        a.poll(0.01)
+        assert len(sends) == 1                          # the wake's end only
+        a.write("b", b"x" * 100, remote_offset=0)
+        a.poll(0.01)
+        assert len(sends) == 3                          # the write went before the wait
+
+
 def test_moderated_agents_still_exchange_messages():
     ca, cb = configs(base=54, rx_moderation=0.002)
     with Agent(ca) as a, Agent(cb) as b:
