@@ -376,7 +376,7 @@ def test_t0t1_links_go_down_one_per_plane_one_by_one_then_come_back_together():
     assert n_one == spec.planes + 2 and [f.target for f in one] == [f"t0p{p}r0-t1p{p}s0" for p in range(spec.planes)]
     assert {f.at + f.duration for f in one} == {spec.planes + 1.0}          # all back together
     together, n_together = plans[t0t1_links.TOGETHER]
-    assert n_together == 3 and {(f.at, f.duration) for f in together} == {(1.0, 1.0)}
+    assert n_together == 3 and {(f.at, f.duration) for f in together} == {(1.0, 2.0)}
 
 
 def test_t0t1_links_shares_are_of_the_clean_phase():
