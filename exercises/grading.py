@@ -42,7 +42,6 @@ os.environ.setdefault("MRCLAB_LOCK_WAIT", "900")
 
 from lab.analysis.cpu_samples import cpu_bound  # noqa: E402
 from lab.analysis.event_record import RunEvent  # noqa: E402
-from lab.analysis.iteration_record import Iteration  # noqa: E402
 from lab.analysis.results import RESULTS_ROOT, Records, ResultsDir  # noqa: E402
 from lab.analysis.run_config import RunConfig  # noqa: E402
 from lab.analysis.summary import summarize  # noqa: E402

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grading import (Exercise, TimedBlackhole, filled, grade, lab_session, load_module,  # noqa: E402
+from grading import (Exercise, TimedBlackhole, grade, lab_session, load_module,  # noqa: E402
                      reasoning_lines, run, t0_t1_link_ports)
 
 from lab.analysis.crossing import path_crosses  # noqa: E402

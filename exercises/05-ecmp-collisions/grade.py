@@ -139,17 +139,6 @@ def call(student, name: str, *args) -> tuple[float | None, str | None]:
         return None, f"{name} returned {value!r}, not a number"
 
 
-def measured_line(label: str, m: Measured) -> str:
-    eff = "-" if m.efficiency is None else f"{m.efficiency:.3f}"
-    cpu = "-" if m.cpu_mean is None else f"{m.cpu_mean:.0f} %"
-    return (f"{label}: efficiency {eff}, retransmissions {m.run.counters.get('retransmits', 0)}, timeouts "
-            f"{m.run.counters.get('timeouts', 0)}, CPU mean {cpu}, CPU-bound {'yes' if m.cpu_bound else 'no'}")
-
-
-def loads_line(m: Measured) -> str:
-    return "; ".join(f"{t0} up {', '.join(f'{b / 1e6:.1f}' for b in loads)} MB" for t0, loads in m.loads.items())
-
-
 def ratio(m: Measured, mrc: Measured) -> float | None:
     """The share of line rate the RoCE-like run got relative to MRC's collision-free spread."""
     return m.efficiency / mrc.efficiency if m.efficiency and mrc.efficiency else None

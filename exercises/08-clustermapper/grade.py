@@ -190,7 +190,7 @@ def judge(answer, m: dict) -> tuple[list, list]:
         f"mapper on: {len(on['records'])} mapper records, " + (f"first denial {min(deny_t):.3f} s after the start"
                                                                if deny_t else "nothing denied"),
         f"routes moved to DENIED (sender, plane, T1): {denied}",
-        f"who moved each gray route out of GOOD first (mapper on): "
+        "who moved each gray route out of GOOD first (mapper on): "
         + ", ".join(f"{k}: {v}" for k, v in sorted(firsts.items())),
         "the gray routes' last state before the repair, mapper off: "
         + ", ".join(f"{k}: {v}" for k, v in sorted(held.items())),

@@ -10,9 +10,15 @@ policies, 02's interval) runs again, against the same yardstick where there is o
 - 01: a static policy that never uses odd EVs (right before the congestion moves, wrong after);
 - 02: the lab's default interval, 0.02 s, over every drawn budget;
 - 03, 05, 06: answers hard-coded from another seed's hidden parameters (tests/integration/exercise_answers/);
-- 04: counters copied from another run (the "with trimming" column read for the other).
+- 04: counters copied from another run (the "with trimming" column read for the other);
+- 07: another seed's window and queueing delay copied; the queue taken to settle at NSCC's target with
+  the windows sharing the bandwidth-delay product (the floor's queue forgotten);
+- 08: another seed's run copied; the agents' plane floor forgotten (every dead route ASSUMED_BAD,
+  wrong at the reference seed's gray T0); the denylist's routes to or from a rack taken for its own only;
+- 09: a script whose figure is copied from another seed's run, and one whose figure is in another unit
+  (busbw in Mb/s): scripts that run jobs, handed the reference's recorded jobs again (no fabric).
 
-Exercises 05 and 06 run on srv6 only (their READMEs say why); 01-04 on srv6 and OpenFlow, the
+Exercises 05 and 06 run on srv6 only (their READMEs say why); 01-04 and 07-09 on srv6 and OpenFlow, the
 OpenFlow runs covering the reference and, where one costs no run, a wrong answer.
 """
 
@@ -34,11 +40,15 @@ SOLUTIONS = {
     "04-no-trimming": "answers.py",
     "05-ecmp-collisions": "prediction.py",
     "06-switch-down": "prediction.py",
+    "07-nscc-incast": "prediction.py",
+    "08-clustermapper": "answer.py",
+    "09-capstone": "reproduce.py",
 }
 SEED = 6   # the reference runs' hidden parameters (01: the T1 the static policy avoids is congested first)
 BOTH = ("srv6", "openflow")
 DATAPLANES = {"01-path-policy": BOTH, "02-probe-interval": BOTH, "03-baseline-stall": BOTH,
-              "04-no-trimming": BOTH, "05-ecmp-collisions": ("srv6",), "06-switch-down": ("srv6",)}
+              "04-no-trimming": BOTH, "05-ecmp-collisions": ("srv6",), "06-switch-down": ("srv6",),
+              "07-nscc-incast": BOTH, "08-clustermapper": BOTH, "09-capstone": BOTH}
 
 
 def grade(exercise: str, answer: Path, *options: str) -> subprocess.CompletedProcess:
@@ -129,6 +139,8 @@ WRONG = {   # exercise -> answers that must FAIL against the reference's measure
     "04-no-trimming": ["ex04_copied_counters.py"],
     "05-ecmp-collisions": ["ex05_copied_match.py"],
     "06-switch-down": ["ex06_copied_cases.py"],
+    "07-nscc-incast": ["ex07_copied_run.py", "ex07_target_delay.py"],
+    "08-clustermapper": ["ex08_copied_run.py", "ex08_always_retired.py", "ex08_own_rack_only.py"],
 }
 
 
@@ -152,6 +164,18 @@ def test_a_static_policy_fails_once_the_congestion_moves(dataplane, measured, tm
                   "--results", str(tmp_path / "r"))
     fails(wrong)
     assert "[FAILED] after the move" in wrong.stdout
+
+
+@pytest.mark.parametrize("dataplane, answer", [(d, a) for d in BOTH for a in ("ex09_copied_figure.py",
+                                                                             "ex09_wrong_unit.py")])
+def test_a_capstone_figure_not_from_its_own_jobs_fails(dataplane, answer, measured, tmp_path):
+    # 09's answers are scripts that run jobs: judged again, they are handed the reference's recorded jobs
+    r, results, _ = measured("09-capstone", dataplane)
+    passes(r)
+    wrong = grade("09-capstone", ANSWERS / answer, "--measured", str(results), "--results", str(tmp_path / "r"))
+    fails(wrong)
+    assert "your script ran 2 job(s)" in wrong.stdout
+    assert "[FAILED] figure.json's lossy_efficiency is the lab's" in wrong.stdout
 
 
 def test_the_default_probe_interval_fails(tmp_path):

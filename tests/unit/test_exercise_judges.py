@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = ROOT / "exercises"
 ANSWERS = ROOT / "tests" / "integration" / "exercise_answers"
 STARTING = {"01-path-policy": "policy.py", "02-probe-interval": "choice.py", "03-baseline-stall": "prediction.py",
-            "04-no-trimming": "answers.py", "05-ecmp-collisions": "prediction.py", "06-switch-down": "prediction.py"}
+            "04-no-trimming": "answers.py", "05-ecmp-collisions": "prediction.py", "06-switch-down": "prediction.py",
+            "07-nscc-incast": "prediction.py", "08-clustermapper": "answer.py"}
 
 sys.path.insert(0, str(EXERCISES))
 import grading  # noqa: E402
@@ -186,6 +187,27 @@ def test_04_judges_copied_counters_wrong(tmp_path):
     ref = EXERCISES / "solutions" / "04-no-trimming" / "answers.py"
     assert grading.grade_once(g.EXERCISE, [str(ref), "--measured", str(m)]) == 0
     assert grading.grade_once(g.EXERCISE, [str(ANSWERS / "ex04_copied_counters.py"), "--measured", str(m)]) == 1
+
+
+
+def test_07_judges_the_settled_trace_with_the_base_rtt_of_every_sender(tmp_path):
+    g = grader("07-nscc-incast")
+    h = g.draw(grading.hidden_rng("07-nscc-incast", 6), grading.SMALL_FABRIC)
+    base = 0.0002
+    _, qdelay = reference("07-nscc-incast").settled(h["senders"], h["bottleneck_bps"], 2, h["cwnd_min"],
+                                                    g.FRAME_BYTES, base)
+    rows = lambda own_min: [[10 + 0.02 * i, float(h["cwnd_min"]), base + qdelay, base + qdelay - own_min, 300.0]  # noqa: E731
+                            for i in range(150)]
+    # the last sender came late: its own min RTT holds the others' queue, its qdelay column reads low
+    traces = {f"h{k + 1}->h0": rows(base if k else base + 0.03) for k in range(h["senders"])}
+    m = write_measurement(tmp_path / "m.json", "07-nscc-incast", 6, {
+        "planes": 2, "frame_bytes": g.FRAME_BYTES, "traces": traces, "verified": True, "error": None,
+        "rtos": 0, "trims": 0, "queue_drops": 0, "ecn_echoes": 500, "target_qdelay": 0.0067})
+    assert g.settled(traces)["qdelay"] == pytest.approx(qdelay)
+    ref = EXERCISES / "solutions" / "07-nscc-incast" / "prediction.py"
+    assert grading.grade_once(g.EXERCISE, [str(ref), "--measured", str(m)]) == 0
+    for wrong in ("ex07_copied_run.py", "ex07_target_delay.py"):
+        assert grading.grade_once(g.EXERCISE, [str(ANSWERS / wrong), "--measured", str(m)]) == 1
 
 
 def test_a_measurement_of_another_exercise_is_refused(tmp_path):
