@@ -419,7 +419,7 @@ def stop_if_plan_only(command: str, plan: list[str], update_readme: bool, json_p
 
 @app.command(epilog=f"{PLAN_ONLY_ENV}=1: print the plan and stop before building anything (tests use it).")
 def paper(
-    quick: bool = typer.Option(False, "--quick", help="Fewer iterations and shorter streams (about 15 minutes on a 2-core machine)."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer iterations and shorter streams (7-15 minutes on a 2-core machine: docs/paper.md)."),
     update_readme: bool = typer.Option(False, "--update-readme",
                                        help=f"Write the table into {PAPER_PAGE} (The last run)."),
     results: Path = typer.Option(RESULTS_ROOT, help="Directory the run's results directory goes in."),
