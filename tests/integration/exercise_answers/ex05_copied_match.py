@@ -1,14 +1,10 @@
 """A known-wrong answer to exercise 05: a right model, but the queue-pair count hard-coded from a run
 whose MATCH was 0.85 (19 queue pairs on the grader's fabric), whatever this run's MATCH is."""
 
-import importlib.util
-from pathlib import Path
+# the grader (and the judges' unit tests) have imported exercises/grading.py before loading an answer
+from grading import ROOT, load_module
 
-_spec = importlib.util.spec_from_file_location(
-    "ex05_reference", Path(__file__).resolve().parents[3] / "exercises" / "solutions" / "05-ecmp-collisions"
-    / "prediction.py")
-_reference = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_reference)
+_reference = load_module(ROOT / "exercises" / "solutions" / "05-ecmp-collisions" / "prediction.py", "ex05_reference")
 
 ring_share = _reference.ring_share
 expected_share = _reference.expected_share

@@ -2,13 +2,10 @@
 denylist: only the senders in the gray link's own rack lose its route (mrc_host/denylist.py
 denied_routes denies it to or from that rack, so the peer rack's senders lose it too)."""
 
-import importlib.util
-from pathlib import Path
+# the grader (and the judges' unit tests) have imported exercises/grading.py before loading an answer
+from grading import ROOT, load_module
 
-_REFERENCE = Path(__file__).resolve().parents[3] / "exercises" / "solutions" / "08-clustermapper" / "answer.py"
-_spec = importlib.util.spec_from_file_location("ex08_reference", _REFERENCE)
-_reference = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_reference)
+_reference = load_module(ROOT / "exercises" / "solutions" / "08-clustermapper" / "answer.py", "ex08_reference")
 
 gray_links = _reference.gray_links
 state_without_mapper = _reference.state_without_mapper
