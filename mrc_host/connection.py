@@ -139,7 +139,8 @@ class MrcConnection:
             self.receiver.on_data(datagram, flags, ev, pl, conn, msg_id, psn, offset, msg_len,
                                   length, ecn_ce, self._out)
             return
-        # and an ACK, decoded in one call with wire.parse's checks (its size is exact)
+        # and an ACK, decoded in one call with wire.parse's checks (its size is exact): every ACK
+        # parse would accept is handled here
         if len(datagram) == _ACK_LEN and datagram[1] == _T_ACK and datagram[0] == wire.VERSION \
                 and datagram[3] == _ACK_LEN:
             (_v, _t, flags, _hl, ev, pl, conn, cum, sack, acked_psn, ports) = _unpack_ack(datagram)
@@ -154,12 +155,7 @@ class MrcConnection:
         except wire.WireError as e:
             self._bad(str(e))
             return
-        if isinstance(h, wire.AckHeader):
-            if h.conn != self.conn_id:
-                self.counters.dropped += 1
-                return
-            self.sender.on_ack(h.flags, h.ev, h.plane, h.cum_psn, h.sack, h.acked_psn, now, h.ports)
-        elif isinstance(h, wire.NackHeader):
+        if isinstance(h, wire.NackHeader):
             if h.conn != self.conn_id:
                 self.counters.dropped += 1
                 return
@@ -172,7 +168,7 @@ class MrcConnection:
                     self.counters.dropped += 1
             else:
                 self.receiver.on_probe(h.ev, h.plane, h.conn, h.seq, h.timestamp_ns, self._out)
-        else:  # DataHeader reaching here was shorter than 36 bytes: parse raised already
+        else:  # DATA and ACK that parse accepts took the fast paths above
             self._bad("unexpected header")
 
     def _bad(self, reason: str) -> None:
