@@ -96,40 +96,28 @@ class FabricModel(_Strict):
     servers: list[str] = Field(default_factory=list)   # this server first (docs/cluster.md)
 
 
+def _model_of(record: type, choices: dict[str, tuple], ranges: Callable[[str], dict]) -> type[BaseModel]:
+    """The strict model of a record's fields: each field's own type and default, a name in
+    `choices` one of its values, any other field held to `ranges(name)` (pydantic's ge, gt, le)."""
+    hints = typing.get_type_hints(record)
+    return create_model(
+        f"_{record.__name__}Model",
+        __base__=_Strict,
+        **{f.name: (Literal[choices[f.name]], f.default) if f.name in choices
+           else (hints[f.name], Field(f.default, **ranges(f.name))) for f in fields(record)},
+    )
+
+
 # The job's ranges and choices; its fields, types and defaults are JobSettings' own, so a job
 # setting is added in one record (lab/scenario/record.py) and is in the schema at once.
 _JOB_RANGES = {"buffer_mb": {"ge": 0.01, "le": 1024}, "iterations": {"ge": 1}, "max_seconds": {"gt": 0},
                "payload_size": {"ge": 64}}
-_JOB_CHOICES = {"collective": COLLECTIVES, "placement": PLACEMENTS}
-
-
-def _job_model() -> type[BaseModel]:
-    hints = typing.get_type_hints(JobSettings)
-    return create_model(
-        "_JobModel",
-        __base__=_Strict,
-        **{f.name: (Literal[_JOB_CHOICES[f.name]], f.default) if f.name in _JOB_CHOICES
-           else (hints[f.name], Field(f.default, **_JOB_RANGES.get(f.name, {}))) for f in fields(JobSettings)},
-    )
-
-
-_JobModel = _job_model()
-
-
-def _transport_params_model() -> type[BaseModel]:
-    """Every TransportParams field with its own type; the numbers are counts, times or
-    gains, so >= 0; the names (cc, baseline_cc) are one of their congestion controllers."""
-    hints = typing.get_type_hints(TransportParams)
-    names = {"cc": tuple(CONTROLLERS), "baseline_cc": BASELINE_CCS}
-    return create_model(
-        "_TransportParamsModel",
-        __base__=_Strict,
-        **{f.name: (Literal[names[f.name]], f.default) if f.name in names
-           else (hints[f.name], Field(f.default, ge=0)) for f in fields(TransportParams)},
-    )
-
-
-_TransportParamsModel = _transport_params_model()
+_JobModel = _model_of(JobSettings, {"collective": COLLECTIVES, "placement": PLACEMENTS},
+                      lambda name: _JOB_RANGES.get(name, {}))
+# Every TransportParams field: the numbers are counts, times or gains, so >= 0; the names (cc,
+# baseline_cc) are one of their congestion controllers.
+_TransportParamsModel = _model_of(TransportParams, {"cc": tuple(CONTROLLERS), "baseline_cc": BASELINE_CCS},
+                                  lambda name: {"ge": 0})
 
 
 class _BaselineRoutingModel(_Strict):
