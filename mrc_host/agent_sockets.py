@@ -25,9 +25,9 @@ from . import encap, wire
 from .udp6 import zero_checksums
 
 IP_RECVTOS = getattr(socket, "IP_RECVTOS", 13)
-_UDP_LENGTH_AT = encap.UDP_LENGTH_AT
 IPV6_RECVTCLASS = getattr(socket, "IPV6_RECVTCLASS", 66)
 IPV6_TCLASS = getattr(socket, "IPV6_TCLASS", 67)
+_UDP_LENGTH_AT = encap.UDP_LENGTH_AT   # read per datagram: a module global, not an attribute lookup
 
 
 def address_family(ips: list) -> int:
