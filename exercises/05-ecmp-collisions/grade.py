@@ -58,10 +58,11 @@ MATCHES = (0.80, 0.82, 0.85)   # this run's MATCH is one of them (drawn from the
 # |ring_share(loads) - measured RoCE/MRC ratio| allowed. The model leaves out per-step latency, CPU and
 # the retransmissions a collided uplink carries: measured (exercises/INSTRUCTOR.md), the fabric-wide
 # mean / max load was off by -0.040 to +0.065, min over T0s of mean / max by -0.004 to +0.131 (+0.131: a
-# 9-QP run with 43 timeouts, a quiet machine), a busy core included. 0.16 leaves ~0.03 beyond the worst
-# and still fails a model that averages the T0s instead of taking the worst (off by ~0.3 when one T0's
-# flows collide).
-TOLERANCE = 0.16
+# 9-QP run with 43 timeouts, a quiet machine), a busy core included; and the reference's fabric-wide
+# mean / max +0.161 on a quiet CI run (9 QPs, 38 timeouts: the timeouts' idle time, which bytes do not
+# show). 0.20 leaves ~0.04 beyond that and still fails a model that averages the T0s instead of taking
+# the worst (off by ~0.3 when one T0's flows collide).
+TOLERANCE = 0.20
 SHARE_TOLERANCE = 0.005   # what a Monte Carlo estimate of ~10^5 draws also meets
 # (qps, flows_per_t0, uplinks, t0s) your expected_share is checked on: this fabric's runs, then others
 OTHER_CASES = [(3, 2, 4, 1), (2, 3, 3, 3), (5, 1, 2, 1), (4, 2, 2, 4)]
